@@ -1,0 +1,226 @@
+"""The Game interface every engine implements (design.md section 3, a public contract).
+
+A state is a plain JSON-able dict. `Game` holds the rules; the state holds one match.
+The public methods are templates: they check what is common to every game (setup
+arguments, the shape of an action, a finished game, seat numbers) and hand the rest to
+the few `_underscore` methods a game implements.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from .errors import IllegalAction, InvalidAction, InvalidSetup
+from .rng import Rng, seed_state
+
+State = dict[str, Any]
+Action = dict[str, Any]
+
+
+def clone(value: Any) -> Any:
+    """Deep copy of a JSON-able value (dicts, lists and scalars), faster than copy.deepcopy."""
+    if isinstance(value, dict):
+        return {k: clone(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clone(v) for v in value]
+    return value
+
+
+def ranks_from_scores(scores: list[float], tiebreak: list[Any] | None = None) -> list[int]:
+    """Competition ranks (1 is best; equal keys share a rank, the next rank is skipped)."""
+    keys = [(s, tiebreak[i] if tiebreak else 0) for i, s in enumerate(scores)]
+    return [1 + sum(1 for other in keys if other > key) for key in keys]
+
+
+class Game(ABC):
+    """Rules and metadata of one game; every method is pure and takes the state explicitly."""
+
+    name: str
+    version: str
+    min_players: int
+    max_players: int
+
+    # ----- public contract -------------------------------------------------------------
+    @abstractmethod
+    def describe(self) -> dict:
+        """JSON-able description: options, components, action reference."""
+
+    def new_game(self, num_players: int, seed: int, options: dict | None = None) -> State:
+        """A fresh match; all its chance comes from `seed`."""
+        if not isinstance(num_players, int) or isinstance(num_players, bool):
+            raise InvalidSetup("num_players must be an integer")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise InvalidSetup("seed must be an integer")
+        options = self.normalize_options(num_players, dict(options or {}))
+        state: State = {
+            "game": self.name,
+            "version": self.version,
+            "num_players": num_players,
+            "options": options,
+            "seed": seed,
+            "log": [],
+        }
+        rng = Rng(seed_state(seed))
+        self._setup(state, rng)
+        state["rng"] = rng.state
+        return state
+
+    @abstractmethod
+    def current_seat(self, state: State) -> int | None:
+        """The seat to decide, or None when the game is over."""
+
+    @abstractmethod
+    def legal_actions(self, state: State) -> list[Action]:
+        """Every legal action of the current seat, in a fixed order; [] when over."""
+
+    def apply(self, state: State, action: Action) -> State:
+        """The state after `action`; `state` itself is never changed."""
+        check_action_shape(action)
+        if self.current_seat(state) is None:
+            raise IllegalAction("the game is over: no more actions are accepted")
+        new_state = clone(state)
+        rng = Rng(new_state["rng"])
+        self._apply(new_state, clone(action), rng)
+        new_state["rng"] = rng.state
+        return new_state
+
+    def observation(self, state: State, seat: int) -> dict:
+        """What `seat` may see: public state, its own secrets, its legal actions, the log."""
+        self.check_seat(state, seat)
+        to_move = self.current_seat(state)
+        view = self._view(state, seat)
+        view.update(
+            game=self.name,
+            seat=seat,
+            to_move=to_move,
+            legal_actions=self.legal_actions(state) if to_move == seat else [],
+            log=visible_log(state, seat),
+        )
+        return view
+
+    def is_over(self, state: State) -> bool:
+        return self.current_seat(state) is None
+
+    def result(self, state: State) -> dict:
+        """{"scores": [...], "ranks": [...], "details": {...}}; only once the game is over."""
+        if not self.is_over(state):
+            raise IllegalAction("the game is not over yet")
+        return self._result(state)
+
+    def to_json(self, state: State) -> dict:
+        return clone(state)
+
+    def from_json(self, data: dict) -> State:
+        if not isinstance(data, dict) or data.get("game") != self.name:
+            raise InvalidSetup(f"not a saved {self.name} state")
+        if data.get("version") != self.version:
+            raise InvalidSetup(
+                f"state of {self.name} version {data.get('version')!r}, engine is {self.version}"
+            )
+        return clone(data)
+
+    # ----- extensions used by the referee and the conformance suite -------------------------
+    def variants(self) -> list[dict]:
+        """Every supported (num_players, options) setup, for tests and benchmarks."""
+        return [
+            {"num_players": n, "options": {}}
+            for n in range(self.min_players, self.max_players + 1)
+        ]
+
+    def normalize_options(self, num_players: int, options: dict) -> dict:
+        """Check the player count and options; return them with defaults filled in."""
+        if options:
+            raise InvalidSetup(f"{self.name} takes no options, got {sorted(options)}")
+        self.check_player_count(num_players)
+        return options
+
+    def check_player_count(self, num_players: int, low: int | None = None,
+                           high: int | None = None) -> None:
+        low = self.min_players if low is None else low
+        high = self.max_players if high is None else high
+        if not low <= num_players <= high:
+            raise InvalidSetup(f"{self.name} is played by {low} to {high} players, not {num_players}")
+
+    def seats(self, state: State) -> int:
+        """How many seats decide in this match (solo games: one)."""
+        return state["num_players"]
+
+    def check_seat(self, state: State, seat: int) -> None:
+        if not isinstance(seat, int) or not 0 <= seat < self.seats(state):
+            raise InvalidAction(f"seat must be an integer from 0 to {self.seats(state) - 1}")
+
+    @abstractmethod
+    def hidden_variant(self, state: State, seat: int, rng: Rng) -> State:
+        """A state that differs from `state` only in what `seat` may not see (e.g. other
+        hands and the deck reshuffled). The conformance suite checks that `seat`'s
+        observation is the same for both, which proves no secret leaks."""
+
+    # ----- what a game implements ----------------------------------------------------
+    @abstractmethod
+    def _setup(self, state: State, rng: Rng) -> None:
+        """Fill a fresh state (game, version, num_players, options, seed, log are set)."""
+
+    @abstractmethod
+    def _apply(self, state: State, action: Action, rng: Rng) -> None:
+        """Apply a well-shaped action to a private copy, raising IllegalAction/InvalidAction."""
+
+    @abstractmethod
+    def _view(self, state: State, seat: int) -> dict:
+        """The game-specific part of an observation: public state plus the seat's secrets."""
+
+    @abstractmethod
+    def _result(self, state: State) -> dict:
+        """Scores, ranks and details of a finished game."""
+
+
+def check_action_shape(action: Any) -> None:
+    """Every action is a JSON object with a string `type`."""
+    if not isinstance(action, dict):
+        raise InvalidAction(f"an action must be a JSON object, got {type(action).__name__}")
+    if not isinstance(action.get("type"), str):
+        raise InvalidAction('an action needs a string field "type"')
+
+
+def log_event(state: State, event: dict, private: dict[int, dict] | None = None) -> None:
+    """Append an event; `private` maps a seat to details only that seat sees."""
+    entry = dict(event)
+    if private:
+        entry["_private"] = {str(seat): details for seat, details in private.items()}
+    state["log"].append(entry)
+
+
+def visible_log(state: State, seat: int) -> list[dict]:
+    """The log as `seat` knows it: public events with that seat's private details merged."""
+    key = str(seat)
+    out = []
+    for entry in state["log"]:
+        private = entry.get("_private")
+        if private is None:
+            out.append(clone(entry))
+            continue
+        event = {k: clone(v) for k, v in entry.items() if k != "_private"}
+        event.update(clone(private.get(key, {})))
+        out.append(event)
+    return out
+
+
+def field(action: Action, name: str, kind: type | tuple[type, ...]) -> Any:
+    """Read a required action field of a given JSON type, or raise InvalidAction."""
+    if name not in action:
+        raise InvalidAction(f'action "{action["type"]}" needs the field "{name}"')
+    value = action[name]
+    if isinstance(value, bool) and kind is not bool and bool not in _as_tuple(kind):
+        raise InvalidAction(f'field "{name}" must be {_kind_name(kind)}, got a boolean')
+    if not isinstance(value, kind):
+        raise InvalidAction(f'field "{name}" must be {_kind_name(kind)}')
+    return value
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    names = {int: "an integer", str: "a string", list: "a list", dict: "an object", bool: "a boolean"}
+    return " or ".join(names.get(k, k.__name__) for k in _as_tuple(kind))

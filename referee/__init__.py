@@ -1,0 +1,1 @@
+"""The referee: REST API, match runner and command line."""

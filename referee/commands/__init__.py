@@ -1,0 +1,1 @@
+"""Subcommands of `referee`, one module each (see referee.cli)."""

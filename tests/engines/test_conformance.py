@@ -1,0 +1,180 @@
+"""One conformance suite for every registered game, mode and player count (design.md §3)."""
+
+import json
+import random
+
+import pytest
+
+import engines
+from engines.base import clone
+from engines.rng import Rng
+
+MAX_STEPS = 5000
+
+
+def _variants():
+    for name in engines.names():
+        game = engines.get(name)
+        for variant in game.variants():
+            label = f"{name}-{variant['num_players']}p-" + "-".join(
+                f"{k}={v}" for k, v in sorted(variant["options"].items())
+            )
+            yield pytest.param(game, variant, id=label.rstrip("-"))
+
+
+VARIANTS = list(_variants())
+
+
+def _new(game, variant, seed):
+    return game.new_game(num_players=variant["num_players"], seed=seed, options=variant["options"])
+
+
+def _playout(game, variant, seed, chooser_seed=None):
+    """Yield every state of one random playout, the final one included."""
+    chooser = random.Random(seed if chooser_seed is None else chooser_seed)
+    state = _new(game, variant, seed)
+    for _ in range(MAX_STEPS):
+        yield state
+        if game.is_over(state):
+            return
+        state = game.apply(state, chooser.choice(game.legal_actions(state)))
+    pytest.fail(f"{game.name} did not finish in {MAX_STEPS} steps (seed {seed})")
+
+
+def _canon(value):
+    return json.dumps(value, sort_keys=True, allow_nan=False)
+
+
+def test_every_game_is_registered():
+    assert engines.names() == sorted(engines.names())
+    assert "aladino" in engines.names()
+    with pytest.raises(engines.UnknownGame, match="unknown game"):
+        engines.get("chess")
+
+
+@pytest.mark.parametrize(("game", "variant"), VARIANTS)
+def test_describe_is_json_and_complete(game, variant):
+    description = game.describe()
+    _canon(description)
+    for key in ("options", "components", "actions"):
+        assert key in description, f"describe() lacks {key!r}"
+    assert game.min_players <= variant["num_players"] <= game.max_players
+    assert isinstance(game.version, str) and game.version
+
+
+@pytest.mark.parametrize(("game", "variant"), VARIANTS)
+def test_random_playouts_finish_with_a_valid_result(game, variant):
+    for seed in range(12):
+        *_, final = _playout(game, variant, seed)
+        result = game.result(final)
+        seats = game.seats(final)
+        assert len(result["scores"]) == seats and len(result["ranks"]) == seats
+        assert all(1 <= r <= seats for r in result["ranks"])
+        assert 1 in result["ranks"]
+        assert isinstance(result["details"], dict)
+        _canon(result)
+        assert game.current_seat(final) is None and game.legal_actions(final) == []
+
+
+@pytest.mark.parametrize(("game", "variant"), VARIANTS)
+def test_legal_actions_are_listed_until_the_end_and_all_apply(game, variant):
+    for seed in range(3):
+        for state in _playout(game, variant, 100 + seed):
+            if game.is_over(state):
+                with pytest.raises(engines.IllegalAction):
+                    game.apply(state, {"type": "anything"})
+                continue
+            seat = game.current_seat(state)
+            assert 0 <= seat < game.seats(state)
+            actions = game.legal_actions(state)
+            assert actions, "legal_actions is empty before the end"
+            assert actions == game.legal_actions(state), "legal_actions order is not fixed"
+            assert len({_canon(a) for a in actions}) == len(actions), "duplicate legal actions"
+            for action in actions[:40]:
+                assert isinstance(action.get("type"), str)
+                game.apply(state, action)
+
+
+@pytest.mark.parametrize(("game", "variant"), VARIANTS)
+def test_made_up_and_mutated_actions_are_refused_with_a_reason(game, variant):
+    open_types = set(getattr(game, "open_action_types", ()))
+    mutations = [None, -1, 10**6, "x", [], {}, True, 2.5]
+    bad_actions = [None, 3, "pass", [], {}, {"type": 7}, {"type": "no_such_action"}]
+    for state in _playout(game, variant, 7):
+        if game.is_over(state):
+            break
+        for bad in bad_actions:
+            with pytest.raises(engines.EngineError) as caught:
+                game.apply(state, bad)
+            assert caught.value.reason
+        legal = {_canon(a) for a in game.legal_actions(state)}
+        for action in game.legal_actions(state)[:10]:
+            if action["type"] in open_types:
+                continue
+            for key in [k for k in action if k != "type"]:
+                for value in mutations:
+                    mutated = dict(action, **{key: value})
+                    if _canon(mutated) in legal:
+                        continue
+                    with pytest.raises(engines.EngineError) as caught:
+                        game.apply(state, mutated)
+                    assert caught.value.reason, f"no reason for {mutated}"
+
+
+@pytest.mark.parametrize(("game", "variant"), VARIANTS)
+def test_apply_never_mutates_its_input(game, variant):
+    for state in _playout(game, variant, 11):
+        if game.is_over(state):
+            break
+        before = _canon(state)
+        for action in game.legal_actions(state)[:5]:
+            game.apply(state, action)
+            assert _canon(state) == before
+
+
+@pytest.mark.parametrize(("game", "variant"), VARIANTS)
+def test_same_seed_and_choices_give_the_same_game(game, variant):
+    for seed in (3, 12345):
+        first = [_canon(game.to_json(s)) for s in _playout(game, variant, seed)]
+        second = [_canon(game.to_json(s)) for s in _playout(game, variant, seed)]
+        assert first == second
+    a = _canon(game.to_json(_new(game, variant, 1)))
+    b = _canon(game.to_json(_new(game, variant, 2)))
+    assert a != b, "different seeds gave the same setup"
+
+
+@pytest.mark.parametrize(("game", "variant"), VARIANTS)
+def test_json_round_trip_is_lossless(game, variant):
+    states = list(_playout(game, variant, 21))
+    for state in states:
+        data = json.loads(_canon(game.to_json(state)))
+        restored = game.from_json(data)
+        assert _canon(game.to_json(restored)) == _canon(game.to_json(state))
+        if not game.is_over(state):
+            assert game.legal_actions(restored) == game.legal_actions(state)
+            action = game.legal_actions(state)[0]
+            assert _canon(game.apply(restored, action)) == _canon(game.apply(state, action))
+
+
+@pytest.mark.parametrize(("game", "variant"), VARIANTS)
+def test_observations_are_json_and_reveal_no_other_seats_secrets(game, variant):
+    rng = Rng(99)
+    hidden_differs = 0
+    for seed in range(3):
+        for state in _playout(game, variant, 300 + seed):
+            snapshot = clone(state)
+            for seat in range(game.seats(state)):
+                seen = _canon(game.observation(state, seat))
+                variant_state = game.hidden_variant(state, seat, rng)
+                assert _canon(state) == _canon(snapshot), "hidden_variant mutated its input"
+                hidden_differs += _canon(variant_state) != _canon(state)
+                assert _canon(game.observation(variant_state, seat)) == seen, (
+                    f"seat {seat}'s observation depends on something it may not see"
+                )
+                observation = json.loads(seen)
+                assert observation["seat"] == seat
+                if game.current_seat(state) == seat:
+                    assert observation["legal_actions"] == game.legal_actions(state)
+                else:
+                    assert observation["legal_actions"] == []
+    assert hidden_differs, "hidden_variant never changed anything: the test would prove nothing"

@@ -140,7 +140,9 @@ class Game(ABC):
         low = self.min_players if low is None else low
         high = self.max_players if high is None else high
         if not low <= num_players <= high:
-            raise InvalidSetup(f"{self.name} is played by {low} to {high} players, not {num_players}")
+            raise InvalidSetup(
+                f"{self.name} is played by {low} to {high} players, not {num_players}"
+            )
 
     def seats(self, state: State) -> int:
         """How many seats decide in this match (solo games: one)."""
@@ -222,5 +224,7 @@ def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
-    names = {int: "an integer", str: "a string", list: "a list", dict: "an object", bool: "a boolean"}
+    names = {
+        int: "an integer", str: "a string", list: "a list", dict: "an object", bool: "a boolean",
+    }
     return " or ".join(names.get(k, k.__name__) for k in _as_tuple(kind))

@@ -1,0 +1,93 @@
+"""`describe()` for Aladino: everything a bot author needs, as data."""
+
+from . import scoring
+from .components import (
+    CELLS,
+    CHARACTERS,
+    DIE_SIDES,
+    DIRECTION_NAMES,
+    DIRECTIONS,
+    KINDS,
+    RADIUS,
+    TOKENS,
+    VALUES,
+    WIN_SCORE,
+    token_json,
+)
+
+
+def description() -> dict:
+    return {
+        "name": "aladino",
+        "title": "Aladino y la cueva de las maravillas",
+        "players": {"min": 2, "max": 4},
+        "options": {},
+        "components": {
+            "board": {
+                "coordinates": "axial (q, r); a space exists when max(|q|, |r|, |q+r|) <= "
+                f"{RADIUS}; spaces are listed in the order of `cave` in observations",
+                "spaces": [list(c) for c in CELLS],
+                "directions": [
+                    {"index": i, "name": DIRECTION_NAMES[i], "dq": dq, "dr": dr}
+                    for i, (dq, dr) in enumerate(DIRECTIONS)
+                ],
+            },
+            "tokens": [token_json(t) for t in TOKENS],
+            "kinds": list(KINDS),
+            "values": list(VALUES),
+            "characters": list(CHARACTERS),
+            "die": {"sides": DIE_SIDES},
+            "player_boards": {
+                "rows": list(KINDS),
+                "columns": list(VALUES),
+                "favourite": "seat i's favourite treasure is kinds[i]",
+            },
+        },
+        "scoring": {
+            "token": "its value; Evil Sorcerer " f"{scoring.SORCERER_POINTS}; Genie 0",
+            "favourite": "+1 per token of the favourite kind, +2 for a favourite Princess; "
+            "a Genie is never favourite",
+            "princess_carpet": f"+{scoring.PRINCESS_CARPET_BONUS} per Princess whose row holds "
+            "a Magic Carpet",
+            "row": f"+{scoring.ROW_BONUS} per row with all 5 squares filled",
+            "column": f"+{scoring.COLUMN_BONUS} per column with all 4 squares filled",
+            "trio": f"+{scoring.TRIO_BONUS} per three tokens stacked on one square (a Genie "
+            "counts as a token of its square)",
+        },
+        "end": [
+            "the player about to move (or rolling again for Titi) has no legal direction",
+            "a player fills all 20 squares of their board",
+            f"a player's score reaches {WIN_SCORE} or more",
+        ],
+        "actions": {
+            "move": {
+                "example": {"type": "move", "direction": 0},
+                "when": "phase 'move', after the die was rolled (observation.roll)",
+                "fields": {"direction": "0-5, see components.board.directions"},
+                "meaning": "move Aladdin `roll` token spaces in a straight line, empty spaces "
+                "uncounted, stopping at the wall on the last token reached; take that token",
+            },
+            "place_genie": {
+                "example": {"type": "place_genie", "kind": "ruby", "value": 3},
+                "when": "phase 'place_genie', after taking a Genie",
+                "fields": {"kind": "a row (kinds)", "value": "a column, 1-5"},
+                "meaning": "put the Genie on any square of your board",
+            },
+            "carpet": {
+                "example": {"type": "carpet", "space": [0, 0]},
+                "when": "phase 'carpet', after taking a Magic Carpet",
+                "fields": {"space": "[q, r] of a token that does not show a character face up"},
+                "meaning": "fly Aladdin to that token and take it",
+            },
+        },
+        "observation": {
+            "phase": "move | place_genie | carpet | over",
+            "turn": "seat whose turn it is",
+            "roll": "the die result to move by",
+            "aladdin": "[q, r] of Aladdin",
+            "cave": "61 spaces: token null (empty), {face: 'up', id, kind, value, character} or "
+            "{face: 'down', back: kind or 'lamp'}",
+            "boards": "per seat, rows (kinds) x columns (values 1-5) of stacked tokens",
+            "scores": "per seat",
+        },
+    }

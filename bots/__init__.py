@@ -1,0 +1,1 @@
+"""Bot kits: the Python SDK and example bots (`bots.python`), a Node.js bot (`bots/node`)."""

@@ -1,0 +1,111 @@
+"""A greedy Aladino bot: take the token that adds the most expected points to its own board.
+
+A face-up token's gain is exact; a face-down one's is the mean over the tokens with that
+back that nobody has seen yet. A Titi (move again) or Magic Carpet (fly anywhere) is worth
+a little more than its points. Genies go on the square where they add the most.
+
+    python3 -m bots.python.aladino_bot --port 8001
+"""
+
+from __future__ import annotations
+
+from statistics import fmean
+
+from engines.aladino.components import DIRECTIONS, KINDS, TOKENS, VALUES, back
+from engines.aladino.scoring import score
+
+from .sdk import Choose, run_bot
+
+# The value of a character's extra move, on top of the token's own points.
+ABILITY_BONUS = {"titi": 3.0, "carpet": 4.0}
+Board = list[list[list[int]]]
+
+
+def my_board(observation: dict) -> Board:
+    """The seat's own board as token ids, the shape the scoring functions take."""
+    rows = observation["boards"][observation["seat"]]
+    return [[[token["id"] for token in square] for square in row] for row in rows]
+
+
+def gain(board: Board, favourite: str, token_id: int) -> float:
+    """Points the token adds to the board (a Genie: on its best square), plus its ability."""
+    token = TOKENS[token_id]
+    if token.kind is None:
+        return max(placement_gain(board, favourite, token_id, k, v) for k in KINDS for v in VALUES)
+    points = placement_gain(board, favourite, token_id, token.kind, token.value)
+    return points + ABILITY_BONUS.get(token.character or "", 0.0)
+
+
+def placement_gain(board: Board, favourite: str, token_id: int, kind: str, value: int) -> int:
+    square = board[KINDS.index(kind)][value - 1]
+    square.append(token_id)
+    after = score(board, favourite)
+    square.pop()
+    return after - score(board, favourite)
+
+
+def unseen_by_back(observation: dict) -> dict[str, list[int]]:
+    """Token ids nobody has seen face up, grouped by the back they show face down."""
+    seen = {space["token"]["id"] for space in observation["cave"]
+            if space["token"] and space["token"]["face"] == "up"}
+    seen.update(token["id"] for board in observation["boards"] for row in board
+                for square in row for token in square)
+    if observation.get("pending_genie"):
+        seen.add(observation["pending_genie"]["id"])
+    pools: dict[str, list[int]] = {}
+    for token in TOKENS:
+        if token.id not in seen:
+            pools.setdefault(back(token), []).append(token.id)
+    return pools
+
+
+class Appraiser:
+    """Expected gains of the tokens in the cave, for one decision."""
+
+    def __init__(self, observation: dict):
+        self.board = my_board(observation)
+        self.favourite = observation["favourites"][observation["seat"]]
+        self.pools = unseen_by_back(observation)
+        self.cave = {tuple(space["space"]): space["token"] for space in observation["cave"]}
+
+    def value_at(self, space: tuple[int, int]) -> float:
+        token = self.cave[space]
+        if token["face"] == "up":
+            return gain(self.board, self.favourite, token["id"])
+        pool = self.pools.get(token["back"]) or [t.id for t in TOKENS if back(t) == token["back"]]
+        return fmean(gain(self.board, self.favourite, t) for t in pool)
+
+    def destination(self, start: tuple[int, int], direction: int, roll: int) -> tuple[int, int]:
+        """Where a move stops: `roll` token spaces on, empty spaces uncounted, the wall ends it."""
+        (q, r), (dq, dr) = start, DIRECTIONS[direction]
+        counted, last = 0, start
+        while counted < roll and (q + dq, r + dr) in self.cave:
+            q, r = q + dq, r + dr
+            if self.cave[(q, r)] is not None:
+                counted, last = counted + 1, (q, r)
+        return last
+
+
+def choose_greedy(observation: dict, legal_actions: list[dict]) -> dict:
+    """The legal action with the highest expected gain (the first one on ties)."""
+    kind = legal_actions[0]["type"]
+    if kind == "place_genie":
+        board, favourite = my_board(observation), observation["favourites"][observation["seat"]]
+        genie = observation["pending_genie"]["id"]
+        return max(legal_actions, key=lambda a: placement_gain(board, favourite, genie,
+                                                               a["kind"], a["value"]))
+    appraiser = Appraiser(observation)
+    if kind == "carpet":
+        return max(legal_actions, key=lambda a: appraiser.value_at(tuple(a["space"])))
+    start, roll = tuple(observation["aladdin"]), observation["roll"]
+    return max(legal_actions, key=lambda a: appraiser.value_at(
+        appraiser.destination(start, a["direction"], roll)))
+
+
+def make_choose(seed: int | None = None) -> Choose:
+    """The greedy chooser (deterministic: `seed` is accepted for a uniform bot interface)."""
+    return choose_greedy
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_bot(make_choose, "a greedy Aladino bot"))

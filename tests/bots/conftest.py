@@ -1,0 +1,77 @@
+"""Bot servers for the bot tests: Python SDK bots in a thread, the Node bot as a real process,
+each on a free loopback port and stopped at the end of the test."""
+
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from bots.python.sdk import Choose, make_server
+
+NODE_BOT = Path(__file__).resolve().parents[2] / "bots" / "node" / "random_bot.js"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
+
+
+@contextmanager
+def running_python_bot(choose: Choose) -> Iterator[str]:
+    """Serve `choose` with the SDK on a free port; yields the bot's URL."""
+    server = make_server(choose, port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@contextmanager
+def running_node_bot() -> Iterator[str]:
+    """Start `node bots/node/random_bot.js` on a free port; yields its URL."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not installed: run scripts/test, which installs it")
+    port = free_port()
+    proc = subprocess.Popen([node, str(NODE_BOT), "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for_port(port)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture
+def python_bot() -> Callable:
+    """`with python_bot(choose) as url:` serves a chooser for the test's duration."""
+    return running_python_bot
+
+
+@pytest.fixture(scope="module")
+def node_bot_url() -> Iterator[str]:
+    with running_node_bot() as url:
+        yield url

@@ -79,7 +79,7 @@ class Game(ABC):
         check_action_shape(action)
         if self.current_seat(state) is None:
             raise IllegalAction("the game is over: no more actions are accepted")
-        new_state = clone(state)
+        new_state = _clone_for_apply(state)
         rng = Rng(new_state["rng"])
         self._apply(new_state, clone(action), rng)
         new_state["rng"] = rng.state
@@ -176,6 +176,11 @@ class Game(ABC):
         """Scores, ranks and details of a finished game."""
 
 
+def _clone_for_apply(state: State) -> State:
+    """Deep copy, except that log entries are shared: they are never changed once logged."""
+    return {k: list(v) if k == "log" else clone(v) for k, v in state.items()}
+
+
 def check_action_shape(action: Any) -> None:
     """Every action is a JSON object with a string `type`."""
     if not isinstance(action, dict):
@@ -185,7 +190,9 @@ def check_action_shape(action: Any) -> None:
 
 
 def log_event(state: State, event: dict, private: dict[int, dict] | None = None) -> None:
-    """Append an event; `private` maps a seat to details only that seat sees."""
+    """Append an event; `private` maps a seat to details only that seat sees.
+
+    Logged entries are never changed afterwards (states share them between steps)."""
     entry = dict(event)
     if private:
         entry["_private"] = {str(seat): details for seat, details in private.items()}

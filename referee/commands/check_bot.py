@@ -1,0 +1,162 @@
+"""`referee check-bot URL --game G`: send a bot real decisions from every phase of a game
+and report the answers that are late, malformed or illegal, with the reason.
+
+The decisions come from seeded random playouts of every setup the game supports (player
+counts and modes). A decision's *phase* is the set of action types it offers; the check
+sends a few decisions of every phase of every setup, early, middle and late ones, so every
+action type the engine lists is exercised. Exit status 1 when any answer is faulty.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import engines
+from engines.base import Game, State
+from referee.botclient import PROTOCOL, BotClient, Fault
+
+NAME = "check-bot"
+HELP = "send a bot real decisions from every phase of a game and report faulty answers"
+MAX_PLAYOUT_STEPS = 5000
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision to put to the bot: a state of a playout and its setup."""
+
+    setup: str
+    step: int
+    state: State
+    phase: tuple[str, ...]
+
+
+@dataclass
+class Finding:
+    """A faulty answer: the fault code and the reason, for a bot author to read."""
+
+    decision: Decision
+    fault: str
+    detail: str
+    raw: str
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("url", help="the bot's URL, e.g. http://127.0.0.1:8001/")
+    parser.add_argument("--game", required=True, choices=engines.names())
+    parser.add_argument("--seed", type=int, default=0, help="seed of the first playout")
+    parser.add_argument("--playouts", type=int, default=3, help="random playouts per setup")
+    parser.add_argument("--per-phase", type=int, default=3,
+                        help="decisions sent per phase (spread from early to late)")
+    parser.add_argument("--deadline-ms", type=int, default=2000)
+
+
+def run(args: argparse.Namespace) -> int:
+    game = engines.get(args.game)
+    decisions = sample_decisions(game, args.seed, args.playouts, args.per_phase)
+    print(f"checking {args.url} on {len(decisions)} {game.name} decisions "
+          f"({len({d.phase for d in decisions})} phases, deadline {args.deadline_ms} ms)")
+    findings, timings = check(game, args.url, decisions, args.deadline_ms)
+    for finding in findings:
+        print(describe_finding(finding))
+    report_uncovered(game, decisions)
+    if timings:
+        print(f"answer time: median {statistics.median(timings):.1f} ms, "
+              f"max {max(timings):.1f} ms")
+    verdict = "FAILED" if findings else "passed"
+    print(f"{verdict}: {len(decisions) - len(findings)} of {len(decisions)} answers were legal")
+    return 1 if findings else 0
+
+
+# ----- collecting decisions ------------------------------------------------------------------
+def setups(game: Game) -> Iterator[tuple[str, dict]]:
+    """Every supported setup with a readable label, e.g. ("2p", {...}) or ("1p mode=solo", ...)."""
+    for variant in game.variants():
+        options = " ".join(f"{k}={v}" for k, v in sorted(variant["options"].items()))
+        yield f"{variant['num_players']}p {options}".strip(), variant
+
+
+def playout(game: Game, variant: dict, seed: int) -> Iterator[tuple[int, State]]:
+    """(step, state) for every decision of one random playout."""
+    chooser = random.Random(seed)
+    state = game.new_game(variant["num_players"], seed, variant["options"])
+    for step in range(MAX_PLAYOUT_STEPS):
+        if game.is_over(state):
+            return
+        yield step, state
+        state = game.apply(state, chooser.choice(game.legal_actions(state)))
+
+
+def sample_decisions(game: Game, first_seed: int, playouts: int, per_phase: int
+                     ) -> list[Decision]:
+    """Up to `per_phase` decisions of every phase of every setup, spread evenly over the
+    phase's occurrences in the playouts."""
+    by_phase: dict[tuple[str, tuple[str, ...]], list[Decision]] = {}
+    for label, variant in setups(game):
+        for seed in range(first_seed, first_seed + playouts):
+            for step, state in playout(game, variant, seed):
+                phase = tuple(sorted({a["type"] for a in game.legal_actions(state)}))
+                by_phase.setdefault((label, phase), []).append(Decision(label, step, state, phase))
+    return [pick for found in by_phase.values() for pick in spread(found, per_phase)]
+
+
+def spread(items: list, count: int) -> list:
+    """`count` items evenly spaced from first to last (all of them when there are fewer)."""
+    if len(items) <= count:
+        return list(items)
+    if count == 1:
+        return [items[0]]
+    return [items[round(i * (len(items) - 1) / (count - 1))] for i in range(count)]
+
+
+# ----- asking the bot ------------------------------------------------------------------------
+def payload(game: Game, decision: Decision, index: int, deadline_ms: int) -> dict:
+    """What the referee POSTs for this decision (design.md section 4)."""
+    seat = game.current_seat(decision.state)
+    return {
+        "protocol": PROTOCOL, "match_id": f"check-bot-{index}", "game": game.name,
+        "seat": seat, "step": decision.step, "deadline_ms": deadline_ms,
+        "observation": game.observation(decision.state, seat),
+        "legal_actions": game.legal_actions(decision.state),
+    }
+
+
+def check(game: Game, url: str, decisions: list[Decision], deadline_ms: int
+          ) -> tuple[list[Finding], list[float]]:
+    """Ask the bot every decision; the faulty answers and the time each answer took."""
+    client = BotClient(url, deadline_ms)
+    findings, timings = [], []
+    try:
+        for index, decision in enumerate(decisions):
+            reply = client.decide(payload(game, decision, index, deadline_ms))
+            timings.append(reply.elapsed_ms)
+            if reply.fault:
+                findings.append(Finding(decision, reply.fault, reply.detail, reply.raw))
+                continue
+            try:
+                game.apply(decision.state, reply.action)
+            except engines.EngineError as error:
+                findings.append(Finding(decision, Fault.ILLEGAL, error.reason, reply.raw))
+    finally:
+        client.close()
+    return findings, timings
+
+
+def describe_finding(finding: Finding) -> str:
+    decision = finding.decision
+    where = (f"[{decision.setup}, step {decision.step}, phase {'/'.join(decision.phase)}]")
+    text = f"{finding.fault.upper():9} {where} {finding.detail}"
+    if finding.raw:
+        text += f"\n          answer: {finding.raw[:300]}"
+    return text
+
+
+def report_uncovered(game: Game, decisions: list[Decision]) -> None:
+    """Name the action types of describe() that no sampled decision offered."""
+    offered = {kind for decision in decisions for kind in decision.phase}
+    missing = sorted(set(game.describe().get("actions", {})) - offered)
+    if missing:
+        print(f"note: no playout offered {', '.join(missing)}; raise --playouts to cover them")

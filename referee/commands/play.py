@@ -1,0 +1,74 @@
+"""`referee play --game G --bot URL --bot URL [--seed S]`: a local match, no Redis.
+
+The engine runs in this process and every decision goes to the bots over real HTTP, as in
+a tournament; each move is printed as it is played, then the result. A bot author's
+fastest loop. Exit status 1 when a bot committed a fault (forfeit or strike).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import engines
+from referee.runner import POLICY_CHOICES, FailurePolicy, PushSeat, run_match
+
+HELP = "play a local match between bots at their URLs (no Redis), printing every move"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--game", required=True, choices=engines.names())
+    parser.add_argument("--bot", action="append", required=True, metavar="URL",
+                        help="a bot's URL, once per seat in seat order")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--options", type=json.loads, default={},
+                        help='game options as JSON, e.g. \'{"mode": "solo"}\'')
+    parser.add_argument("--deadline-ms", type=int, default=2000)
+    parser.add_argument("--policy", choices=POLICY_CHOICES, default="forfeit",
+                        help="what a fault costs: forfeit the match, or a random move")
+    parser.add_argument("--quiet", action="store_true", help="print only the result")
+    parser.add_argument("--replay", type=Path, help="write the replay record to this file")
+
+
+def run(args: argparse.Namespace) -> int:
+    seats = [PushSeat(url, args.deadline_ms, name=url) for url in args.bot]
+    try:
+        record = run_match(args.game, args.seed, args.options, seats,
+                           FailurePolicy.uniform(args.policy), match_id=f"local-{args.seed}",
+                           on_step=None if args.quiet else print_step)
+    except engines.InvalidSetup as error:
+        print(f"error: {error.reason}", file=sys.stderr)
+        return 2
+    finally:
+        for seat in seats:
+            seat.close()
+    print_result(record)
+    if args.replay:
+        args.replay.write_text(json.dumps(record, indent=1))
+        print(f"replay written to {args.replay}")
+    return 1 if record["forfeit"] or any(record["strikes"]) else 0
+
+
+def print_step(entry: dict) -> None:
+    action = json.dumps(entry["action"], sort_keys=True) if entry["action"] else "-"
+    elapsed = f"({entry['elapsed_ms']:.1f} ms)"
+    print(f"step {entry['step']:4d}  seat {entry['seat']}  {action}  {elapsed}")
+    fault = entry["fault"]
+    if fault:
+        print(f"           FAULT {fault['code']}: {fault['detail']} -> {fault['policy']}"
+              + (f"\n           answer: {fault['raw'][:300]}" if fault["raw"] else ""))
+
+
+def print_result(record: dict) -> None:
+    result, seats = record["result"], record["seats"]
+    print(f"game over after {len(record['steps'])} decisions")
+    if record["forfeit"]:
+        forfeit, fault = record["forfeit"], record["steps"][-1]["fault"]
+        print(f"  seat {forfeit['seat']} forfeited at step {forfeit['step']} "
+              f"({forfeit['fault']}: {fault['detail']})")
+    for index, (score, rank) in enumerate(zip(result["scores"], result["ranks"], strict=True)):
+        strikes = record["strikes"][index]
+        print(f"  seat {index} {seats[index]['name']}: score {score}, rank {rank}"
+              + (f", {strikes} strike(s)" if strikes else ""))

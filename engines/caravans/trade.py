@@ -1,0 +1,221 @@
+"""Trade offers: an open action kind, validated in full, answered at once by the other player.
+
+An offer names what the offerer gives (gold, card ids from their hand, rights of passage,
+the Eyes of Shamesh, the Pirate Queen, the Favor of the Shah) and what they want in
+return (the same kinds, cards named by city type since the offerer cannot see the other
+hand). Nobody may hand a player that player's own right of passage; routes and cities are
+never traded; at most three offers per player per action phase.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from engines.base import Action, State, field, log_event
+from engines.errors import IllegalAction, InvalidAction
+
+from .data import CARDS, CITY_TYPES, COLOURS, MAX_OFFERS_PER_PHASE
+
+TOKENS = ("eyes", "pirate_queen", "shah")
+GIVE_KEYS = ("gold", "cards", "passages", *TOKENS)
+TAKE_KEYS = ("gold", "card_types", "passages", *TOKENS)
+
+
+def _bundle_schema(card_key: str, card_items: dict, card_text: str) -> dict:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "gold": {"type": "integer", "minimum": 0},
+            card_key: {"type": "array", "items": card_items, "description": card_text},
+            "passages": {"type": "array", "uniqueItems": True,
+                         "items": {"type": "string", "enum": list(COLOURS)},
+                         "description": "rights of passage, by map colour"},
+            **{token: {"type": "boolean"} for token in TOKENS},
+        },
+    }
+
+
+OFFER_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "offer_trade",
+    "type": "object",
+    "required": ["type", "to"],
+    "additionalProperties": False,
+    "properties": {
+        "type": {"const": "offer_trade"},
+        "to": {"type": "integer", "minimum": 0, "maximum": 3,
+               "description": "the seat the offer is made to (not yourself)"},
+        "give": _bundle_schema("cards", {"type": "integer"},
+                               "ids of cards in your hand (unique)"),
+        "take": _bundle_schema("card_types", {"type": "string", "enum": list(CITY_TYPES)},
+                               "city types; the other player hands over their lowest-id "
+                               "cards of those types"),
+    },
+}
+
+
+def canonical_offers(state: State, seat: int) -> list[Action]:
+    """The offers legal_actions lists: your lowest card for 1 gold, to each other player."""
+    hand = state["hands"][seat]
+    if state["actions"]["offers"][seat] >= MAX_OFFERS_PER_PHASE or not hand:
+        return []
+    return [
+        {"type": "offer_trade", "to": other, "give": {"cards": [min(hand)]}, "take": {"gold": 1}}
+        for other in range(state["num_players"])
+        if other != seat and state["gold"][other] >= 1
+    ]
+
+
+def apply_offer(state: State, seat: int, action: Action) -> None:
+    unknown = set(action) - {"type", "to", "give", "take"}
+    if unknown:
+        raise InvalidAction(f"offer_trade has no field(s) {sorted(unknown)}")
+    to = field(action, "to", int)
+    if not 0 <= to < state["num_players"] or to == seat:
+        raise IllegalAction("an offer goes to another player's seat")
+    if state["actions"]["offers"][seat] >= MAX_OFFERS_PER_PHASE:
+        raise IllegalAction(f"at most {MAX_OFFERS_PER_PHASE} offers per player per action phase")
+    give = read_bundle(state, action.get("give", {}), GIVE_KEYS, "give")
+    take = read_bundle(state, action.get("take", {}), TAKE_KEYS, "take")
+    if is_empty(give) and is_empty(take):
+        raise IllegalAction("an offer must give or ask for something")
+    check_can_give(state, seat, to, give)
+    check_can_ask(state, seat, to, take)
+    state["actions"]["offers"][seat] += 1
+    state["actions"]["offer"] = {"from": seat, "to": to, "give": give, "take": take}
+    for card in give["cards"]:
+        if card not in state["known"][seat]:
+            state["known"][seat].append(card)
+    log_event(state, {"event": "offer", "seat": seat, "to": to, "give": give, "take": take})
+
+
+def read_bundle(state: State, raw: object, keys: tuple[str, ...], name: str) -> dict:
+    """Check the shape of one side of an offer; return it with every key filled in."""
+    if not isinstance(raw, dict):
+        raise InvalidAction(f'"{name}" must be an object')
+    unknown = set(raw) - set(keys)
+    if unknown:
+        raise InvalidAction(f'"{name}" has no field(s) {sorted(unknown)}; allowed: {list(keys)}')
+    bundle = {"gold": raw.get("gold", 0)}
+    if not isinstance(bundle["gold"], int) or isinstance(bundle["gold"], bool) \
+            or bundle["gold"] < 0:
+        raise InvalidAction(f'"{name}.gold" must be a non-negative integer')
+    if "cards" in keys:
+        bundle["cards"] = read_list(raw, "cards", int, name, unique=True)
+    else:
+        bundle["card_types"] = read_list(raw, "card_types", str, name, unique=False)
+        bad = [t for t in bundle["card_types"] if t not in CITY_TYPES]
+        if bad:
+            raise InvalidAction(f'"{name}.card_types" must be city types, not {bad}')
+    bundle["passages"] = read_list(raw, "passages", str, name, unique=True)
+    bad = [c for c in bundle["passages"] if c not in state["colours"]]
+    if bad:
+        raise InvalidAction(f'"{name}.passages" must be colours in play, not {bad}')
+    for token in TOKENS:
+        value = raw.get(token, False)
+        if not isinstance(value, bool):
+            raise InvalidAction(f'"{name}.{token}" must be a boolean')
+        bundle[token] = value
+    return bundle
+
+
+def read_list(raw: dict, key: str, kind: type, name: str, unique: bool) -> list:
+    value = raw.get(key, [])
+    if not isinstance(value, list) or any(
+            not isinstance(v, kind) or isinstance(v, bool) for v in value):
+        raise InvalidAction(f'"{name}.{key}" must be a list of {kind.__name__} values')
+    if unique and len(set(value)) != len(value):
+        raise InvalidAction(f'"{name}.{key}" lists a value twice')
+    return list(value)
+
+
+def is_empty(bundle: dict) -> bool:
+    return not any(bundle.values())
+
+
+def check_can_give(state: State, seat: int, to: int, give: dict) -> None:
+    """Only what the offerer holds, and never the receiver's own right of passage."""
+    check_tokens_and_gold(state, seat, give, "you")
+    missing = [c for c in give["cards"] if c not in state["hands"][seat]]
+    if missing:
+        raise IllegalAction(f"you do not hold the card(s) {missing}")
+    check_passages(state, seat, to, give["passages"], "you")
+
+
+def check_can_ask(state: State, seat: int, to: int, take: dict) -> None:
+    """Only what the other player holds (as far as you can see), never your own passage."""
+    check_tokens_and_gold(state, to, take, f"seat {to}")
+    if len(take["card_types"]) > len(state["hands"][to]):
+        raise IllegalAction(f"seat {to} holds only {len(state['hands'][to])} card(s)")
+    check_passages(state, to, seat, take["passages"], f"seat {to}")
+
+
+def check_tokens_and_gold(state: State, holder: int, bundle: dict, who: str) -> None:
+    if bundle["gold"] > state["gold"][holder]:
+        raise IllegalAction(f"{who} hold(s) only {state['gold'][holder]} gold")
+    for token in TOKENS:
+        if bundle[token] and state[token] != holder:
+            raise IllegalAction(f"{who} do(es) not hold the {token}")
+
+
+def check_passages(state: State, holder: int, receiver: int, passages: list, who: str) -> None:
+    for colour in passages:
+        if state["rop"][colour] != holder:
+            raise IllegalAction(f"{who} do(es) not hold the {colour} right of passage")
+        if colour == state["colours"][receiver]:
+            raise IllegalAction("nobody may hand a player that player's own right of passage")
+
+
+def cards_for_types(hand: list[int], types: list[str]) -> list[int] | None:
+    """The lowest-id cards of `hand` covering `types`, or None when the hand lacks one."""
+    chosen = []
+    for city_type, count in Counter(types).items():
+        matching = sorted(c for c in hand if CARDS[c]["type"] == city_type)
+        if len(matching) < count:
+            return None
+        chosen += matching[:count]
+    return sorted(chosen)
+
+
+def reply_legal_actions(state: State) -> list[Action]:
+    offer = state["actions"]["offer"]
+    replies = [{"type": "decline_trade"}]
+    if cards_for_types(state["hands"][offer["to"]], offer["take"]["card_types"]) is not None:
+        replies.insert(0, {"type": "accept_trade"})
+    return replies
+
+
+def apply_reply(state: State, action: Action) -> None:
+    kind = action["type"]
+    offer = state["actions"]["offer"]
+    if kind not in ("accept_trade", "decline_trade"):
+        raise IllegalAction(f'seat {offer["to"]} must answer the offer: accept_trade or '
+                            'decline_trade')
+    state["actions"]["offer"] = None
+    if kind == "decline_trade":
+        log_event(state, {"event": "decline_trade", "seat": offer["to"]})
+        return
+    requested = cards_for_types(state["hands"][offer["to"]], offer["take"]["card_types"])
+    if requested is None:
+        raise IllegalAction("you do not hold the cards asked for")
+    hand_over(state, offer["from"], offer["to"], offer["give"], offer["give"]["cards"])
+    hand_over(state, offer["to"], offer["from"], offer["take"], requested)
+    state["actions"]["acted"] = True
+    log_event(state, {"event": "accept_trade", "seat": offer["to"], "cards_given": requested})
+
+
+def hand_over(state: State, giver: int, receiver: int, bundle: dict, cards: list[int]) -> None:
+    state["gold"][giver] -= bundle["gold"]
+    state["gold"][receiver] += bundle["gold"]
+    for card in cards:
+        state["hands"][giver].remove(card)
+        if card in state["known"][giver]:
+            state["known"][giver].remove(card)
+        state["hands"][receiver].append(card)
+        state["known"][receiver].append(card)
+    for colour in bundle["passages"]:
+        state["rop"][colour] = receiver
+    for token in TOKENS:
+        if bundle[token]:
+            state[token] = receiver

@@ -1,0 +1,46 @@
+"""Engine speed on one core: decisions per second (legal_actions + apply) and random games per
+second, for every registered game, mode and player count.
+
+    python3 bench/engines_speed.py [--seconds 3]
+"""
+
+import argparse
+import random
+import time
+
+import engines
+
+
+def measure(game: engines.Game, variant: dict, seconds: float) -> tuple[float, float]:
+    """Play random games for about `seconds`; return (decisions/s, games/s)."""
+    chooser = random.Random(0)
+    decisions = games = 0
+    start = time.perf_counter()
+    seed = 0
+    while time.perf_counter() - start < seconds:
+        state = game.new_game(variant["num_players"], seed, variant["options"])
+        while not game.is_over(state):
+            state = game.apply(state, chooser.choice(game.legal_actions(state)))
+            decisions += 1
+        games += 1
+        seed += 1
+    elapsed = time.perf_counter() - start
+    return decisions / elapsed, games / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="time per configuration")
+    args = parser.parse_args()
+    print(f"{'game':10} {'players':>7} {'options':24} {'decisions/s':>12} {'games/s':>9}")
+    for name in engines.names():
+        game = engines.get(name)
+        for variant in game.variants():
+            per_decision, per_game = measure(game, variant, args.seconds)
+            options = ",".join(f"{k}={v}" for k, v in sorted(variant["options"].items())) or "-"
+            print(f"{name:10} {variant['num_players']:>7} {options:24} "
+                  f"{per_decision:>12,.0f} {per_game:>9,.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""A player's block: the 4x3 grid with the Vault in the bottom-left space.
+
+Spaces are `[col, row]` with col 0..3 left to right and row 0..2 bottom to top; the Vault is
+`[0, 0]`. In the state a block is a list of 12 cells indexed `row * 4 + col`: a card id or
+None (the Vault cell is always None and counts as filled). Coins on doors live in a parallel
+list of 12 integers.
+"""
+
+from __future__ import annotations
+
+from .cards import CARD_COLOUR
+
+COLS, ROWS = 4, 3
+VAULT = 0
+SPACES = list(range(1, COLS * ROWS))
+
+
+def index(col: int, row: int) -> int:
+    return row * COLS + col
+
+
+def space(idx: int) -> list[int]:
+    return [idx % COLS, idx // COLS]
+
+
+def on_grid(col: int, row: int) -> bool:
+    return 0 <= col < COLS and 0 <= row < ROWS
+
+
+def filled(block: list, idx: int) -> bool:
+    return idx == VAULT or block[idx] is not None
+
+
+def left_of(idx: int) -> int | None:
+    return idx - 1 if idx % COLS else None
+
+
+def below(idx: int) -> int | None:
+    return idx - COLS if idx >= COLS else None
+
+
+def neighbours(idx: int) -> list[int]:
+    col, row = idx % COLS, idx // COLS
+    around = ((col - 1, row), (col + 1, row), (col, row - 1), (col, row + 1))
+    return [index(c, r) for c, r in around if on_grid(c, r)]
+
+
+def open_space_reason(block: list, idx: int) -> str | None:
+    """Why no door may go in `idx` whatever its colour, or None if it is open."""
+    if filled(block, idx):
+        return "that space of your block is already filled"
+    for need in (left_of(idx), below(idx)):
+        if need is not None and not filled(block, need):
+            return ("the spaces directly to the left and directly below a new door can not "
+                    "be empty (rulebook \"Door Placement\")")
+    return None
+
+
+def colour_reason(block: list, idx: int, card: int) -> str | None:
+    """Why `card` may not go in `idx` because of its colour, or None."""
+    colour = CARD_COLOUR[card]
+    for other in neighbours(idx):
+        if other != VAULT and block[other] is not None and CARD_COLOUR[block[other]] == colour:
+            return (f"a {colour} door can not be beside, above, or below a door of the same "
+                    "colour (rulebook \"Door Placement\")")
+    return None
+
+
+def open_spaces(block: list) -> list[int]:
+    return [i for i in SPACES if open_space_reason(block, i) is None]
+
+
+def cards_in(block: list) -> list[int]:
+    return [c for c in block if c is not None]
+
+
+def is_full(block: list) -> bool:
+    return all(block[i] is not None for i in SPACES)

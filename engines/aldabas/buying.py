@@ -1,0 +1,64 @@
+"""Buying a door from the Dock: the discounted cost and the ways to pay it."""
+
+from __future__ import annotations
+
+from engines.base import State, log_event
+from engines.errors import IllegalAction
+
+from .cards import kind
+from .table import pay, take_from_dock
+
+
+def discount(holder: dict) -> int:
+    """One coin per Builder (key Aldaba) in the block; several add up."""
+    return sum(1 for card in holder["block"] if card is not None and kind(card) == "B2D")
+
+
+def cost(state: State, holder: dict, slot: int) -> int:
+    """The slot's printed cost minus the discount, never below zero."""
+    return max(0, state["costs"][slot] - discount(holder))
+
+
+def payment_range(holder: dict, price: int) -> range:
+    """How many of the coins may come from the vault (the rest from the purse)."""
+    return range(max(0, price - holder["purse"]), min(price, holder["vault_coins"]) + 1)
+
+
+def buy_options(state: State, holder: dict, action_type: str) -> list[dict]:
+    options = []
+    for slot, card in enumerate(state["dock"]):
+        if card is None:
+            continue
+        for from_vault in payment_range(holder, cost(state, holder, slot)):
+            options.append({"type": action_type, "slot": slot, "from_vault": from_vault})
+    return options
+
+
+def check_buy(state: State, holder: dict, slot: int, from_vault: int) -> None:
+    if not 0 <= slot < len(state["dock"]):
+        raise IllegalAction(f"the Dock has slots 0 to {len(state['dock']) - 1}, not {slot}")
+    if state["dock"][slot] is None:
+        raise IllegalAction(f"Dock slot {slot} is empty: the deck could not refill it")
+    price = cost(state, holder, slot)
+    if price > holder["purse"] + holder["vault_coins"]:
+        raise IllegalAction(
+            f"the door in slot {slot} costs {price} coins and you have only "
+            f"{holder['purse'] + holder['vault_coins']} in purse and vault"
+        )
+    if from_vault not in payment_range(holder, price):
+        raise IllegalAction(
+            f"paying {price} coins with {from_vault} from the vault is impossible: you have "
+            f"{holder['vault_coins']} in the vault and {holder['purse']} in the purse"
+        )
+
+
+def buy(state: State, seat: int, slot: int, from_vault: int) -> None:
+    """Claim the door into the hand, paying into the general supply; the Dock refills."""
+    holder = state["players"][seat]
+    check_buy(state, holder, slot, from_vault)
+    price = cost(state, holder, slot)
+    pay(state, holder, price, from_vault)
+    card = take_from_dock(state, slot)
+    holder["hand"].append(card)
+    log_event(state, {"event": "buy", "seat": seat, "slot": slot, "card": card, "paid": price},
+              private={seat: {"from_vault": from_vault}})

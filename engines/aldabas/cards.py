@@ -1,0 +1,118 @@
+"""The 81 Doors: ten door types in three colours, and the No Solidad marks.
+
+A card is an integer id; the tables below give its type, colour and whether it carries the
+No Solidad icon. The ids are fixed, so `describe()` can publish the whole deck once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+COLOURS = ("red", "blue", "yellow")
+PROFESSIONS = ("soldier", "fisher", "noble", "clergy", "builder")
+
+
+@dataclass(frozen=True)
+class DoorType:
+    """One of the ten kinds of Door (rulebook "The Doors")."""
+
+    id: str
+    profession: str
+    influence: int
+    aldaba: str
+    text: str
+    copies: int
+    no_solidad: int
+    has_power: bool = True
+
+
+DOOR_TYPES: dict[str, DoorType] = {
+    t.id: t
+    for t in (
+        DoorType("S1", "soldier", 1, "panther",
+                 "Power: move a coin from your purse or vault onto a door of your block "
+                 "(+1 influence there).", 3, 1),
+        DoorType("S2", "soldier", 2, "lion",
+                 "Power: move a coin from your purse into your vault.", 3, 1),
+        DoorType("F1", "fisher", 1, "fish",
+                 "Power: draw two doors, keep one, discard the other.", 3, 1),
+        DoorType("F2", "fisher", 2, "ring",
+                 "Power: steal two coins from one rival's purse, or one each from two.", 3, 3),
+        DoorType("F3", "fisher", 3, "seahorse",
+                 "Power: gain three coins from the supply.", 3, 1),
+        DoorType("N2", "noble", 2, "lizard",
+                 "Ongoing: each Soldier power moves one more coin (adds up).", 3, 1,
+                 has_power=False),
+        DoorType("N3", "noble", 3, "lizard",
+                 "Ongoing: +3 points at final scoring.", 3, 1, has_power=False),
+        DoorType("C1", "clergy", 1, "hand",
+                 "Power: move a door of your choice from your hand to your vault.", 3, 1),
+        DoorType("B2B", "builder", 2, "anchor",
+                 "Power: buy one door from the Dock.", 2, 0),
+        DoorType("B2D", "builder", 2, "key",
+                 "Ongoing: buying costs one coin less (adds up, never below 0).", 1, 1,
+                 has_power=False),
+    )
+}
+
+
+def _build_cards() -> list[tuple[str, str, bool]]:
+    """(type id, colour, no_solidad) for every card id, colour by colour, type by type."""
+    cards = []
+    for colour in COLOURS:
+        for door in DOOR_TYPES.values():
+            for copy in range(door.copies):
+                cards.append((door.id, colour, copy >= door.copies - door.no_solidad))
+    return cards
+
+
+CARDS = _build_cards()
+CARD_TYPE: list[DoorType] = [DOOR_TYPES[t] for t, _, _ in CARDS]
+CARD_COLOUR: list[str] = [c for _, c, _ in CARDS]
+NO_SOLIDAD: list[bool] = [n for _, _, n in CARDS]
+SOLO_DECK: list[int] = [i for i, n in enumerate(NO_SOLIDAD) if not n]
+FULL_DECK: list[int] = list(range(len(CARDS)))
+
+
+def influence(card: int) -> int:
+    return CARD_TYPE[card].influence
+
+
+def profession(card: int) -> str:
+    return CARD_TYPE[card].profession
+
+
+def kind(card: int) -> str:
+    return CARD_TYPE[card].id
+
+
+def card_table() -> list[dict]:
+    """Every card with its printed data, for `describe()`."""
+    return [
+        {
+            "id": i,
+            "type": t.id,
+            "colour": CARD_COLOUR[i],
+            "profession": t.profession,
+            "influence": t.influence,
+            "aldaba": t.aldaba,
+            "no_solidad": NO_SOLIDAD[i],
+        }
+        for i, t in enumerate(CARD_TYPE)
+    ]
+
+
+def type_table() -> list[dict]:
+    """The ten door types with their counts, for `describe()`."""
+    return [
+        {
+            "type": t.id,
+            "profession": t.profession,
+            "influence": t.influence,
+            "aldaba": t.aldaba,
+            "text": t.text,
+            "copies_per_colour": t.copies,
+            "no_solidad_copies_per_colour": t.no_solidad,
+        }
+        for t in DOOR_TYPES.values()
+    ]

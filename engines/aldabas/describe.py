@@ -1,0 +1,98 @@
+"""The published description of Aldabas: options, components, scoring and actions."""
+
+from __future__ import annotations
+
+from .scoring import SOLO_BANDS
+from .table import MULTI_DOCK_COSTS, SOLO_DOCK_COSTS
+
+OPTIONS = {
+    "mode": {"type": "string", "enum": ["multi", "solo"], "default": "multi",
+             "doc": "multi: 2-4 players; solo: Aldabas Solidad, exactly 1 player against "
+                    "the automated Rival"},
+    "rival_extra_hand": {"type": "integer", "minimum": 0, "maximum": 10, "default": 0,
+                         "doc": "solo only: extra doors in the Rival's starting hand (harder)"},
+    "extra_supply": {"type": "integer", "minimum": 0, "maximum": 10, "default": 0,
+                     "doc": "solo only: extra coins in the general supply (easier)"},
+}
+
+SCORING = [
+    "1. 2 points per coin in your vault; those coins then join your purse.",
+    "2. Per Profession (soldier, fisher, noble, clergy, builder), influence = printed influence "
+    "of its doors in block and vault + coins on its block doors. At least 1 influence is needed "
+    "to place. Everyone tied for most scores the primary condition and nobody scores second; "
+    "otherwise everyone tied for second-most scores the secondary condition. Solo: only first.",
+    "soldier: 1st 3 per Noble in block, 2nd 1 per Noble in block",
+    "fisher: 1st 1 per printed influence in hand, 2nd 1 per 2",
+    "noble: 1st 1 per coin in purse (after step 1), 2nd 1 per 2",
+    "clergy: 1st 1 per 3 influence in block (coins on doors included), 2nd 1 per 5",
+    "builder: 1st 1 per non-Builder in block, 2nd 1 per 2",
+    "+3 points per Noble (Influence 3) in your block.",
+    "3. 3 points to everyone tied for most total influence.",
+    "Winner: most points; tie: most coins in purse; still tied: shared.",
+]
+
+ACTIONS = {
+    "setup_vault": {"fields": {"card": "int"},
+                    "doc": "setup: put a door from your hand secretly into your vault"},
+    "setup_discard": {"fields": {"card": "int"},
+                      "doc": "setup: discard a door from your hand for one coin"},
+    "setup_done": {"fields": {}, "doc": "setup: keep the rest of your hand"},
+    "take_coins": {"fields": {}, "doc": "action: take two coins from the supply"},
+    "buy": {"fields": {"slot": "int", "from_vault": "int"},
+            "doc": "action: buy the door in a Dock slot; from_vault of the (discounted) cost "
+                   "comes from your vault, the rest from your purse. Every possible split is "
+                   "listed."},
+    "place": {"fields": {"card": "int", "space": "[col, row]"},
+              "doc": "action: place a door of your hand in your block (col 0-3, row 0-2, "
+                     "vault at [0, 0])"},
+    "withdraw": {"fields": {"coins": "int"},
+                 "doc": "free, between actions: move coins from your vault to your purse"},
+    "power": {"fields": {"space": "[col, row]"},
+              "doc": "after a placement: activate one of the available Powers (the new door, "
+                     "the door directly left, the door directly below)"},
+    "end_powers": {"fields": {}, "doc": "after a placement: skip every remaining Power"},
+    "soldier_coin": {"fields": {"source": "purse|vault", "space": "[col, row]"},
+                     "doc": "Soldier (Influence 1): move one coin onto a door of your block; "
+                            "repeated once per Noble (Influence 2) in your block, while you "
+                            "have coins"},
+    "keep": {"fields": {"card": "int"},
+             "doc": "Fisher (Influence 1): keep one of the two drawn doors, discard the other"},
+    "steal": {"fields": {"from": "[seat, seat]"},
+              "doc": "Fisher (Influence 2): one coin from each named rival's purse (name a "
+                     "seat twice to take two from it)"},
+    "to_vault": {"fields": {"card": "int"},
+                 "doc": "Clergy: move a door from your hand to your vault"},
+    "builder_buy": {"fields": {"slot": "int", "from_vault": "int"},
+                    "doc": "Builder (anchor): buy one door from the Dock, paid like buy"},
+    "discard": {"fields": {"card": "int"},
+                "doc": "end of turn: discard down to the hand limit of seven"},
+}
+
+
+def description(cards: list[dict], types: list[dict], colours: tuple[str, ...]) -> dict:
+    return {
+        "name": "aldabas",
+        "title": "Aldabas: Doors of Cartagena",
+        "players": {"multi": [2, 4], "solo": [1, 1]},
+        "options": OPTIONS,
+        "components": {
+            "colours": list(colours),
+            "door_types": types,
+            "cards": cards,
+            "deck_size": {"multi": len(cards),
+                          "solo": sum(1 for c in cards if not c["no_solidad"])},
+            "coins": {"supply_per_player": 12, "solo_supply": 15,
+                      "after_supply": "unlimited coins from the box"},
+            "dock_costs": {"multi": MULTI_DOCK_COSTS, "solo": SOLO_DOCK_COSTS},
+            "block": {"cols": 4, "rows": 3, "vault": [0, 0],
+                      "space": "[col, row], col 0 left to 3 right, row 0 bottom to 2 top"},
+            "hand_limit": 7,
+            "solo_bands": [{"from": low, "result": text} for low, text in SOLO_BANDS],
+        },
+        "scoring": SCORING,
+        "actions": ACTIONS,
+        "turn": "two actions per turn (the same twice allowed); a placement opens its Powers, "
+                "activated one at a time in any order or skipped; then the hand limit.",
+        "end": "the supply runs out, a block is filled, or the Dock can not be refilled: the "
+               "turn finishes, then every other player has one more turn (solo: score at once)",
+    }

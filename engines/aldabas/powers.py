@@ -1,0 +1,169 @@
+"""Door Powers of the player's doors: which may be activated after a placement, and each
+decision inside them (rulebook "Place One Door" and "The Doors")."""
+
+from __future__ import annotations
+
+from engines.base import State, log_event
+from engines.errors import IllegalAction
+
+from .block import below, left_of, space
+from .buying import buy_options
+from .cards import CARD_TYPE, kind
+from .flow import finish_action, player, set_phase
+from .table import draw, gain_coins
+
+FISHER_DRAW = 2
+SEAHORSE_COINS = 3
+STEAL_COINS = 2
+
+
+def start_powers(state: State, idx: int) -> None:
+    """The new door's Power and those of the doors directly left of and below it."""
+    block = player(state)["block"]
+    sources = [
+        source for source in (idx, left_of(idx), below(idx))
+        if source is not None and block[source] is not None and CARD_TYPE[block[source]].has_power
+    ]
+    state["pending_powers"] = sources
+    power_done(state)
+
+
+def power_done(state: State) -> None:
+    """Back to the remaining Powers, or the placement action is over."""
+    if state["pending_powers"]:
+        set_phase(state, "powers")
+    else:
+        finish_action(state)
+
+
+def skip_powers(state: State) -> None:
+    log_event(state, {"event": "skip_powers", "seat": state["active"],
+                      "skipped": [space(i) for i in state["pending_powers"]]})
+    state["pending_powers"] = []
+    power_done(state)
+
+
+def soldier_count(holder: dict) -> int:
+    """Coins a Soldier power moves: one, plus one per Noble (Influence 2) in the block."""
+    return 1 + sum(1 for card in holder["block"] if card is not None and kind(card) == "N2")
+
+
+def activate(state: State, idx: int) -> None:
+    """Resolve the Power of the door at `idx`; open a decision where it needs one."""
+    if idx not in state["pending_powers"]:
+        raise IllegalAction("that door's Power is not available: only the new door and the "
+                            "doors directly left of and below it, each once")
+    state["pending_powers"].remove(idx)
+    holder = player(state)
+    card = holder["block"][idx]
+    log_event(state, {"event": "power", "seat": state["active"], "space": space(idx),
+                      "card": card})
+    STARTERS[kind(card)](state, holder)
+
+
+def start_soldier_coin(state: State, holder: dict) -> None:
+    moves = soldier_count(holder)
+    if holder["purse"] + holder["vault_coins"] == 0:
+        power_done(state)
+        return
+    set_phase(state, "soldier", {"kind": "S1", "coins_left": moves})
+
+
+def soldier_to_vault(state: State, holder: dict) -> None:
+    moved = min(holder["purse"], soldier_count(holder))
+    holder["purse"] -= moved
+    holder["vault_coins"] += moved
+    log_event(state, {"event": "to_vault", "seat": state["active"], "coins": moved})
+    power_done(state)
+
+
+def start_fishing(state: State, holder: dict) -> None:
+    drawn = [card for card in (draw(state) for _ in range(FISHER_DRAW)) if card is not None]
+    if len(drawn) < FISHER_DRAW:
+        holder["hand"].extend(drawn)
+        log_event(state, {"event": "draw", "seat": state["active"], "count": len(drawn)},
+                  private={state["active"]: {"cards": drawn}})
+        power_done(state)
+        return
+    set_phase(state, "keep", {"kind": "F1", "drawn": drawn})
+
+
+def start_stealing(state: State, holder: dict) -> None:
+    set_phase(state, "steal", {"kind": "F2"})
+
+
+def gain_three(state: State, holder: dict) -> None:
+    gain_coins(state, holder, SEAHORSE_COINS)
+    log_event(state, {"event": "gain", "seat": state["active"], "coins": SEAHORSE_COINS})
+    power_done(state)
+
+
+def start_clergy(state: State, holder: dict) -> None:
+    if holder["hand"]:
+        set_phase(state, "clergy", {"kind": "C1"})
+    else:
+        power_done(state)
+
+
+def start_builder(state: State, holder: dict) -> None:
+    if buy_options(state, holder, "builder_buy"):
+        set_phase(state, "builder", {"kind": "B2B"})
+    else:
+        power_done(state)
+
+
+STARTERS = {
+    "S1": start_soldier_coin,
+    "S2": soldier_to_vault,
+    "F1": start_fishing,
+    "F2": start_stealing,
+    "F3": gain_three,
+    "C1": start_clergy,
+    "B2B": start_builder,
+}
+
+
+def move_soldier_coin(state: State, source: str, idx: int) -> None:
+    """One coin from purse or vault onto a door of the block (+1 influence there)."""
+    holder = player(state)
+    key = {"purse": "purse", "vault": "vault_coins"}[source]
+    holder[key] -= 1
+    holder["coins"][idx] += 1
+    log_event(state, {"event": "coin_on_door", "seat": state["active"], "space": space(idx)},
+              private={state["active"]: {"source": source}})
+    state["power"]["coins_left"] -= 1
+    if state["power"]["coins_left"] == 0 or holder["purse"] + holder["vault_coins"] == 0:
+        power_done(state)
+
+
+def keep_drawn(state: State, card: int) -> None:
+    drawn = state["power"]["drawn"]
+    other = drawn[1 - drawn.index(card)]
+    player(state)["hand"].append(card)
+    state["discard"].append(other)
+    log_event(state, {"event": "fish", "seat": state["active"], "discarded": other},
+              private={state["active"]: {"kept": card}})
+    power_done(state)
+
+
+def steal(state: State, victims: list[int]) -> None:
+    """Two coins from one rival's purse, or one each from two rivals' purses."""
+    thief = player(state)
+    taken = []
+    for victim in victims:
+        purse = state["players"][victim]
+        if purse["purse"] > 0:
+            purse["purse"] -= 1
+            thief["purse"] += 1
+            taken.append(victim)
+    log_event(state, {"event": "steal", "seat": state["active"], "from": taken})
+    power_done(state)
+
+
+def hand_to_vault(state: State, card: int) -> None:
+    holder = player(state)
+    holder["hand"].remove(card)
+    holder["vault_cards"].append(card)
+    log_event(state, {"event": "door_to_vault", "seat": state["active"]},
+              private={state["active"]: {"card": card}})
+    power_done(state)

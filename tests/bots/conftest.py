@@ -38,7 +38,7 @@ def wait_for_port(port: int, timeout: float = 10.0) -> None:
 def running_python_bot(choose: Choose) -> Iterator[str]:
     """Serve `choose` with the SDK on a free port; yields the bot's URL."""
     server = make_server(choose, port=0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/"

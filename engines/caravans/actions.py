@@ -32,7 +32,7 @@ def start_action_phase(state: State) -> None:
         "order": [(state["shah"] + k) % n for k in range(n)], "index": 0,
         "offers": [0] * n, "acted": False, "offer": None,
     }
-    log_event(state, {"event": "action_phase", "order": state["actions"]["order"]})
+    log_event(state, {"event": "action_phase", "order": list(state["actions"]["order"])})
 
 
 def acting_seat(state: State) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from engines.base import Action, State, field, log_event
+from engines.base import Action, State, clone, field, log_event
 from engines.errors import IllegalAction, InvalidAction
 
 from .data import CARDS, CITY_TYPES, COLOURS, MAX_OFFERS_PER_PHASE
@@ -87,7 +87,8 @@ def apply_offer(state: State, seat: int, action: Action) -> None:
     for card in give["cards"]:
         if card not in state["known"][seat]:
             state["known"][seat].append(card)
-    log_event(state, {"event": "offer", "seat": seat, "to": to, "give": give, "take": take})
+    log_event(state, {"event": "offer", "seat": seat, "to": to, "give": clone(give),
+                      "take": clone(take)})
 
 
 def read_bundle(state: State, raw: object, keys: tuple[str, ...], name: str) -> dict:

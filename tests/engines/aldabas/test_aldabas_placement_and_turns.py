@@ -1,0 +1,162 @@
+"""Setup, the three actions, the Dock and door placement (rulebook "Setup", "Gameplay",
+"Door Placement")."""
+
+import pytest
+from aldabas_helpers import GAME, act, card, new, place_on, started
+
+import engines
+from engines.aldabas.block import space
+
+
+def test_setup_vault_choice_is_secret_and_discards_pay_one_coin_each():
+    """Setup 4: "Choose one Door from your hand to place secretly under your Vault board. ...
+    For each card you discard during Setup, take one Coin from the supply into your purse." """
+    state = new(2, seed=5)
+    hand = list(state["players"][0]["hand"])
+    assert [a["card"] for a in GAME.legal_actions(state)] == hand
+    state = act(state, "setup_vault", card=hand[0])
+    assert state["players"][0]["vault_cards"] == [hand[0]]
+    assert hand[0] not in GAME.observation(state, 1)["discard"]
+    assert str(hand[0]) not in str(GAME.observation(state, 1)["log"])
+    state = act(state, "setup_discard", card=hand[1])
+    state = act(state, "setup_discard", card=hand[2])
+    assert state["players"][0]["purse"] == 2
+    assert state["supply"] == 24 - 2
+    assert state["discard"] == [hand[1], hand[2]]
+    state = act(state, "setup_done")
+    assert state["active"] == 1 and state["phase"] == "setup_vault"
+
+
+def test_dock_is_dealt_after_setup_with_five_slots_costing_0_0_1_2_3():
+    """Setup 5: "Deal five doors from the deck face up into the five Dock slots." """
+    state = new(3)
+    assert state["dock"] == [None] * 5
+    state = started(3)
+    assert all(door is not None for door in state["dock"])
+    assert state["costs"] == [0, 0, 1, 2, 3]
+    assert state["supply"] == 36
+    assert len({*state["deck"], *state["dock"], *state["discard"]}) + 15 == 81
+
+
+def test_the_first_placement_goes_only_above_or_right_of_the_vault():
+    """"Your Vault counts as a filled space. Therefore, your first placement must be in a
+    space immediately above or to the right of your Vault." """
+    state = started(2)
+    spaces = {tuple(a["space"]) for a in GAME.legal_actions(state) if a["type"] == "place"}
+    assert spaces == {(0, 1), (1, 0)}
+    door = state["players"][0]["hand"][0]
+    with pytest.raises(engines.IllegalAction, match="left and directly below"):
+        act(state, "place", card=door, space=[2, 0])
+    with pytest.raises(engines.IllegalAction, match="outside the 4x3 block"):
+        act(state, "place", card=door, space=[4, 0])
+
+
+def placement_example_state():
+    """A block with spots A = [0, 2], B = [1, 1], C = [3, 0] open, as in the rulebook."""
+    state = started(2)
+    place_on(state, 0, {(1, 0): card("F3", "yellow"), (2, 0): card("F3", "blue"),
+                        (0, 1): card("F3", "red")})
+    return state
+
+
+@pytest.mark.parametrize(("spot", "refused"), [
+    ([0, 2], {"red"}), ([1, 1], {"red", "yellow"}), ([3, 0], {"blue"}),
+])
+def test_placement_example_spots_and_the_colours_each_refuses(spot, refused):
+    """"only the marked spots (A, B and C) are possible ... A Red door could not go in spot
+    A. A Red or Yellow Door could not go in spot B. A Blue door could not go in spot C." and
+    "It can not be beside, above, or below a Door of the same color (diagonal is fine).
+    Your Vault does not count as any color." """
+    state = placement_example_state()
+    doors = {colour: card("S2", colour) for colour in ("red", "blue", "yellow")}
+    state["players"][0]["hand"] = list(doors.values())
+    legal = {(a["card"], tuple(a["space"])) for a in GAME.legal_actions(state)
+             if a["type"] == "place"}
+    assert {s for _, s in legal} == {(0, 2), (1, 1), (3, 0)}
+    for colour, door in doors.items():
+        allowed = (door, tuple(spot)) in legal
+        assert allowed == (colour not in refused), (colour, spot)
+        if not allowed:
+            with pytest.raises(engines.IllegalAction, match="same colour"):
+                act(state, "place", card=door, space=spot)
+
+
+def test_take_two_coins_and_the_same_action_twice():
+    """"you must take two actions. The two actions can be the same or different." and
+    "Take two Coins from the supply and add them to your purse." """
+    state = started(2)
+    purse = state["players"][0]["purse"]
+    state = act(state, "take_coins")
+    assert state["active"] == 0 and state["actions_left"] == 1
+    state = act(state, "take_coins")
+    assert state["players"][0]["purse"] == purse + 4
+    assert state["active"] == 1 and state["actions_left"] == 2
+
+
+def test_buying_slides_the_dock_left_and_deals_into_the_rightmost_slot():
+    """"After you claim a Door, slide all remaining Doors in the Dock left to fill any
+    gaps, then deal a new Door from the deck face up into the rightmost slot." """
+    state = started(2)
+    dock = list(state["dock"])
+    top = state["deck"][-1]
+    state = act(state, "buy", slot=1, from_vault=0)
+    assert state["players"][0]["hand"][-1] == dock[1]
+    assert state["dock"] == [dock[0], dock[2], dock[3], dock[4], top]
+
+
+def test_paying_from_purse_and_vault_in_any_mix():
+    """"Coins are paid into the general supply, and they can come from your purse and/or
+    Vault in any combination you wish." """
+    state = started(2)
+    holder = state["players"][0]
+    holder["purse"], holder["vault_coins"] = 2, 2
+    splits = [a["from_vault"] for a in GAME.legal_actions(state)
+              if a["type"] == "buy" and a["slot"] == 4]
+    assert splits == [1, 2]
+    supply = state["supply"]
+    after = act(state, "buy", slot=4, from_vault=2)
+    assert (after["players"][0]["purse"], after["players"][0]["vault_coins"]) == (1, 0)
+    assert after["supply"] == supply + 3
+    with pytest.raises(engines.IllegalAction, match="impossible"):
+        act(state, "buy", slot=4, from_vault=0)
+    holder["purse"], holder["vault_coins"] = 1, 0
+    with pytest.raises(engines.IllegalAction, match="costs 3"):
+        act(state, "buy", slot=4, from_vault=0)
+
+
+def test_coins_move_freely_from_vault_to_purse_on_your_turn():
+    """"On your own turn you may freely move Coins out of your Vault to your purse" """
+    state = started(2)
+    state["players"][0]["vault_coins"] = 3
+    state = act(state, "withdraw", coins=2)
+    assert (state["players"][0]["vault_coins"], state["players"][0]["purse"]) == (1, 2)
+    assert state["actions_left"] == 2, "moving coins out of the vault is not an action"
+    with pytest.raises(engines.IllegalAction):
+        act(state, "withdraw", coins=2)
+
+
+def test_the_hand_limit_of_seven_at_the_end_of_the_turn():
+    """"If you have more than seven Doors in your hand, discard Doors of your choice until
+    you have only seven." """
+    state = started(2)
+    state["players"][0]["hand"] = list(range(60, 69))
+    state = act(state, "take_coins")
+    assert state["phase"] == "actions", "the limit is only checked at the end of the turn"
+    state = act(state, "take_coins")
+    assert state["phase"] == "hand_limit" and state["active"] == 0
+    assert [a["card"] for a in GAME.legal_actions(state)] == list(range(60, 69))
+    state = act(state, "discard", card=62)
+    assert state["active"] == 0
+    state = act(state, "discard", card=65)
+    assert state["active"] == 1 and len(state["players"][0]["hand"]) == 7
+    assert state["discard"][-2:] == [62, 65]
+
+
+def test_a_placed_door_is_public_and_its_space_named_col_row():
+    """"Select a Door from your hand and place it in an empty space in your block" """
+    state = started(2)
+    door = state["players"][0]["hand"][0]
+    state = act(state, "place", card=door, space=[1, 0])
+    seen = GAME.observation(state, 1)["players"][0]["block"]
+    assert seen == [{"space": [1, 0], "card": door, "coins": 0}]
+    assert space(1) == [1, 0]

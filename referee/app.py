@@ -1,0 +1,25 @@
+"""`create_app(config)`: the Flask application of the referee API."""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from tournament.store import Store
+
+from . import problems
+from .blueprints import bots, games, health, matches, moves, replays, spec
+from .config import Config
+from .web import Services
+
+BLUEPRINTS = (health.bp, games.bp, bots.bp, matches.bp, moves.bp, replays.bp, spec.bp)
+
+
+def create_app(config: Config | None = None) -> Flask:
+    config = config or Config.from_env()
+    app = Flask("referee")
+    app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
+    app.extensions["referee"] = Services(config=config, store=Store.from_url(config.redis_url))
+    for blueprint in BLUEPRINTS:
+        app.register_blueprint(blueprint)
+    problems.register(app)
+    return app

@@ -1,0 +1,49 @@
+"""Bearer tokens: the admin token from the config, and one token per pull seat.
+
+Tokens travel as `Authorization: Bearer <token>`, are compared with
+`hmac.compare_digest`, and never appear in replays, logs or error bodies.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+
+from flask import request
+
+from .problems import Problem
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def bearer_token() -> str | None:
+    """The request's bearer token, or None when there is no Authorization header."""
+    header = request.headers.get("Authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Problem(401, "auth/malformed-token", "Unauthorized",
+                      'the Authorization header must be "Bearer <token>"',
+                      headers={"WWW-Authenticate": "Bearer"})
+    return token.strip()
+
+
+def require_token() -> str:
+    token = bearer_token()
+    if token is None:
+        raise Problem(401, "auth/missing-token", "Unauthorized",
+                      "this request needs a bearer token", headers={"WWW-Authenticate": "Bearer"})
+    return token
+
+
+def is_admin(token: str | None, admin_token: str) -> bool:
+    return bool(token and admin_token) and hmac.compare_digest(token.encode(), admin_token.encode())
+
+
+def require_admin(admin_token: str) -> None:
+    """401 without a token, 403 with a token that is not the admin token."""
+    if not is_admin(require_token(), admin_token):
+        raise Problem(403, "auth/forbidden", "Forbidden", "this request needs the admin token")

@@ -1,0 +1,1 @@
+"""One Flask blueprint per resource of the API (design.md section 5)."""

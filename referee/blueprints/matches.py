@@ -1,0 +1,119 @@
+"""POST /matches (admin), GET /matches, GET /matches/{id}: start matches and follow them.
+
+A new match is stored with its initial state and queued as an rq job at once; a worker
+plays it. Pull seats get one token each, shown only in the 201 answer.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from flask import Blueprint, Response
+
+import engines
+from tournament.jobs import enqueue_match
+from tournament.store import MatchStatus, Store, token_digest
+
+from ..auth import bearer_token, is_admin, new_token, require_admin
+from ..problems import invalid, not_found
+from ..replay import utc_now
+from ..schemas import (
+    MAX_SEED,
+    ListQuerySchema,
+    MatchCreatedSchema,
+    MatchCreateSchema,
+    MatchListSchema,
+    MatchSchema,
+)
+from ..web import load_body, load_query, reply, services
+
+bp = Blueprint("matches", __name__)
+
+
+@bp.post("/matches")
+def create_match() -> Response:
+    config, store = services().config, services().store
+    require_admin(config.admin_token)
+    data = load_body(MatchCreateSchema())
+    engine = engines.get(data["game"])
+    seats = _seat_infos(store, data["seats"], engine.name)
+    seed = data["seed"] if "seed" in data else secrets.randbelow(MAX_SEED + 1)
+    state = _initial_state(engine, len(seats), seed, data["options"])
+    meta = {
+        "id": f"m-{secrets.token_hex(8)}", "game": engine.name, "game_version": engine.version,
+        "num_players": len(seats), "seats": seats, "options": state["options"], "seed": seed,
+        "policy": data["failure_policy"], "deadline_ms": data["deadline_ms"],
+        "pull_deadline_ms": data["pull_deadline_ms"], "created_at": utc_now(),
+    }
+    tokens = {seat["seat"]: new_token() for seat in seats if seat["kind"] == "pull"}
+    store.create_match(meta, state, engine.current_seat(state),
+                       {seat: token_digest(token) for seat, token in tokens.items()})
+    enqueue_match(store, meta)
+    body = {**store.get_match(meta["id"]),
+            "tokens": [{"seat": seat, "token": token} for seat, token in tokens.items()]}
+    return reply(MatchCreatedSchema(), body, 201, headers={"Location": f"/matches/{meta['id']}"})
+
+
+@bp.get("/matches")
+def list_matches() -> Response:
+    store = services().store
+    query = load_query(ListQuerySchema())
+    ids, total = store.list_match_ids(query["offset"], query["limit"])
+    admin = _asked_by_admin()
+    found = [store.get_match(match_id) for match_id in ids]
+    matches = [public_match(match, admin) for match in found if match]
+    return reply(MatchListSchema(), {"matches": matches, "total": total, **query})
+
+
+@bp.get("/matches/<match_id>")
+def get_match(match_id: str) -> Response:
+    return reply(MatchSchema(), public_match(find_match(match_id), _asked_by_admin()))
+
+
+def find_match(match_id: str) -> dict:
+    match = services().store.get_match(match_id)
+    if match is None:
+        raise not_found(f"match {match_id!r}")
+    return match
+
+
+def public_match(match: dict, admin: bool) -> dict:
+    """The match as anyone may see it: the seed (which fixes every hidden card) only once
+    the match is over, or for the admin."""
+    over = match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED)
+    return {**match, "seed": match["seed"] if over or admin else None}
+
+
+def _asked_by_admin() -> bool:
+    return is_admin(bearer_token(), services().config.admin_token)
+
+
+def _seat_infos(store: Store, specs: list[dict], game: str) -> list[dict]:
+    """Check every bot seat (registered, plays this game); name every seat."""
+    errors: dict = {}
+    seats = []
+    for index, spec in enumerate(specs):
+        if spec["kind"] == "pull":
+            seats.append({"seat": index, "kind": "pull", "bot_id": None,
+                          "name": spec.get("name", f"seat {index}")})
+            continue
+        bot = store.get_bot(spec["bot_id"])
+        if bot is None:
+            errors[str(index)] = {"bot_id": [f"no registered bot {spec['bot_id']!r}"]}
+        elif game not in bot["games"]:
+            errors[str(index)] = {"bot_id": [f"bot {bot['id']} does not play {game}"]}
+        else:
+            seats.append({"seat": index, "kind": "bot", "bot_id": bot["id"],
+                          "name": spec.get("name", bot["name"])})
+    if errors:
+        raise invalid({"seats": errors})
+    return seats
+
+
+def _initial_state(engine: engines.Game, num_players: int, seed: int, options: dict) -> dict:
+    """The match's first state; an unsupported player count or option is a 400."""
+    try:
+        return engine.new_game(num_players=num_players, seed=seed, options=options)
+    except engines.InvalidSetup as error:
+        field = "options" if options else "seats"
+        raise invalid({field: [error.reason]}) from None

@@ -1,0 +1,83 @@
+"""GET /matches/{id}/observation and POST /matches/{id}/actions: pull seats.
+
+The seat is the one whose token comes in the Authorization header. A move is checked
+against the live state (turn, step, rules) before it is handed to the runner through
+Redis; only the first move for a step is accepted.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response
+
+import engines
+from tournament.store import MatchStatus
+
+from ..auth import require_token
+from ..botclient import PROTOCOL
+from ..problems import Problem, conflict, invalid
+from ..schemas import MoveAcceptedSchema, MoveSchema, ObservationSchema
+from ..web import load_body, reply, services
+from .matches import find_match
+
+bp = Blueprint("moves", __name__)
+
+
+@bp.get("/matches/<match_id>/observation")
+def observation(match_id: str) -> Response:
+    match = find_match(match_id)
+    seat = _seat_of_token(match_id)
+    live = services().store.get_live(match_id)
+    engine = engines.get(match["game"])
+    view = engine.observation(live["state"], seat)
+    return reply(ObservationSchema(), {
+        "protocol": PROTOCOL, "match_id": match_id, "game": match["game"], "seat": seat,
+        "step": live["step"], "to_move": engine.current_seat(live["state"]),
+        "status": match["status"], "deadline_ms": match["pull_deadline_ms"],
+        "observation": view, "legal_actions": view["legal_actions"],
+    })
+
+
+@bp.post("/matches/<match_id>/actions")
+def post_action(match_id: str) -> Response:
+    match = find_match(match_id)
+    seat = _seat_of_token(match_id)
+    move = load_body(MoveSchema())
+    store = services().store
+    if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
+        raise conflict("match/over", f"the match is {match['status']}: no more moves")
+    live = store.get_live(match_id)
+    _check_turn(engines.get(match["game"]), live, seat, move)
+    if not store.claim_step(match_id, move["step"], seat):
+        raise conflict("action/stale-step", f"a move for step {move['step']} was already accepted")
+    store.post_move(match_id, seat, move["step"], move["action"])
+    applied = store.wait_applied(match_id, move["step"], services().config.move_wait_s)
+    now = store.get_match(match_id)
+    return reply(MoveAcceptedSchema(), {
+        "match_id": match_id, "seat": seat, "step": move["step"], "applied": applied,
+        "status": now["status"], "current_step": now["step"], "to_move": now["to_move"],
+    })
+
+
+def _seat_of_token(match_id: str) -> int:
+    seat = services().store.seat_for_token(match_id, require_token())
+    if seat is None:
+        raise Problem(403, "auth/forbidden", "Forbidden",
+                      "this token is not a seat token of this match")
+    return seat
+
+
+def _check_turn(engine: engines.Game, live: dict, seat: int, move: dict) -> None:
+    """409 out of turn or stale; 422 against the rules; 400 for a malformed action."""
+    to_move = engine.current_seat(live["state"])
+    if to_move != seat:
+        whose = "nobody's: the game is over" if to_move is None else f"seat {to_move}'s"
+        raise conflict("action/out-of-turn", f"it is {whose} turn, not seat {seat}'s")
+    if move["step"] != live["step"]:
+        raise conflict("action/stale-step", f"the match is at step {live['step']}; "
+                                            f"this move answers step {move['step']}")
+    try:
+        engine.apply(live["state"], move["action"])
+    except engines.IllegalAction as error:
+        raise Problem(422, "action/illegal", "Illegal action", error.reason) from None
+    except engines.InvalidAction as error:
+        raise invalid({"action": [error.reason]}) from None

@@ -1,0 +1,76 @@
+"""Server configuration from the environment (design.md section 5b, a public contract).
+
+- `REDIS_URL` (default `redis://127.0.0.1:6379/0`): the one Redis of API and workers
+- `REFEREE_ADMIN_TOKEN` (`referee serve` generates one when unset): admin writes
+- `REFEREE_SECRET`: the replay signing key
+- `REFEREE_BOT_HOSTS` (default `localhost,127.0.0.0/8,::1`): host names, addresses and
+  networks that bot URLs may point at
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+DEFAULT_BOT_HOSTS = "localhost,127.0.0.0/8,::1"
+MAX_BODY_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything the API needs to know; built from the environment or by tests."""
+
+    redis_url: str = DEFAULT_REDIS_URL
+    admin_token: str = ""
+    secret: str = ""
+    bot_hosts: tuple[str, ...] = tuple(DEFAULT_BOT_HOSTS.split(","))
+    max_body_bytes: int = MAX_BODY_BYTES
+    move_wait_s: float = 5.0
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
+        env = os.environ if environ is None else environ
+        hosts = env.get("REFEREE_BOT_HOSTS") or DEFAULT_BOT_HOSTS
+        return cls(
+            redis_url=env.get("REDIS_URL") or DEFAULT_REDIS_URL,
+            admin_token=env.get("REFEREE_ADMIN_TOKEN", ""),
+            secret=env.get("REFEREE_SECRET", ""),
+            bot_hosts=tuple(h.strip() for h in hosts.split(",") if h.strip()),
+        )
+
+    def bot_url_problem(self, url: str) -> str | None:
+        """Why a bot URL is refused, or None when its scheme and host are allowed."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            return "a bot URL must start with http:// or https://"
+        if not parts.hostname:
+            return "a bot URL needs a host"
+        if not host_allowed(parts.hostname, self.bot_hosts):
+            return (f"host {parts.hostname!r} is not in the bot host allowlist "
+                    "(REFEREE_BOT_HOSTS)")
+        return None
+
+
+def host_allowed(host: str, allowlist: tuple[str, ...]) -> bool:
+    """A host name matches an entry exactly (case-insensitive); an address may also fall
+    inside a network entry such as 127.0.0.0/8."""
+    host = host.lower()
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    for entry in allowlist:
+        if host == entry.lower():
+            return True
+        if address is not None and "/" in entry:
+            try:
+                if address in ipaddress.ip_network(entry, strict=False):
+                    return True
+            except ValueError:
+                continue
+    return False

@@ -1,0 +1,110 @@
+"""Every failure of the API as `application/problem+json` (RFC 9457).
+
+Views raise `Problem` (or let marshmallow's ValidationError, werkzeug's HTTP errors and
+engine errors escape); one handler turns each into `{"type", "title", "status", "detail"}`
+plus `errors` (field -> messages) for validation failures. Unexpected exceptions become a
+500 that says nothing about internals.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import orjson
+import redis
+from flask import Flask, Response
+from marshmallow import ValidationError
+from werkzeug.exceptions import HTTPException
+
+log = logging.getLogger(__name__)
+
+MEDIA_TYPE = "application/problem+json"
+TYPE_BASE = "/problems/"
+
+
+class Problem(Exception):
+    """An API error with a stable `type` slug, e.g. `action/stale-step`."""
+
+    def __init__(self, status: int, slug: str, title: str, detail: str,
+                 errors: dict | None = None, headers: dict | None = None):
+        super().__init__(detail)
+        self.status = status
+        self.slug = slug
+        self.title = title
+        self.detail = detail
+        self.errors = errors
+        self.headers = headers or {}
+
+    def body(self) -> dict:
+        body = {"type": TYPE_BASE + self.slug, "title": self.title, "status": self.status,
+                "detail": self.detail}
+        if self.errors is not None:
+            body["errors"] = self.errors
+        return body
+
+
+def invalid(errors: dict, detail: str | None = None) -> Problem:
+    """400 naming the offending fields."""
+    names = ", ".join(sorted(errors))
+    return Problem(400, "request/invalid", "Invalid request",
+                   detail or f"the request has invalid fields: {names}", errors=errors)
+
+
+def not_found(what: str) -> Problem:
+    return Problem(404, "not-found", "Not found", f"{what} does not exist")
+
+
+def conflict(slug: str, detail: str) -> Problem:
+    return Problem(409, slug, "Conflict", detail)
+
+
+_HTTP_SLUGS = {
+    400: "request/malformed", 401: "auth/missing-token", 403: "auth/forbidden",
+    404: "not-found", 405: "method-not-allowed", 413: "request/too-large",
+    415: "request/unsupported-media-type",
+}
+
+
+def from_http_exception(error: HTTPException) -> Problem:
+    status = error.code or 500
+    headers = {}
+    if status == 405 and error.valid_methods:
+        headers["Allow"] = ", ".join(error.valid_methods)
+    return Problem(status, _HTTP_SLUGS.get(status, "http-error"), error.name,
+                   error.description or error.name, headers=headers)
+
+
+def problem_response(problem: Problem) -> Response:
+    response = Response(orjson.dumps(problem.body()), status=problem.status, mimetype=MEDIA_TYPE)
+    response.headers.update(problem.headers)
+    return response
+
+
+def register(app: Flask) -> None:
+    """Install the one error handler for every failure."""
+
+    @app.errorhandler(Problem)
+    def handle_problem(problem: Problem) -> Response:
+        return problem_response(problem)
+
+    @app.errorhandler(ValidationError)
+    def handle_validation(error: ValidationError) -> Response:
+        messages = error.messages if isinstance(error.messages, dict) else {
+            "_body": error.messages}
+        return problem_response(invalid(messages))
+
+    @app.errorhandler(HTTPException)
+    def handle_http(error: HTTPException) -> Response:
+        return problem_response(from_http_exception(error))
+
+    @app.errorhandler(redis.ConnectionError)
+    def handle_redis_down(error: redis.ConnectionError) -> Response:
+        log.error("Redis unreachable: %s", error)
+        return problem_response(Problem(503, "redis/unreachable", "Service Unavailable",
+                                        "the referee's Redis does not answer"))
+
+    @app.errorhandler(Exception)
+    def handle_unexpected(error: Exception) -> Response:
+        log.exception("unexpected error")
+        return problem_response(Problem(500, "internal", "Internal Server Error",
+                                        "the server failed to answer; the error is logged"))

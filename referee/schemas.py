@@ -1,0 +1,280 @@
+"""marshmallow schemas of every request and response body of the API.
+
+Request schemas refuse unknown fields; response schemas declare every field they send, so
+the generated `openapi.yaml` (components) is exactly what the views produce.
+"""
+
+from __future__ import annotations
+
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+
+import engines
+
+from .botclient import Fault
+from .runner import FORFEIT, POLICY_CHOICES
+
+MAX_SEED = (1 << 63) - 1
+MAX_PAGE = 200
+
+
+def _known_game(name: str) -> None:
+    if name not in engines.names():
+        raise ValidationError(f"unknown game; known games: {', '.join(engines.names())}")
+
+
+class JsonNumber(fields.Field):
+    """A JSON number passed through as it is (an int stays an int), so records dumped
+    through a schema keep their canonical form."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValidationError("not a number")
+        return value
+
+
+def _required(field_class: type[fields.Field], *args, **kwargs) -> fields.Field:
+    """A response field that is always present (it may still be null when allowed)."""
+    return field_class(*args, required=True, **kwargs)
+
+
+# ----- problems ------------------------------------------------------------------------
+class ProblemSchema(Schema):
+    type = _required(fields.String)
+    title = _required(fields.String)
+    status = _required(fields.Integer)
+    detail = _required(fields.String)
+    errors = fields.Dict(keys=fields.String(), values=fields.Raw(),
+                         metadata={"description": "field -> messages, for validation errors"})
+
+
+# ----- health and games ----------------------------------------------------------------
+class HealthSchema(Schema):
+    status = _required(fields.String, validate=validate.OneOf(["ok"]))
+    redis = _required(fields.String, validate=validate.OneOf(["ok"]))
+    games = _required(fields.List, fields.String())
+
+
+class GameSummarySchema(Schema):
+    name = _required(fields.String)
+    version = _required(fields.String)
+    min_players = _required(fields.Integer)
+    max_players = _required(fields.Integer)
+
+
+class GameListSchema(Schema):
+    games = _required(fields.List, fields.Nested(GameSummarySchema))
+
+
+class GameDetailSchema(GameSummarySchema):
+    description = _required(fields.Dict, metadata={
+        "description": "the engine's describe(): options, components, action reference"})
+    variants = _required(fields.List, fields.Dict(), metadata={
+        "description": "every supported setup: num_players and options"})
+
+
+# ----- bots --------------------------------------------------------------------------
+class BotCreateSchema(Schema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    url = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+    games = fields.List(fields.String(validate=_known_game), required=True,
+                        validate=validate.Length(min=1))
+
+
+class BotSchema(Schema):
+    id = _required(fields.String)
+    name = _required(fields.String)
+    url = _required(fields.String)
+    games = _required(fields.List, fields.String())
+    created_at = _required(fields.String)
+
+
+class BotListSchema(Schema):
+    bots = _required(fields.List, fields.Nested(BotSchema))
+
+
+# ----- matches ------------------------------------------------------------------------
+class FailurePolicySchema(Schema):
+    """For each fault code: "forfeit" (the default) or "random"."""
+
+    timeout = fields.String(load_default=FORFEIT, validate=validate.OneOf(POLICY_CHOICES))
+    crash = fields.String(load_default=FORFEIT, validate=validate.OneOf(POLICY_CHOICES))
+    malformed = fields.String(load_default=FORFEIT, validate=validate.OneOf(POLICY_CHOICES))
+    illegal = fields.String(load_default=FORFEIT, validate=validate.OneOf(POLICY_CHOICES))
+
+
+class SeatSpecSchema(Schema):
+    """A seat of a new match: a registered bot (push) or a client that polls (pull)."""
+
+    kind = fields.String(required=True, validate=validate.OneOf(["bot", "pull"]))
+    bot_id = fields.String(validate=validate.Length(min=1, max=100))
+    name = fields.String(validate=validate.Length(min=1, max=100))
+
+    @validates_schema
+    def check_bot_id(self, data: dict, **kwargs) -> None:
+        if data["kind"] == "bot" and "bot_id" not in data:
+            raise ValidationError("a bot seat needs bot_id", field_name="bot_id")
+        if data["kind"] == "pull" and "bot_id" in data:
+            raise ValidationError("a pull seat has no bot_id", field_name="bot_id")
+
+
+class MatchCreateSchema(Schema):
+    game = fields.String(required=True, validate=_known_game)
+    seats = fields.List(fields.Nested(SeatSpecSchema), required=True,
+                        validate=validate.Length(min=1, max=16))
+    seed = fields.Integer(strict=True, validate=validate.Range(min=0, max=MAX_SEED),
+                          metadata={"description": "drawn by the server when absent"})
+    options = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=dict)
+    failure_policy = fields.Nested(FailurePolicySchema, load_default=dict)
+    deadline_ms = fields.Integer(strict=True, load_default=2000,
+                                 validate=validate.Range(min=10, max=60000),
+                                 metadata={"description": "per decision of a push bot"})
+    pull_deadline_ms = fields.Integer(strict=True, load_default=300000,
+                                      validate=validate.Range(min=100, max=86400000),
+                                      metadata={"description": "per decision of a pull seat"})
+
+
+class SeatTokenSchema(Schema):
+    seat = _required(fields.Integer)
+    token = _required(fields.String)
+
+
+class SeatInfoSchema(Schema):
+    seat = _required(fields.Integer)
+    kind = _required(fields.String, validate=validate.OneOf(["bot", "pull"]))
+    bot_id = _required(fields.String, allow_none=True)
+    name = _required(fields.String)
+
+
+class PolicySchema(Schema):
+    timeout = _required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
+    crash = _required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
+    malformed = _required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
+    illegal = _required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
+
+
+class ResultSchema(Schema):
+    scores = _required(fields.List, JsonNumber())
+    ranks = _required(fields.List, fields.Integer())
+    details = _required(fields.Dict)
+
+
+class ForfeitSchema(Schema):
+    seat = _required(fields.Integer)
+    step = _required(fields.Integer)
+    fault = _required(fields.String, validate=validate.OneOf(Fault.ALL))
+
+
+class MatchSchema(Schema):
+    id = _required(fields.String)
+    game = _required(fields.String)
+    game_version = _required(fields.String)
+    status = _required(fields.String,
+                       validate=validate.OneOf(["queued", "running", "finished", "failed"]))
+    num_players = _required(fields.Integer)
+    seats = _required(fields.List, fields.Nested(SeatInfoSchema))
+    options = _required(fields.Dict)
+    policy = _required(fields.Nested, PolicySchema)
+    deadline_ms = _required(fields.Integer)
+    pull_deadline_ms = _required(fields.Integer)
+    seed = _required(fields.Integer, allow_none=True, metadata={
+        "description": "hidden (null) until the match is over, unless asked with the admin "
+                       "token: the seed determines every hidden card"})
+    step = _required(fields.Integer, metadata={"description": "decisions played so far"})
+    to_move = _required(fields.Integer, allow_none=True)
+    result = _required(fields.Nested, ResultSchema, allow_none=True)
+    forfeit = _required(fields.Nested, ForfeitSchema, allow_none=True)
+    error = _required(fields.String, allow_none=True)
+    created_at = _required(fields.String)
+    started_at = _required(fields.String, allow_none=True)
+    finished_at = _required(fields.String, allow_none=True)
+
+
+class MatchCreatedSchema(MatchSchema):
+    tokens = _required(fields.List, fields.Nested(SeatTokenSchema), metadata={
+        "description": "one token per pull seat, shown only in this answer"})
+
+
+class ListQuerySchema(Schema):
+    offset = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=MAX_PAGE))
+
+
+class MatchListSchema(Schema):
+    matches = _required(fields.List, fields.Nested(MatchSchema))
+    total = _required(fields.Integer)
+    offset = _required(fields.Integer)
+    limit = _required(fields.Integer)
+
+
+# ----- seats: observation and moves -----------------------------------------------------
+class ObservationSchema(Schema):
+    """The same fields as a push decision request, plus the match status."""
+
+    protocol = _required(fields.String)
+    match_id = _required(fields.String)
+    game = _required(fields.String)
+    seat = _required(fields.Integer)
+    step = _required(fields.Integer)
+    to_move = _required(fields.Integer, allow_none=True)
+    status = _required(fields.String)
+    deadline_ms = _required(fields.Integer)
+    observation = _required(fields.Dict)
+    legal_actions = _required(fields.List, fields.Dict())
+
+
+class MoveSchema(Schema):
+    step = fields.Integer(required=True, strict=True, validate=validate.Range(min=0),
+                          metadata={"description": "the step the move answers (from the "
+                                                   "observation); a stale step is refused"})
+    action = fields.Dict(required=True, keys=fields.String(), values=fields.Raw())
+
+
+class MoveAcceptedSchema(Schema):
+    match_id = _required(fields.String)
+    seat = _required(fields.Integer)
+    step = _required(fields.Integer, metadata={"description": "the step this move played"})
+    applied = _required(fields.Boolean, metadata={
+        "description": "false when the runner had not yet played it when this answer left"})
+    status = _required(fields.String)
+    current_step = _required(fields.Integer)
+    to_move = _required(fields.Integer, allow_none=True)
+
+
+# ----- replays ------------------------------------------------------------------------
+class FaultSchema(Schema):
+    code = _required(fields.String, validate=validate.OneOf(Fault.ALL))
+    detail = _required(fields.String)
+    raw = _required(fields.String, metadata={"description": "the answer, truncated"})
+    policy = _required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
+
+
+class StepSchema(Schema):
+    step = _required(fields.Integer)
+    seat = _required(fields.Integer)
+    action = _required(fields.Dict, allow_none=True)
+    fault = _required(fields.Nested, FaultSchema, allow_none=True)
+    elapsed_ms = _required(fields.Float)
+    state_hash = _required(fields.String)
+
+
+class ReplaySeatSchema(SeatInfoSchema):
+    deadline_ms = _required(fields.Integer)
+
+
+class ReplaySchema(Schema):
+    format = _required(fields.String)
+    match_id = _required(fields.String)
+    game = _required(fields.String)
+    game_version = _required(fields.String)
+    num_players = _required(fields.Integer)
+    options = _required(fields.Dict)
+    seed = _required(fields.Integer)
+    seats = _required(fields.List, fields.Nested(ReplaySeatSchema))
+    policy = _required(fields.Nested, PolicySchema)
+    initial_state_hash = _required(fields.String)
+    steps = _required(fields.List, fields.Nested(StepSchema))
+    result = _required(fields.Nested, ResultSchema, allow_none=True)
+    forfeit = _required(fields.Nested, ForfeitSchema, allow_none=True)
+    strikes = _required(fields.List, fields.Integer())
+    started_at = _required(fields.String, allow_none=True)
+    finished_at = _required(fields.String, allow_none=True)

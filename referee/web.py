@@ -1,0 +1,51 @@
+"""What the views share: the app's services, body loading and the one success reply."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+from flask import Response, current_app, request
+from marshmallow import Schema
+
+from tournament.store import Store
+
+from .config import Config
+from .problems import invalid
+
+
+@dataclass
+class Services:
+    """The configuration and the Redis store of one app."""
+
+    config: Config
+    store: Store
+
+
+def services() -> Services:
+    return current_app.extensions["referee"]
+
+
+def load_body(schema: Schema) -> dict:
+    """The request's JSON body loaded through `schema` (400 naming the fields otherwise)."""
+    raw = request.get_data(cache=True)
+    if not raw.strip():
+        raise invalid({"_body": ["a JSON body is required"]})
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        raise invalid({"_body": [f"the body is not valid JSON: {error}"]}) from None
+    return schema.load(data)
+
+
+def load_query(schema: Schema) -> dict:
+    return schema.load(request.args.to_dict())
+
+
+def reply(schema: Schema, value: object, status: int = 200,
+          headers: dict | None = None) -> Response:
+    """One success response: `value` dumped through its schema, as JSON."""
+    response = Response(orjson.dumps(schema.dump(value)), status=status,
+                        mimetype="application/json")
+    response.headers.update(headers or {})
+    return response

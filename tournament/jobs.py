@@ -1,0 +1,153 @@
+"""The rq match job: plays one stored match on a worker and records its replay in Redis.
+
+The job's only argument is a JSON payload `{"match_id": "..."}` (rq's JSON serializer,
+never pickle); everything else is read from the store. The job is idempotent: a match
+already finished is not played again, and a match whose earlier attempt died is replayed
+from the start (its partial steps are discarded).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import rq
+from rq.serializers import JSONSerializer
+
+import engines
+from referee import replay
+from referee.botclient import RAW_LIMIT, BotReply, Fault
+from referee.runner import FailurePolicy, PushSeat, Seat, run_match
+
+from .store import MATCH_QUEUE, MatchStatus, Store
+
+log = logging.getLogger(__name__)
+
+JOB_FUNCTION = "tournament.jobs.play_match"
+BOT_MATCH_TIMEOUT_S = 3600
+PULL_MATCH_TIMEOUT_S = 86400
+
+
+class PullSeat:
+    """A seat whose client polls the API: waits for the move it posts through Redis."""
+
+    def __init__(self, store: Store, match_id: str, seat: int, deadline_ms: int, name: str):
+        self.store = store
+        self.match_id = match_id
+        self.seat = seat
+        self.deadline_ms = deadline_ms
+        self.name = name
+
+    def info(self) -> dict:
+        return {"kind": "pull", "bot_id": None, "name": self.name,
+                "deadline_ms": self.deadline_ms}
+
+    def decide(self, payload: dict) -> BotReply:
+        """The move posted for this step; moves posted for other steps are dropped."""
+        started = time.monotonic()
+        deadline = started + self.deadline_ms / 1000
+        while (remaining := deadline - time.monotonic()) > 0:
+            move = self.store.next_move(self.match_id, self.seat, remaining)
+            if move is None:
+                break
+            if move["step"] == payload["step"]:
+                raw = replay.canonical(move["action"]).decode()[:RAW_LIMIT]
+                return BotReply(action=move["action"], fault=None, raw=raw,
+                                elapsed_ms=_elapsed_ms(started))
+        return BotReply(action=None, fault=Fault.TIMEOUT, raw="", elapsed_ms=_elapsed_ms(started),
+                        detail=f"the client of seat {self.seat} did not move within "
+                               f"{self.deadline_ms} ms")
+
+    def close(self) -> None:
+        """Nothing to release: the store's connection belongs to the worker."""
+
+
+def match_queue(store: Store) -> rq.Queue:
+    return rq.Queue(MATCH_QUEUE, connection=store.redis, serializer=JSONSerializer)
+
+
+def enqueue_match(store: Store, match: dict) -> rq.job.Job:
+    """Queue the match job; its id is derived from the match id, so it is queued once."""
+    has_pull_seat = any(seat["kind"] == "pull" for seat in match["seats"])
+    return match_queue(store).enqueue(
+        JOB_FUNCTION, {"match_id": match["id"]},
+        job_id=f"match-{match['id']}",
+        job_timeout=PULL_MATCH_TIMEOUT_S if has_pull_seat else BOT_MATCH_TIMEOUT_S,
+        result_ttl=86400, failure_ttl=7 * 86400,
+        description=f"{match['game']} match {match['id']}",
+    )
+
+
+def play_match(payload: dict) -> dict:
+    """The rq entry point; the worker's own Redis connection reaches the store."""
+    job = rq.get_current_job()
+    return play_stored_match(Store(job.connection), payload["match_id"])
+
+
+def play_stored_match(store: Store, match_id: str) -> dict:
+    """Play the stored match to its end and store its replay; returns a short summary."""
+    match = store.get_match(match_id)
+    if match is None:
+        raise LookupError(f"no match {match_id}")
+    if match["status"] == MatchStatus.FINISHED:
+        return _summary(match_id, match["result"])
+    store.mark_running(match_id, replay.utc_now())
+    seats = _build_seats(store, match)
+    recorder = _Recorder(store, match)
+    try:
+        record = run_match(match["game"], match["seed"], match["options"], seats,
+                           FailurePolicy.from_dict(match["policy"]), match_id,
+                           on_step=recorder.on_step, on_state=recorder.on_state)
+    except Exception:
+        log.exception("match %s could not be played", match_id)
+        store.fail_match(match_id, "the match stopped on an internal error (see the worker log)",
+                         replay.utc_now())
+        raise
+    finally:
+        for seat in seats:
+            seat.close()
+    store.finish_match(match_id, record, replay.canonical(record))
+    return _summary(match_id, record["result"])
+
+
+class _Recorder:
+    """Writes each step and each new state to the store while the match is played."""
+
+    def __init__(self, store: Store, match: dict):
+        self.store = store
+        self.match_id = match["id"]
+        self.engine = engines.get(match["game"])
+        self.pull_seats = {seat["seat"] for seat in match["seats"] if seat["kind"] == "pull"}
+        self.pull_step: int | None = None
+
+    def on_step(self, entry: dict) -> None:
+        self.store.append_step(self.match_id, entry)
+        self.pull_step = entry["step"] if entry["seat"] in self.pull_seats else None
+
+    def on_state(self, step: int, state: dict) -> None:
+        self.store.publish_live(self.match_id, step, state, self.engine.current_seat(state),
+                                applied_step=self.pull_step)
+        self.pull_step = None
+
+
+def _build_seats(store: Store, match: dict) -> list[Seat]:
+    seats: list[Seat] = []
+    for seat in match["seats"]:
+        if seat["kind"] == "pull":
+            seats.append(PullSeat(store, match["id"], seat["seat"], match["pull_deadline_ms"],
+                                  seat["name"]))
+            continue
+        bot = store.get_bot(seat["bot_id"])
+        if bot is None:
+            raise LookupError(f"bot {seat['bot_id']} of seat {seat['seat']} is not registered")
+        seats.append(PushSeat(bot["url"], match["deadline_ms"], bot_id=bot["id"],
+                              name=bot["name"]))
+    return seats
+
+
+def _summary(match_id: str, result: dict) -> dict:
+    return {"match_id": match_id, "status": MatchStatus.FINISHED.value, "result": result}
+
+
+def _elapsed_ms(started: float) -> float:
+    return round((time.monotonic() - started) * 1000, 3)

@@ -1,0 +1,231 @@
+"""Everything the referee keeps in Redis, and every Redis key it uses, built in one place.
+
+Values are JSON (orjson), never pickle. Keys, all under the prefix `referee:`:
+
+- `bot:{id}` (string): a registered bot; `bots` (sorted set): bot ids by registration time
+- `match:{id}` (hash): `meta` (JSON, fixed at creation), `status`, `step`, `to_move`,
+  `result`, `forfeit`, `error`, `started_at`, `finished_at`
+- `match:{id}:tokens` (hash): seat -> sha256 of its token (the token is never stored)
+- `match:{id}:live` (string): `{"step", "state"}`, the state the current decision is asked in
+- `match:{id}:steps` (list): step records as they are played
+- `match:{id}:replay` (string): the finished replay record, canonical JSON
+- `match:{id}:inbox:{seat}` (list): moves posted by a pull seat's client, `{"step", "action"}`
+- `match:{id}:claim:{step}` (string): set by the first move accepted for that step
+- `match:{id}:applied:{step}` (list): pushed once the runner has moved past that step
+- `matches` (sorted set): match ids by creation time
+
+rq keeps its own keys under `rq:`; the queue name is `MATCH_QUEUE`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from enum import StrEnum
+from typing import Any
+
+import orjson
+import redis
+
+PREFIX = "referee:"
+MATCH_QUEUE = "referee-matches"
+QUEUES = (MATCH_QUEUE,)
+SIGNAL_TTL_S = 3600
+
+
+class MatchStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+
+
+def bot_key(bot_id: str) -> str:
+    return f"{PREFIX}bot:{bot_id}"
+
+
+def bots_key() -> str:
+    return f"{PREFIX}bots"
+
+
+def matches_key() -> str:
+    return f"{PREFIX}matches"
+
+
+def match_key(match_id: str, part: str | None = None) -> str:
+    """`match:{id}` or one of its parts (`tokens`, `live`, `steps`, `replay`, ...)."""
+    base = f"{PREFIX}match:{match_id}"
+    return f"{base}:{part}" if part else base
+
+
+def inbox_key(match_id: str, seat: int) -> str:
+    return match_key(match_id, f"inbox:{seat}")
+
+
+def claim_key(match_id: str, step: int) -> str:
+    return match_key(match_id, f"claim:{step}")
+
+
+def applied_key(match_id: str, step: int) -> str:
+    return match_key(match_id, f"applied:{step}")
+
+
+def token_digest(token: str) -> str:
+    """What is stored of a seat token: its sha256, compared in constant time."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def dumps(value: Any) -> bytes:
+    return orjson.dumps(value)
+
+
+def loads(data: bytes | None) -> Any:
+    return None if data is None else orjson.loads(data)
+
+
+class Store:
+    """The referee's Redis data: bots, matches, live states, pull moves, replays."""
+
+    def __init__(self, client: redis.Redis):
+        self.redis = client
+
+    @classmethod
+    def from_url(cls, url: str) -> Store:
+        return cls(redis.Redis.from_url(url))
+
+    def ping(self) -> bool:
+        try:
+            return bool(self.redis.ping())
+        except redis.RedisError:
+            return False
+
+    # ----- bots --------------------------------------------------------------------
+    def save_bot(self, bot: dict) -> None:
+        with self.redis.pipeline() as pipe:
+            pipe.set(bot_key(bot["id"]), dumps(bot))
+            pipe.zadd(bots_key(), {bot["id"]: time.time()})
+            pipe.execute()
+
+    def get_bot(self, bot_id: str) -> dict | None:
+        return loads(self.redis.get(bot_key(bot_id)))
+
+    def list_bots(self) -> list[dict]:
+        ids = self.redis.zrange(bots_key(), 0, -1)
+        if not ids:
+            return []
+        return [loads(raw) for raw in self.redis.mget([bot_key(i.decode()) for i in ids]) if raw]
+
+    # ----- matches -----------------------------------------------------------------
+    def create_match(self, meta: dict, state: dict, to_move: int | None,
+                     token_digests: dict[int, str]) -> None:
+        """Store a new match, queued, with its initial state as the live state."""
+        match_id = meta["id"]
+        with self.redis.pipeline() as pipe:
+            pipe.hset(match_key(match_id), mapping={
+                "meta": dumps(meta), "status": MatchStatus.QUEUED.value, "step": 0,
+                "to_move": dumps(to_move),
+            })
+            if token_digests:
+                pipe.hset(match_key(match_id, "tokens"),
+                          mapping={str(seat): digest for seat, digest in token_digests.items()})
+            pipe.set(match_key(match_id, "live"), dumps({"step": 0, "state": state}))
+            pipe.zadd(matches_key(), {match_id: time.time()})
+            pipe.execute()
+
+    def get_match(self, match_id: str) -> dict | None:
+        """The match's meta merged with its current status fields, or None."""
+        fields = self.redis.hgetall(match_key(match_id))
+        if not fields:
+            return None
+        text = {k.decode(): v for k, v in fields.items()}
+        match = loads(text["meta"])
+        match.update(
+            status=text["status"].decode(),
+            step=int(text["step"]),
+            to_move=loads(text.get("to_move")),
+            result=loads(text.get("result")),
+            forfeit=loads(text.get("forfeit")),
+            error=text["error"].decode() if "error" in text else None,
+            started_at=text["started_at"].decode() if "started_at" in text else None,
+            finished_at=text["finished_at"].decode() if "finished_at" in text else None,
+        )
+        return match
+
+    def list_match_ids(self, offset: int, limit: int) -> tuple[list[str], int]:
+        """Newest first: one page of ids and the total count."""
+        ids = self.redis.zrevrange(matches_key(), offset, offset + limit - 1)
+        return [i.decode() for i in ids], self.redis.zcard(matches_key())
+
+    def seat_for_token(self, match_id: str, token: str) -> int | None:
+        """The seat whose token this is, comparing digests in constant time."""
+        digest = token_digest(token)
+        seat = None
+        for key, stored in self.redis.hgetall(match_key(match_id, "tokens")).items():
+            if hmac.compare_digest(stored.decode(), digest):
+                seat = int(key)
+        return seat
+
+    def mark_running(self, match_id: str, started_at: str) -> None:
+        """A worker took the match: reset anything a previous, interrupted attempt left."""
+        with self.redis.pipeline() as pipe:
+            pipe.delete(match_key(match_id, "steps"))
+            pipe.hset(match_key(match_id), mapping={
+                "status": MatchStatus.RUNNING.value, "started_at": started_at, "step": 0})
+            pipe.hdel(match_key(match_id), "error", "result", "forfeit", "finished_at")
+            pipe.execute()
+
+    def publish_live(self, match_id: str, step: int, state: dict, to_move: int | None,
+                     applied_step: int | None = None) -> None:
+        """The state the next decision is asked in; signal a pull client waiting on the
+        previous step that its move has been played."""
+        with self.redis.pipeline() as pipe:
+            pipe.set(match_key(match_id, "live"), dumps({"step": step, "state": state}))
+            pipe.hset(match_key(match_id), mapping={"step": step, "to_move": dumps(to_move)})
+            if applied_step is not None:
+                pipe.rpush(applied_key(match_id, applied_step), b"1")
+                pipe.expire(applied_key(match_id, applied_step), SIGNAL_TTL_S)
+            pipe.execute()
+
+    def get_live(self, match_id: str) -> dict | None:
+        return loads(self.redis.get(match_key(match_id, "live")))
+
+    def append_step(self, match_id: str, step_record: dict) -> None:
+        self.redis.rpush(match_key(match_id, "steps"), dumps(step_record))
+
+    def steps(self, match_id: str) -> list[dict]:
+        return [loads(raw) for raw in self.redis.lrange(match_key(match_id, "steps"), 0, -1)]
+
+    def finish_match(self, match_id: str, record: dict, canonical_record: bytes) -> None:
+        """Store the replay and the final status in one transaction."""
+        with self.redis.pipeline() as pipe:
+            pipe.set(match_key(match_id, "replay"), canonical_record)
+            pipe.hset(match_key(match_id), mapping={
+                "status": MatchStatus.FINISHED.value, "result": dumps(record["result"]),
+                "forfeit": dumps(record["forfeit"]), "finished_at": record["finished_at"],
+            })
+            pipe.execute()
+
+    def fail_match(self, match_id: str, error: str, finished_at: str) -> None:
+        self.redis.hset(match_key(match_id), mapping={
+            "status": MatchStatus.FAILED.value, "error": error, "finished_at": finished_at})
+
+    def get_replay(self, match_id: str) -> dict | None:
+        return loads(self.redis.get(match_key(match_id, "replay")))
+
+    # ----- pull seats --------------------------------------------------------------
+    def claim_step(self, match_id: str, step: int, seat: int) -> bool:
+        """True for the first move accepted for `step`; False for any later one."""
+        return bool(self.redis.set(claim_key(match_id, step), seat, nx=True, ex=SIGNAL_TTL_S))
+
+    def post_move(self, match_id: str, seat: int, step: int, action: dict) -> None:
+        self.redis.rpush(inbox_key(match_id, seat), dumps({"step": step, "action": action}))
+
+    def next_move(self, match_id: str, seat: int, timeout_s: float) -> dict | None:
+        """Block until the seat's client posts a move, or None after `timeout_s`."""
+        item = self.redis.blpop([inbox_key(match_id, seat)], timeout=max(timeout_s, 0.01))
+        return None if item is None else loads(item[1])
+
+    def wait_applied(self, match_id: str, step: int, timeout_s: float) -> bool:
+        """Wait until the runner has played `step` (after a pull move was posted)."""
+        return self.redis.blpop([applied_key(match_id, step)], timeout=timeout_s) is not None

@@ -2,7 +2,7 @@
 a heuristic against the random bot quickly.
 
     python3 -m bots.python.arena --game aladino --games 200
-    python3 -m bots.python.arena --game aldabas --players 1 --option mode=solo --games 200
+    python3 -m bots.python.arena --game aldabas --players 1 --options '{"mode": "solo"}'
 
 Each bot sees exactly what it would see over HTTP: `game.observation(state, seat)` and
 the legal actions. Seats alternate between games so neither bot keeps the first move.
@@ -97,18 +97,6 @@ def bot_factory(module: str) -> MakeChoose:
     return importlib.import_module(f"{__package__}.{module}").make_choose
 
 
-def parse_options(pairs: list[str]) -> dict:
-    """["mode=solo", "extra_supply=2"] -> {"mode": "solo", "extra_supply": 2}."""
-    options = {}
-    for pair in pairs:
-        key, _, raw = pair.partition("=")
-        try:
-            options[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            options[key] = raw
-    return options
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="measure a bot against the random bot")
     parser.add_argument("--game", required=True, choices=engines.names())
@@ -116,11 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--players", type=int, default=2, choices=(1, 2))
-    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--options", type=json.loads, default={},
+                        help='game options as JSON, e.g. \'{"mode": "solo"}\'')
     args = parser.parse_args(argv)
     game = engines.get(args.game)
     hero = bot_factory(args.bot or f"{args.game}_bot")
-    options = parse_options(args.option)
+    options = args.options
     if args.players == 1:
         figures = {
             bot: statistics.fmean(solo_scores(game, make, args.games, args.first_seed, options))

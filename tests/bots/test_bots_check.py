@@ -5,7 +5,8 @@ import time
 import pytest
 
 import engines
-from bots.python import aladino_bot, random_bot
+from bots.python import random_bot
+from bots.python.arena import bot_factory
 from referee.cli import main
 
 
@@ -52,7 +53,8 @@ def test_check_bot_passes_the_node_random_bot(node_bot_url, capsys, game):
     assert status == 0, out
 
 
-def test_check_bot_passes_the_aladino_heuristic_bot(python_bot, capsys):
-    with python_bot(aladino_bot.make_choose()) as url:
-        status = _check(url, "aladino")
+@pytest.mark.parametrize("game", engines.names())
+def test_check_bot_passes_the_heuristic_bots(python_bot, capsys, game):
+    with python_bot(bot_factory(f"{game}_bot")()) as url:
+        status = _check(url, game)
     assert status == 0, capsys.readouterr().out

@@ -13,7 +13,7 @@ import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_BOT_HOSTS = "localhost,127.0.0.0/8,::1"
@@ -74,3 +74,12 @@ def host_allowed(host: str, allowlist: tuple[str, ...]) -> bool:
             except ValueError:
                 continue
     return False
+
+
+def redacted_url(url: str) -> str:
+    """The URL with any password replaced by ***, for printing."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))

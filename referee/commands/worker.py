@@ -1,0 +1,30 @@
+"""`referee worker [--burst]`: one rq worker on the referee's queues."""
+
+from __future__ import annotations
+
+import argparse
+
+import redis
+from rq import Worker
+from rq.serializers import JSONSerializer
+
+from referee.config import Config, redacted_url
+from tournament.store import QUEUES
+
+HELP = "run one rq worker that plays the referee's queued matches"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--burst", action="store_true",
+                        help="stop once the queues are empty instead of waiting for jobs")
+
+
+def run(args: argparse.Namespace) -> int:
+    config = Config.from_env()
+    connection = redis.Redis.from_url(config.redis_url)
+    worker = Worker(list(QUEUES), connection=connection, serializer=JSONSerializer)
+    mode = "until the queues are empty" if args.burst else "until stopped"
+    print(f"rq worker {worker.name} on queues {', '.join(QUEUES)} at "
+          f"{redacted_url(config.redis_url)}, {mode}", flush=True)
+    worker.work(burst=args.burst, logging_level="INFO")
+    return 0

@@ -49,14 +49,11 @@ def running_python_bot(choose: Choose) -> Iterator[str]:
 
 
 @contextmanager
-def running_node_bot() -> Iterator[str]:
-    """Start `node bots/node/random_bot.js` on a free port; yields its URL."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node is not installed: run scripts/test, which installs it")
+def running_process_bot(command: list[str]) -> Iterator[str]:
+    """Run a bot program on a free port (`{port}` in `command` is replaced); yields its URL."""
     port = free_port()
-    proc = subprocess.Popen([node, str(NODE_BOT), "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([part.replace("{port}", str(port)) for part in command],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for_port(port)
         yield f"http://127.0.0.1:{port}/"
@@ -71,7 +68,17 @@ def python_bot() -> Callable:
     return running_python_bot
 
 
+@pytest.fixture
+def process_bot() -> Callable:
+    """`with process_bot([program, ..., "{port}"]) as url:` runs a bot program."""
+    return running_process_bot
+
+
 @pytest.fixture(scope="module")
 def node_bot_url() -> Iterator[str]:
-    with running_node_bot() as url:
+    """`node bots/node/random_bot.js` on a free port, for the tests of a module."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not installed: run scripts/test, which installs it")
+    with running_process_bot([node, str(NODE_BOT), "--port", "{port}"]) as url:
         yield url

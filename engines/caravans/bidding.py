@@ -31,7 +31,6 @@ def start_turn(state: State) -> None:
     }
     log_event(state, {"event": "turn", "turn": state["turn"], "shah": state["shah"],
                       "revealed": list(revealed), "deck": len(state["deck"])})
-    skip_openers_without_items(state)
 
 
 def opener_seat(state: State) -> int:
@@ -221,17 +220,9 @@ def name_shah(state: State, action: Action) -> None:
 
 
 def next_opener(state: State) -> None:
+    """The next player's chance to open an auction (there are always more items than
+    players: one card per player plus the Shah, the Eyes and the Pirate Queen)."""
     state["bidding"]["opener"] += 1
-    skip_openers_without_items(state)
-
-
-def skip_openers_without_items(state: State) -> None:
-    """A player with nothing left to auction declines automatically."""
-    bidding = state["bidding"]
-    while bidding["opener"] < state["num_players"] and not open_items(state, opener_seat(state)):
-        log_event(state, {"event": "decline_auction", "seat": opener_seat(state),
-                          "automatic": True})
-        bidding["opener"] += 1
 
 
 def discard_unsold_cards(state: State) -> None:

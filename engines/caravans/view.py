@@ -23,6 +23,11 @@ def view(state: State, seat: int) -> dict:
     out["hand_counts"] = [len(hand) for hand in state["hands"]]
     out["known_cards"] = [sorted(known) for known in state["known"]]
     out["deck_count"] = len(state["deck"])
+    out["bank"] = {
+        "passages": [c for c in state["colours"] if state["rop"][c] is None],
+        "eyes": state["eyes"] is None,
+        "pirate_queen": state["pirate_queen"] is None,
+    }
     return out
 
 

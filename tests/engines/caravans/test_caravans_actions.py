@@ -178,3 +178,16 @@ def test_a_sold_passage_is_auctioned_but_never_to_its_own_colour():
     assert {"type": "open_auction", "item": "rop:blue", "amount": 0} in GAME.legal_actions(state)
     state = act(state, "decline_auction")
     assert all(a.get("item") != "rop:blue" for a in GAME.legal_actions(state))
+
+
+def test_a_route_has_at_most_one_owner():
+    """Rules: "A route has at most one owner.\""""
+    state = action_phase(seat=0)
+    own(state, 3, "red:ivory-metal")
+    give_cards(state, 0, card("ivory", "red"))
+    state["gold"][0] = 20
+    for kind, extra in (("build", {"card": card("ivory", "red")}), ("buy", {})):
+        with pytest.raises(engines.IllegalAction, match="already belongs to seat 3"):
+            act(state, kind, route="red:ivory-metal", **extra)
+    assert all(a.get("route") != "red:ivory-metal" for a in GAME.legal_actions(state)
+               if a["type"] in ("build", "buy"))

@@ -1,7 +1,7 @@
 """Each game's observation and action reference as Markdown, rendered from `describe()`.
 
 `docs/bots.md` embeds this text between `<!-- reference:begin -->` and
-`<!-- reference:end -->`; a test checks that it still matches the engines. Refresh it with
+`<!-- reference:end -->`; a test checks that it names every action. Refresh it with
 
     python3 -m bots.python.reference --write docs/bots.md
 """
@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 from pathlib import Path
 
 import engines
 
 BEGIN, END = "<!-- reference:begin -->", "<!-- reference:end -->"
+COMMON_KEYS = ("game", "seat", "to_move", "legal_actions", "log")
+EXAMPLE_SEED, EXAMPLE_STEPS = 1, 30
 
 
 def render_all() -> str:
@@ -29,9 +32,8 @@ def render_game(game: engines.Game) -> str:
              f"Full data: `GET /games/{game.name}`.", ""]
     if description.get("options"):
         lines += ["**Options**", "", *bullets(description["options"]), ""]
-    if description.get("observation"):
-        lines += ["**Observation** (besides `game`, `seat`, `to_move`, `legal_actions`, `log`)",
-                  "", *bullets(description["observation"]), ""]
+    lines += ["**Observation** (besides `game`, `seat`, `to_move`, `legal_actions`, `log`)",
+              "", *observation_bullets(game, description.get("observation") or {}), ""]
     lines += ["**Actions**", ""]
     for kind, spec in description["actions"].items():
         if isinstance(spec, dict):
@@ -46,6 +48,36 @@ def render_game(game: engines.Game) -> str:
             lines += ["", f"`{key}` (JSON Schema):", "", "```json",
                       json.dumps(schema, indent=1), "```"]
     return "\n".join(lines) + "\n"
+
+
+def observation_bullets(game: engines.Game, documented: dict) -> list[str]:
+    """Each observation key: the engine's own words where describe() has them, else a value
+    seen in a seeded game."""
+    example = example_observation(game)
+    lines = []
+    for key, value in example.items():
+        if key in COMMON_KEYS:
+            continue
+        text = documented.get(key) or f"e.g. `{shorten(json.dumps(value))}`"
+        lines.append(f"- {key}: {text}")
+    return lines
+
+
+def example_observation(game: engines.Game) -> dict:
+    """The observation of the seat to move after EXAMPLE_STEPS random decisions of a
+    seeded game with the fewest players of the game's first setup."""
+    variant = game.variants()[0]
+    state = game.new_game(variant["num_players"], EXAMPLE_SEED, variant["options"])
+    chooser = random.Random(EXAMPLE_SEED)
+    for _ in range(EXAMPLE_STEPS):
+        if game.is_over(state):
+            break
+        state = game.apply(state, chooser.choice(game.legal_actions(state)))
+    return game.observation(state, game.current_seat(state) or 0)
+
+
+def shorten(text: str, limit: int = 110) -> str:
+    return text if len(text) <= limit else text[:limit] + " …"
 
 
 def bullets(value: dict, depth: int = 0) -> list[str]:

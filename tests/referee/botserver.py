@@ -1,0 +1,93 @@
+"""Test bots: one real HTTP server on loopback whose URL path picks the behaviour.
+
+| path | answer |
+| --- | --- |
+| `/random` | a legal action drawn from a generator seeded by match id and step |
+| `/first` | the first legal action |
+| `/slow` | a legal action, but only after `SLOW_S` seconds (a timeout) |
+| `/error` | HTTP 500 |
+| `/garbage` | a body that is not JSON |
+| `/noaction` | JSON without an "action" object |
+| `/illegal` | an action of a type no game has |
+
+Every decision request is kept in `received[path]` so tests can compare what a bot was
+sent with what the replay says it saw. Answers leave in one write (no Nagle delay).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+SLOW_S = 1.0
+ILLEGAL_ACTION = {"type": "__no_such_action__"}
+
+
+def _random_action(payload: dict) -> dict:
+    chooser = random.Random(f"{payload['match_id']}:{payload['step']}")
+    return {"action": chooser.choice(payload["legal_actions"])}
+
+
+def _answer(path: str, payload: dict) -> tuple[int, bytes]:
+    if path == "/random":
+        return 200, json.dumps(_random_action(payload)).encode()
+    if path == "/first":
+        return 200, json.dumps({"action": payload["legal_actions"][0]}).encode()
+    if path == "/slow":
+        time.sleep(SLOW_S)
+        return 200, json.dumps(_random_action(payload)).encode()
+    if path == "/error":
+        return 500, b'{"error": "the bot fell over"}'
+    if path == "/garbage":
+        return 200, b"<html>this is not json</html>"
+    if path == "/noaction":
+        return 200, json.dumps({"move": payload["legal_actions"][0]}).encode()
+    if path == "/illegal":
+        return 200, json.dumps({"action": ILLEGAL_ACTION}).encode()
+    return 404, b'{"error": "unknown bot"}'
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: BotServer
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        length = int(self.headers.get("Content-Length", 0))
+        payload = json.loads(self.rfile.read(length))
+        self.server.record(self.path, payload, self.client_address[1])
+        status, body = _answer(self.path, payload)
+        head = (f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode()
+        try:
+            self.wfile.write(head + body)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def log_message(self, *args) -> None:
+        """Quiet."""
+
+
+class BotServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.received: dict[str, list[dict]] = defaultdict(list)
+        self.client_ports: list[int] = []
+        self._lock = threading.Lock()
+
+    def record(self, path: str, payload: dict, client_port: int) -> None:
+        with self._lock:
+            self.received[path].append(payload)
+            self.client_ports.append(client_port)
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}{path}"
+
+    def start(self) -> BotServer:
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+        return self

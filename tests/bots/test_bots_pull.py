@@ -1,0 +1,82 @@
+"""The pull client plays a whole match through the real API: Flask app over HTTP, a real
+Redis and a real rq worker, the other seat a push bot served by the SDK."""
+
+import json
+import subprocess
+import sys
+import threading
+
+import pytest
+import requests
+from werkzeug.serving import make_server
+
+from bots.python import random_bot
+from bots.python.pull import PullClient, RefusedMove, play_pull
+from referee.app import create_app
+from referee.config import Config
+from tournament.store import MATCH_QUEUE
+
+ADMIN = "admin-token-for-tests"
+
+
+@pytest.fixture
+def api_url(redis_url):
+    server = make_server("127.0.0.1", 0, create_app(Config(redis_url=redis_url,
+                                                           admin_token=ADMIN)), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
+
+
+def _start_match(api_url: str, push_url: str, game: str) -> tuple[str, str]:
+    """Register the push bot, start a match bot vs pull seat; (match id, seat token)."""
+    admin = {"Authorization": f"Bearer {ADMIN}"}
+    bot = requests.post(f"{api_url}/bots", headers=admin, timeout=10,
+                        json={"name": "random", "url": push_url, "games": [game]}).json()
+    match = requests.post(f"{api_url}/matches", headers=admin, timeout=10, json={
+        "game": game, "seed": 8, "seats": [{"kind": "bot", "bot_id": bot["id"]},
+                                           {"kind": "pull", "name": "puller"}]}).json()
+    return match["id"], match["tokens"][0]["token"]
+
+
+def _worker(redis_url: str) -> subprocess.Popen:
+    """A real rq worker in burst mode: it plays the queued match, then exits."""
+    return subprocess.Popen([sys.executable, "-m", "rq.cli", "worker", "--burst", "-u",
+                             redis_url, "-S", "json", MATCH_QUEUE],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def test_pull_client_plays_a_whole_match(api_url, redis_url, python_bot):
+    with python_bot(random_bot.make_choose(1)) as push_url:
+        match_id, token = _start_match(api_url, push_url, "aladino")
+        worker = _worker(redis_url)
+        try:
+            match = play_pull(PullClient(api_url, match_id, token), random_bot.make_choose(2))
+        finally:
+            _, errors = worker.communicate(timeout=60)
+    assert match["status"] == "finished", errors.decode()[-2000:]
+    assert match["forfeit"] is None and sorted(match["result"]["ranks"])[0] == 1
+    replay = requests.get(f"{api_url}/matches/{match_id}/replay", timeout=10).json()
+    assert any(step["seat"] == 1 for step in replay["steps"])
+    assert all(step["fault"] is None for step in replay["steps"])
+
+
+def test_pull_client_reports_an_illegal_move_with_the_rule(api_url, redis_url, python_bot):
+    def cheat(observation, legal_actions):
+        return {"type": "move", "direction": 7}
+
+    with python_bot(random_bot.make_choose(1)) as push_url:
+        match_id, token = _start_match(api_url, push_url, "aladino")
+        worker = _worker(redis_url)
+        try:
+            with pytest.raises(RefusedMove) as refused:
+                play_pull(PullClient(api_url, match_id, token), cheat)
+        finally:
+            worker.kill()
+            worker.wait(timeout=10)
+    problem = json.loads(str(refused.value).split(": ", 1)[1])
+    assert "direction" in json.dumps(problem)

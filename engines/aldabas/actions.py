@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 from engines.base import Action, State, field, log_event
 from engines.errors import IllegalAction, InvalidAction
-from engines.rng import Rng
 
 from .block import colour_reason, index, on_grid, open_space_reason, open_spaces, space
 from .buying import buy, buy_options
@@ -54,7 +53,7 @@ def legal_setup_vault(state: State) -> list[Action]:
     return [{"type": "setup_vault", "card": card} for card in player(state)["hand"]]
 
 
-def do_setup_vault(state: State, action: Action, rng: Rng) -> None:
+def do_setup_vault(state: State, action: Action) -> None:
     holder = player(state)
     card = card_in(action, holder["hand"], "in your hand")
     holder["hand"].remove(card)
@@ -69,7 +68,7 @@ def legal_setup_discard(state: State) -> list[Action]:
     return [{"type": "setup_done"}, *discards]
 
 
-def do_setup_discard(state: State, action: Action, rng: Rng) -> None:
+def do_setup_discard(state: State, action: Action) -> None:
     holder = player(state)
     card = card_in(action, holder["hand"], "in your hand")
     holder["hand"].remove(card)
@@ -78,8 +77,8 @@ def do_setup_discard(state: State, action: Action, rng: Rng) -> None:
     log_event(state, {"event": "setup_discard", "seat": state["active"], "card": card})
 
 
-def do_setup_done(state: State, action: Action, rng: Rng) -> None:
-    finish_setup(state, rng)
+def do_setup_done(state: State, action: Action) -> None:
+    finish_setup(state)
 
 
 # ----- the three actions and the free vault move ------------------------------------------
@@ -95,18 +94,18 @@ def legal_actions_phase(state: State) -> list[Action]:
     return [{"type": "take_coins"}, *buy_options(state, holder, "buy"), *places, *withdraws]
 
 
-def do_take_coins(state: State, action: Action, rng: Rng) -> None:
+def do_take_coins(state: State, action: Action) -> None:
     gain_coins(state, player(state), TAKE_COINS)
     log_event(state, {"event": "take_coins", "seat": state["active"], "coins": TAKE_COINS})
     finish_action(state)
 
 
-def do_buy(state: State, action: Action, rng: Rng) -> None:
+def do_buy(state: State, action: Action) -> None:
     buy(state, state["active"], field(action, "slot", int), field(action, "from_vault", int))
     finish_action(state)
 
 
-def do_place(state: State, action: Action, rng: Rng) -> None:
+def do_place(state: State, action: Action) -> None:
     holder = player(state)
     card = card_in(action, holder["hand"], "in your hand")
     idx = space_field(action)
@@ -122,7 +121,7 @@ def do_place(state: State, action: Action, rng: Rng) -> None:
     start_powers(state, idx)
 
 
-def do_withdraw(state: State, action: Action, rng: Rng) -> None:
+def do_withdraw(state: State, action: Action) -> None:
     holder = player(state)
     coins = field(action, "coins", int)
     if not 1 <= coins <= holder["vault_coins"]:
@@ -139,11 +138,11 @@ def legal_powers(state: State) -> list[Action]:
     return [*powers, {"type": "end_powers"}]
 
 
-def do_power(state: State, action: Action, rng: Rng) -> None:
+def do_power(state: State, action: Action) -> None:
     activate(state, space_field(action))
 
 
-def do_end_powers(state: State, action: Action, rng: Rng) -> None:
+def do_end_powers(state: State, action: Action) -> None:
     skip_powers(state)
 
 
@@ -165,7 +164,7 @@ def legal_soldier(state: State) -> list[Action]:
     ]
 
 
-def do_soldier_coin(state: State, action: Action, rng: Rng) -> None:
+def do_soldier_coin(state: State, action: Action) -> None:
     holder = player(state)
     source = field(action, "source", str)
     if source not in ("purse", "vault"):
@@ -183,7 +182,7 @@ def legal_keep(state: State) -> list[Action]:
     return [{"type": "keep", "card": card} for card in state["power"]["drawn"]]
 
 
-def do_keep(state: State, action: Action, rng: Rng) -> None:
+def do_keep(state: State, action: Action) -> None:
     keep_drawn(state, card_in(action, state["power"]["drawn"], "one of the two drawn doors"))
 
 
@@ -200,7 +199,7 @@ def legal_steal(state: State) -> list[Action]:
     ]
 
 
-def do_steal(state: State, action: Action, rng: Rng) -> None:
+def do_steal(state: State, action: Action) -> None:
     victims = field(action, "from", list)
     if len(victims) != 2 or not all(
         isinstance(v, int) and not isinstance(v, bool) for v in victims
@@ -216,7 +215,7 @@ def legal_clergy(state: State) -> list[Action]:
     return [{"type": "to_vault", "card": card} for card in player(state)["hand"]]
 
 
-def do_to_vault(state: State, action: Action, rng: Rng) -> None:
+def do_to_vault(state: State, action: Action) -> None:
     hand_to_vault(state, card_in(action, player(state)["hand"], "in your hand"))
 
 
@@ -224,7 +223,7 @@ def legal_builder(state: State) -> list[Action]:
     return buy_options(state, player(state), "builder_buy")
 
 
-def do_builder_buy(state: State, action: Action, rng: Rng) -> None:
+def do_builder_buy(state: State, action: Action) -> None:
     buy(state, state["active"], field(action, "slot", int), field(action, "from_vault", int))
     power_done(state)
 
@@ -234,7 +233,7 @@ def legal_hand_limit(state: State) -> list[Action]:
     return [{"type": "discard", "card": card} for card in player(state)["hand"]]
 
 
-def do_discard(state: State, action: Action, rng: Rng) -> None:
+def do_discard(state: State, action: Action) -> None:
     holder = player(state)
     card = card_in(action, holder["hand"], "in your hand")
     holder["hand"].remove(card)
@@ -244,7 +243,7 @@ def do_discard(state: State, action: Action, rng: Rng) -> None:
         pass_turn(state)
 
 
-Handler = Callable[[State, Action, Rng], None]
+Handler = Callable[[State, Action], None]
 
 PHASES: dict[str, tuple[Callable[[State], list[Action]], dict[str, Handler]]] = {
     "setup_vault": (legal_setup_vault, {"setup_vault": do_setup_vault}),
@@ -269,7 +268,7 @@ def legal(state: State) -> list[Action]:
     return PHASES[state["phase"]][0](state)
 
 
-def apply_action(state: State, action: Action, rng: Rng) -> None:
+def apply_action(state: State, action: Action) -> None:
     kind = action["type"]
     if kind not in ACTION_TYPES:
         raise InvalidAction(f"unknown action type {kind!r}; known: {sorted(ACTION_TYPES)}")
@@ -277,5 +276,5 @@ def apply_action(state: State, action: Action, rng: Rng) -> None:
     if kind not in handlers:
         raise IllegalAction(f"a {kind!r} action is not possible now: the game is in the "
                             f"{state['phase']!r} step and expects one of {sorted(handlers)}")
-    handlers[kind](state, action, rng)
+    handlers[kind](state, action)
 

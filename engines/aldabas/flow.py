@@ -4,7 +4,6 @@ hand limit, the final round and (solo) the Rival's automated turns."""
 from __future__ import annotations
 
 from engines.base import State, log_event
-from engines.rng import Rng
 
 from .rival import rival_turn
 from .table import draw
@@ -28,7 +27,7 @@ def start_setup(state: State, seat: int) -> None:
     set_phase(state, "setup_vault")
 
 
-def finish_setup(state: State, rng: Rng) -> None:
+def finish_setup(state: State) -> None:
     """After a seat's setup: the next seat's, or deal the Dock and start play."""
     seat = state["active"] + 1
     if seat < state["num_players"]:

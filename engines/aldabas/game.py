@@ -125,7 +125,7 @@ class AldabasGame(Game):
         return legal(state)
 
     def _apply(self, state: State, action: Action, rng: Rng) -> None:
-        apply_action(state, action, rng)
+        apply_action(state, action)
 
     def _view(self, state: State, seat: int) -> dict:
         return seat_view(state, seat)

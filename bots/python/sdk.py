@@ -57,7 +57,7 @@ def handler_for(choose: Choose, verbose: bool = False) -> type[BaseHTTPRequestHa
         disable_nagle_algorithm = True  # TCP_NODELAY
         wbufsize = 1 << 16  # buffer the headers and body, flushed in one write
 
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             try:
                 payload = parse_decision(self.rfile.read(length))
@@ -80,7 +80,7 @@ def handler_for(choose: Choose, verbose: bool = False) -> type[BaseHTTPRequestHa
             self.end_headers()
             self.wfile.write(data)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             if verbose:
                 super().log_message(format, *args)
 

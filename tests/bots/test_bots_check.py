@@ -17,7 +17,7 @@ def broken_aladino_choose(observation, legal_actions):
         return {"type": "move", "direction": 9}
     if kind == "place_genie":
         return "the ruby row, please"
-    time.sleep(0.5)
+    time.sleep(1.0)
     return legal_actions[0]
 
 
@@ -27,14 +27,14 @@ def _check(url, game, *extra):
 
 def test_check_bot_flags_illegal_malformed_and_late_answers_with_the_reason(python_bot, capsys):
     with python_bot(broken_aladino_choose) as url:
-        status = _check(url, "aladino", "--per-phase", "1", "--deadline-ms", "200")
+        status = _check(url, "aladino", "--per-phase", "1", "--deadline-ms", "300")
     out = capsys.readouterr().out
     assert status == 1
     assert "FAILED: 0 of" in out
     assert "ILLEGAL" in out and "direction must be 0 to 5" in out
     assert "MALFORMED" in out and '"action" object' in out
     assert "answer: {\"action\":\"the ruby row, please\"}" in out
-    assert "TIMEOUT" in out and "deadline of 200 ms" in out
+    assert "TIMEOUT" in out and "deadline of 300 ms" in out
 
 
 @pytest.mark.parametrize("game", engines.names())

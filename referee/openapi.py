@@ -67,7 +67,7 @@ def operation(summary: str, tag: str, ok: tuple[int, type | None], errors: tuple
 def _success(schema: type | None) -> dict:
     if schema is None:
         return {"description": "the OpenAPI description of this API",
-                "content": {"application/yaml": {"schema": {"type": "string"}}}}
+                "content": {"application/yaml": {}}}
     return {"description": "success", "content": {"application/json": {"schema": schema}}}
 
 

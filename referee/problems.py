@@ -80,6 +80,12 @@ def problem_response(problem: Problem) -> Response:
     return response
 
 
+def _string_keys(messages: dict) -> dict:
+    """marshmallow keys list items by index; JSON objects need string keys."""
+    return {str(key): _string_keys(value) if isinstance(value, dict) else value
+            for key, value in messages.items()}
+
+
 def register(app: Flask) -> None:
     """Install the one error handler for every failure."""
 
@@ -91,7 +97,7 @@ def register(app: Flask) -> None:
     def handle_validation(error: ValidationError) -> Response:
         messages = error.messages if isinstance(error.messages, dict) else {
             "_body": error.messages}
-        return problem_response(invalid(messages))
+        return problem_response(invalid(_string_keys(messages)))
 
     @app.errorhandler(HTTPException)
     def handle_http(error: HTTPException) -> Response:

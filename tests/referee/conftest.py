@@ -3,6 +3,7 @@ against openapi.yaml, and real `referee worker` processes."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,9 +13,11 @@ import jsonschema
 import pytest
 import yaml
 from botserver import BotServer
+from openapi_core import Config as OpenAPIConfig
 from openapi_core import OpenAPI
 from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
 
+import engines
 from referee.app import create_app
 from referee.config import Config
 from referee.redis_server import free_port
@@ -40,7 +43,17 @@ def refused_url() -> str:
 
 @pytest.fixture(scope="session")
 def openapi() -> OpenAPI:
-    return OpenAPI.from_file_path(str(SPEC_PATH))
+    problem_json = {"application/problem+json": json.loads}
+    return OpenAPI.from_file_path(
+        str(SPEC_PATH), config=OpenAPIConfig(extra_media_type_deserializers=problem_json))
+
+
+class _SentRequest(WerkzeugOpenAPIRequest):
+    """The request as sent; its body is not read back (the app may not have read it)."""
+
+    @property
+    def body(self) -> bytes:
+        return b""
 
 
 class ApiClient:
@@ -69,13 +82,25 @@ class ApiClient:
     def post(self, path: str, **kwargs):
         return self.request("POST", path, **kwargs)
 
+    def register_bot(self, url: str, games: list[str] | None = None, name: str = "bot") -> str:
+        response = self.post("/bots", token=ADMIN,
+                             json={"name": name, "url": url, "games": games or engines.names()})
+        assert response.status_code == 201, response.get_json()
+        return response.get_json()["id"]
+
+    def create_match(self, game: str, seats: list[dict], **fields) -> dict:
+        response = self.post("/matches", token=ADMIN,
+                             json={"game": game, "seats": seats, **fields})
+        assert response.status_code == 201, response.get_json()
+        return response.get_json()
+
     def check(self, response) -> None:
         """Against the spec's operation when the route is described; a problem body
         against the Problem schema otherwise (unknown paths, wrong methods)."""
         if response.status_code >= 400:
             assert response.mimetype == "application/problem+json", response.data
         try:
-            self.openapi.validate_response(WerkzeugOpenAPIRequest(response.request),
+            self.openapi.validate_response(_SentRequest(response.request),
                                            WerkzeugOpenAPIResponse(response))
         except Exception as error:
             if response.status_code not in (404, 405) or "not found" not in str(error).lower():

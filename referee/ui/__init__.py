@@ -1,0 +1,32 @@
+"""The web pages under /ui: leaderboards, tournaments and a match replay viewer.
+
+The pages are plain HTML shells; their scripts read the JSON API with fetch() and draw
+everything in the browser (vanilla JS and SVG, no build step, nothing from the network).
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, render_template
+
+bp = Blueprint("ui", __name__, url_prefix="/ui", template_folder="templates",
+               static_folder="static")
+
+
+@bp.get("/")
+def index() -> str:
+    return render_template("ui/index.html")
+
+
+@bp.get("/games/<game>")
+def leaderboard(game: str) -> str:
+    return render_template("ui/leaderboard.html", game=game)
+
+
+@bp.get("/tournaments/<tournament_id>")
+def tournament(tournament_id: str) -> str:
+    return render_template("ui/tournament.html", tournament_id=tournament_id)
+
+
+@bp.get("/matches/<match_id>")
+def match(match_id: str) -> str:
+    return render_template("ui/match.html", match_id=match_id)

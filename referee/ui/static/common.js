@@ -1,0 +1,122 @@
+/* Shared helpers of the referee pages: API calls, DOM and SVG builders, seat colours. */
+"use strict";
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const SEAT_COLOURS = ["#e8780c", "#7b3fc4", "#0a8f94", "#d0246e"];
+
+/** GET a JSON document of the API; throws an Error carrying the problem's detail. */
+async function api(path) {
+  const response = await fetch(window.REFEREE.api + path, {headers: {Accept: "application/json"}});
+  let body = null;
+  try { body = await response.json(); } catch (_) { body = null; }
+  if (!response.ok) {
+    const detail = body && (body.detail || body.title) || response.statusText;
+    const error = new Error(`${path}: ${response.status} ${detail}`);
+    error.status = response.status;
+    throw error;
+  }
+  return body;
+}
+
+function setChildren(node, ...children) {
+  node.replaceChildren();
+  appendChildren(node, children);
+  return node;
+}
+
+function appendChildren(node, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+function applyAttrs(node, attrs) {
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+}
+
+/** An HTML element: h("a", {href: "/"}, "text", child, ...). */
+function h(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  applyAttrs(node, attrs);
+  appendChildren(node, children);
+  return node;
+}
+
+/** An SVG element: s("circle", {cx: 1, cy: 2, r: 3}). */
+function s(tag, attrs, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  applyAttrs(node, attrs);
+  appendChildren(node, children);
+  return node;
+}
+
+function svgRoot(width, height, attrs) {
+  return s("svg", {viewBox: `0 0 ${width} ${height}`, width, height, ...attrs});
+}
+
+function seatColour(seat) {
+  return seat === null || seat === undefined ? "#9aa0a6" : SEAT_COLOURS[seat % SEAT_COLOURS.length];
+}
+
+function uiLink(path, text) {
+  return h("a", {href: window.REFEREE.ui + path.replace(/^\//, "")}, text);
+}
+
+function errorBox(error) {
+  return h("p", {class: "error"}, String(error.message || error));
+}
+
+/** A table from column specs [{title, cell: row => node|text, cls}] and rows. */
+function table(columns, rows, attrs) {
+  return h("table", attrs,
+    h("thead", null, h("tr", null, columns.map(c => h("th", {class: c.cls}, c.title)))),
+    h("tbody", null, rows.map((row, i) =>
+      h("tr", null, columns.map(c => h("td", {class: c.cls}, c.cell(row, i)))))));
+}
+
+function fmt(value, digits = 0) {
+  return typeof value === "number" ? value.toFixed(digits) : (value ?? "–");
+}
+
+/** The seat names of a match as "a vs b vs c". */
+function seatNames(match) {
+  return (match.seats || []).map(seat => seat.name).join(" vs ");
+}
+
+function matchResult(match) {
+  if (!match.result) return match.status;
+  return match.result.ranks.map((rank, seat) =>
+    `${(match.seats[seat] || {}).name || "seat " + seat}: #${rank}`).join(", ");
+}
+
+/** A table of matches linking to their replay pages. */
+function matchesTable(matches) {
+  if (!matches.length) return h("p", {class: "muted"}, "no matches yet");
+  return table([
+    {title: "match", cell: m => uiLink(`matches/${m.id}`, m.id)},
+    {title: "game", cell: m => m.game},
+    {title: "seats", cell: m => seatNames(m)},
+    {title: "status", cell: m => h("span", {class: `status ${m.status}`}, m.status)},
+    {title: "steps", cell: m => m.step, cls: "num"},
+    {title: "result", cell: m => matchResult(m)},
+  ], matches, {class: "matches"});
+}
+
+/** Fill the header navigation with one link per game. */
+async function fillGameNav() {
+  const nav = document.getElementById("game-nav");
+  if (!nav) return;
+  try {
+    const {games} = await api("/games");
+    setChildren(nav, games.map(game => uiLink(`games/${game.name}`, game.name)));
+  } catch (_) {
+    nav.replaceChildren();
+  }
+}
+
+document.addEventListener("DOMContentLoaded", fillGameNav);

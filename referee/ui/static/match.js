@@ -1,0 +1,191 @@
+/* A match: its status and a replay viewer that steps through the game as any seat sees it.
+
+Step k shows the observation before decision k (step 0: the deal; the last step: the end).
+Each game's drawing lives in games/<game>.js and registers itself in GAME_RENDERERS.
+*/
+"use strict";
+
+const LIVE_REFRESH_MS = 3000;
+const PLAY_INTERVAL_MS = 600;
+
+const viewer = {
+  matchId: null, match: null, description: null, step: 0, seat: null, timer: null,
+  cache: new Map(), shown: null,
+};
+
+function statusView(match) {
+  return h("div", {class: "facts"},
+    h("span", null, "game ", h("b", null, uiLink(`games/${match.game}`, match.game)),
+      ` v${match.game_version}`),
+    h("span", null, h("span", {class: `status ${match.status}`, id: "match-status"}, match.status)),
+    h("span", null, "seats ", match.seats.map((seat, i) => h("span", null, i ? ", " : "",
+      h("span", {class: "swatch", style: `background:${seatColour(seat.seat)}`}), seat.name))),
+    h("span", null, "steps ", h("b", null, match.step)),
+    match.seed !== null && match.seed !== undefined ? h("span", null, "seed ", h("b", null, match.seed)) : "",
+    match.result ? h("span", {id: "match-result"}, "result: ", matchResult(match)) : "",
+    match.forfeit ? h("span", {class: "error"},
+      `seat ${match.forfeit.seat} forfeited at step ${match.forfeit.step} (${match.forfeit.fault})`) : "",
+    match.error ? h("span", {class: "error"}, match.error) : "");
+}
+
+function seatName(seat) {
+  if (seat === null || seat === undefined) return "spectator";
+  const info = (viewer.match.seats || [])[seat];
+  return info ? `seat ${seat} · ${info.name}` : `seat ${seat}`;
+}
+
+function fillSeatChoices() {
+  const select = document.getElementById("seat");
+  setChildren(select, h("option", {value: ""}, "spectator"),
+    viewer.match.seats.map(seat => h("option", {value: seat.seat}, seatName(seat.seat))));
+  select.value = viewer.seat === null ? "" : String(viewer.seat);
+}
+
+async function fetchStep(step, seat) {
+  const key = `${step}/${seat ?? ""}`;
+  if (!viewer.cache.has(key)) {
+    const query = seat === null ? "" : `?seat=${seat}`;
+    const promise = api(`/matches/${encodeURIComponent(viewer.matchId)}/replay/${step}${query}`);
+    viewer.cache.set(key, promise);
+    promise.catch(() => viewer.cache.delete(key));
+  }
+  return viewer.cache.get(key);
+}
+
+function actionText(action) {
+  if (!action) return "";
+  const {type, ...rest} = action;
+  const args = Object.entries(rest).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ");
+  return args ? `${type} ${args}` : type;
+}
+
+function moveView(frame, observation) {
+  const total = viewer.match.step;
+  const toMove = frame.to_move ?? observation.to_move ?? frame.seat;
+  if (frame.step >= total || toMove === null || toMove === undefined) {
+    return h("span", null, h("b", null, "End of the match. "),
+      viewer.match.result ? matchResult(viewer.match) : viewer.match.status);
+  }
+  const parts = [h("span", {class: "swatch", style: `background:${seatColour(toMove)}`}),
+    h("b", null, seatName(toMove)), " to move"];
+  if (frame.action) parts.push(" → plays ", h("code", {id: "step-action"}, actionText(frame.action)));
+  if (frame.fault) parts.push(" ", h("span", {class: "error"}, `fault: ${frame.fault.code}`));
+  return h("span", null, parts);
+}
+
+async function show(step, seat) {
+  const total = viewer.match.step;
+  step = Math.max(0, Math.min(total, step));
+  viewer.step = step;
+  viewer.seat = seat;
+  document.getElementById("slider").value = step;
+  document.getElementById("step-label").textContent = `step ${step} / ${total}`;
+  const board = document.getElementById("board");
+  let frame;
+  try {
+    frame = await fetchStep(step, seat);
+  } catch (error) {
+    setChildren(board, errorBox(error));
+    return;
+  }
+  if (viewer.step !== step || viewer.seat !== seat) return;  // a later request won
+  const observation = frame.observation || frame;
+  const draw = (window.GAME_RENDERERS || {})[viewer.match.game];
+  const context = {description: viewer.description, seats: viewer.match.seats, seat, step,
+    match: viewer.match};
+  setChildren(document.getElementById("move"), moveView(frame, observation));
+  board.dataset.step = step;
+  board.dataset.seat = seat === null ? "spectator" : seat;
+  try {
+    setChildren(board, draw ? draw(observation, context)
+      : h("pre", null, JSON.stringify(observation, null, 1)));
+  } catch (error) {
+    setChildren(board, errorBox(error), h("pre", null, JSON.stringify(observation, null, 1)));
+  }
+  viewer.shown = `${step}/${seat ?? ""}`;
+  history.replaceState(null, "", `#step=${step}` + (seat === null ? "" : `&seat=${seat}`));
+  board.dataset.shown = viewer.shown;
+  fetchStep(Math.min(total, step + 1), seat).catch(() => null);  // warm the next step
+}
+
+function togglePlay() {
+  const button = document.getElementById("play");
+  if (viewer.timer) {
+    clearInterval(viewer.timer);
+    viewer.timer = null;
+    button.innerHTML = "&#x25B6;";
+    return;
+  }
+  button.innerHTML = "&#x275A;&#x275A;";
+  viewer.timer = setInterval(() => {
+    if (viewer.step >= viewer.match.step) togglePlay();
+    else show(viewer.step + 1, viewer.seat);
+  }, PLAY_INTERVAL_MS);
+}
+
+function bindControls() {
+  const go = step => show(step, viewer.seat);
+  document.getElementById("first").addEventListener("click", () => go(0));
+  document.getElementById("prev").addEventListener("click", () => go(viewer.step - 1));
+  document.getElementById("next").addEventListener("click", () => go(viewer.step + 1));
+  document.getElementById("last").addEventListener("click", () => go(viewer.match.step));
+  document.getElementById("play").addEventListener("click", togglePlay);
+  document.getElementById("slider").addEventListener("input", e => go(Number(e.target.value)));
+  document.getElementById("seat").addEventListener("change", e =>
+    show(viewer.step, e.target.value === "" ? null : Number(e.target.value)));
+  document.addEventListener("keydown", event => {
+    if (event.target.closest && event.target.closest("select, input:not([type=range])")) return;
+    const moves = {ArrowLeft: -1, ArrowRight: 1, PageUp: -10, PageDown: 10};
+    if (event.key in moves) go(viewer.step + moves[event.key]);
+    else if (event.key === "Home") go(0);
+    else if (event.key === "End") go(viewer.match.step);
+    else if (event.key === " ") togglePlay();
+    else return;
+    event.preventDefault();
+  });
+}
+
+async function loadMatch() {
+  viewer.match = await api(`/matches/${encodeURIComponent(viewer.matchId)}`);
+  setChildren(document.getElementById("status"), statusView(viewer.match));
+  document.getElementById("slider").max = viewer.match.step;
+  document.getElementById("step-label").textContent = `step ${viewer.step} / ${viewer.match.step}`;
+}
+
+async function followLiveMatch() {
+  if (["finished", "failed"].includes(viewer.match.status)) return;
+  await new Promise(resolve => setTimeout(resolve, LIVE_REFRESH_MS));
+  const atEnd = viewer.step === viewer.match.step;
+  await loadMatch();
+  if (atEnd) show(viewer.match.step, viewer.seat);
+  followLiveMatch();
+}
+
+/** The step and seat named in the address (#step=12&seat=1), to share a position. */
+function startingPoint() {
+  const params = new URLSearchParams(window.location.hash.slice(1));
+  const seat = params.get("seat");
+  const known = seat !== null && viewer.match.seats.some(info => String(info.seat) === seat);
+  return {step: Number(params.get("step")) || 0, seat: known ? Number(seat) : null};
+}
+
+async function start() {
+  viewer.matchId = document.getElementById("title").dataset.match;
+  try {
+    await loadMatch();
+    const game = await api(`/games/${encodeURIComponent(viewer.match.game)}`);
+    viewer.description = game.description;
+  } catch (error) {
+    setChildren(document.getElementById("status"), errorBox(error));
+    return;
+  }
+  bindControls();
+  document.getElementById("viewer").hidden = false;
+  const start = startingPoint();
+  viewer.seat = start.seat;
+  fillSeatChoices();
+  await show(start.step, start.seat);
+  followLiveMatch();
+}
+
+document.addEventListener("DOMContentLoaded", start);

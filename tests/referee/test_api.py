@@ -1,0 +1,177 @@
+"""The REST API against a real Redis: games, bots, matches, errors, and the spec itself.
+Every response is validated against openapi.yaml by the `api` fixture."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from conftest import ADMIN, SPEC_PATH
+from openapi_spec_validator import validate as validate_spec
+
+import engines
+from referee.openapi import spec_yaml
+
+
+def test_the_committed_spec_is_valid_and_generated_from_the_schemas():
+    spec = yaml.safe_load(SPEC_PATH.read_text())
+    validate_spec(spec)
+    assert spec["openapi"].startswith("3.1")
+    assert SPEC_PATH.read_text() == spec_yaml(), "run: python -m referee.openapi > openapi.yaml"
+
+
+def test_the_spec_is_served(api):
+    response = api.get("/openapi.yaml")
+    assert response.status_code == 200 and response.data == SPEC_PATH.read_bytes()
+
+
+def test_health_reports_redis(api):
+    response = api.get("/health")
+    assert response.status_code == 200
+    assert response.get_json() == {"status": "ok", "redis": "ok", "games": engines.names()}
+
+
+def test_health_without_redis_is_a_503_problem(openapi):
+    from conftest import ApiClient
+
+    from referee.app import create_app
+    from referee.config import Config
+    from referee.redis_server import free_port
+
+    down = ApiClient(create_app(Config(redis_url=f"redis://127.0.0.1:{free_port()}/0",
+                                       admin_token=ADMIN)), openapi)
+    response = down.get("/health")
+    assert response.status_code == 503 and response.get_json()["title"] == "Service Unavailable"
+
+
+def test_games_list_every_engine(api):
+    games = api.get("/games").get_json()["games"]
+    assert [g["name"] for g in games] == engines.names()
+
+
+@pytest.mark.parametrize("name", engines.names())
+def test_a_game_describes_itself(api, name):
+    engine = engines.get(name)
+    body = api.get(f"/games/{name}").get_json()
+    assert body["description"] == engine.describe()
+    assert body["variants"] == engine.variants()
+    assert (body["min_players"], body["max_players"]) == (engine.min_players, engine.max_players)
+
+
+def test_unknown_paths_and_methods_are_problems(api):
+    assert api.get("/games/chess").status_code == 404
+    assert api.get("/nowhere").status_code == 404
+    response = api.request("DELETE", "/bots")
+    assert response.status_code == 405 and "GET" in response.headers["Allow"]
+
+
+def test_registering_a_bot_needs_the_admin_token(api, bot_server):
+    body = {"name": "r", "url": bot_server.url("/random"), "games": ["aladino"]}
+    missing = api.post("/bots", json=body)
+    assert missing.status_code == 401 and missing.headers["WWW-Authenticate"] == "Bearer"
+    assert api.post("/bots", json=body, token="wrong").status_code == 403
+    assert api.post("/bots", json=body, headers={"Authorization": "Basic abc"}).status_code == 401
+    created = api.post("/bots", json=body, token=ADMIN)
+    assert created.status_code == 201
+    bot = created.get_json()
+    assert created.headers["Location"] == f"/bots/{bot['id']}"
+    assert api.get(f"/bots/{bot['id']}").get_json() == bot
+    assert api.get("/bots").get_json()["bots"] == [bot]
+    assert api.get("/bots/bot-nope").status_code == 404
+
+
+def test_bot_fields_are_validated_and_named(api):
+    response = api.post("/bots", token=ADMIN, json={"name": "", "games": ["chess"], "x": 1})
+    assert response.status_code == 400
+    errors = response.get_json()["errors"]
+    assert set(errors) == {"name", "url", "games", "x"}
+
+
+@pytest.mark.parametrize("url", ["http://10.0.0.5/bot", "http://example.com/bot",
+                                 "ftp://127.0.0.1/bot", "http:///bot"])
+def test_bot_urls_outside_the_allowlist_are_refused(api, url):
+    response = api.post("/bots", token=ADMIN, json={"name": "x", "url": url,
+                                                    "games": ["aladino"]})
+    assert response.status_code == 400 and list(response.get_json()["errors"]) == ["url"]
+
+
+def test_malformed_json_and_oversized_bodies(api):
+    bad = api.post("/bots", token=ADMIN, data=b"{not json", content_type="application/json")
+    assert bad.status_code == 400 and "not valid JSON" in bad.get_json()["errors"]["_body"][0]
+    empty = api.post("/bots", token=ADMIN, data=b"", content_type="application/json")
+    assert empty.status_code == 400
+    huge = api.post("/bots", token=ADMIN, data=b"x" * (65 * 1024),
+                    content_type="application/json")
+    assert huge.status_code == 413
+
+
+def test_an_unexpected_error_is_a_500_without_internals(api):
+    def boom():
+        raise RuntimeError("secret internals: /etc/passwd")
+
+    api.app.add_url_rule("/boom", view_func=boom)
+    response = api.client.get("/boom")
+    assert response.status_code == 500
+    assert response.mimetype == "application/problem+json"
+    assert b"secret" not in response.data and b"RuntimeError" not in response.data
+
+
+def test_match_creation_needs_the_admin_token(api, bot_server):
+    bot = api.register_bot(bot_server.url("/random"))
+    body = {"game": "aladino", "seats": [{"kind": "bot", "bot_id": bot}] * 2}
+    assert api.post("/matches", json=body).status_code == 401
+    assert api.post("/matches", json=body, token="nope").status_code == 403
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"game": "chess"}, "game"),
+    ({"seats": []}, "seats"),
+    ({"seats": [{"kind": "robot"}]}, "seats"),
+    ({"seats": [{"kind": "bot"}, {"kind": "pull"}]}, "seats"),
+    ({"seats": [{"kind": "bot", "bot_id": "bot-nope"}, {"kind": "pull"}]}, "seats"),
+    ({"seats": [{"kind": "pull"}] * 9}, "seats"),
+    ({"options": {"turbo": True}}, "options"),
+    ({"seed": -1}, "seed"),
+    ({"seed": "7"}, "seed"),
+    ({"failure_policy": {"timeout": "ignore"}}, "failure_policy"),
+    ({"deadline_ms": 5}, "deadline_ms"),
+])
+def test_match_fields_are_validated_and_named(api, change, field):
+    body = {"game": "aladino", "seats": [{"kind": "pull"}, {"kind": "pull"}], **change}
+    response = api.post("/matches", token=ADMIN, json=body)
+    assert response.status_code == 400
+    assert field in response.get_json()["errors"]
+
+
+def test_a_bot_that_does_not_play_the_game_is_refused(api, bot_server):
+    bot = api.register_bot(bot_server.url("/random"), games=["caravans"])
+    response = api.post("/matches", token=ADMIN, json={
+        "game": "aladino", "seats": [{"kind": "pull"}, {"kind": "bot", "bot_id": bot}]})
+    assert response.status_code == 400
+    assert "does not play aladino" in response.get_json()["errors"]["seats"]["1"]["bot_id"][0]
+
+
+def test_a_new_match_is_queued_and_hides_its_seed(api, bot_server):
+    bot = api.register_bot(bot_server.url("/random"))
+    created = api.create_match("aladino", [{"kind": "pull", "name": "ann"},
+                                           {"kind": "bot", "bot_id": bot}], seed=99)
+    assert created["status"] == "queued" and created["step"] == 0
+    assert [t["seat"] for t in created["tokens"]] == [0]
+    assert created["seats"][0] == {"seat": 0, "kind": "pull", "bot_id": None, "name": "ann"}
+    assert created["seed"] == 99, "the admin who created it may see it"
+    match_id = created["id"]
+    public = api.get(f"/matches/{match_id}").get_json()
+    assert public["seed"] is None and "tokens" not in public
+    assert api.get(f"/matches/{match_id}", token=ADMIN).get_json()["seed"] == 99
+    listing = api.get("/matches").get_json()
+    assert listing["total"] == 1 and listing["matches"][0]["id"] == match_id
+    assert api.get("/matches?limit=0").status_code == 400
+    assert api.get("/matches/m-nope").status_code == 404
+
+
+def test_a_live_replay_is_for_the_admin_only(api):
+    match = api.create_match("aladino", [{"kind": "pull"}, {"kind": "pull"}], seed=5)
+    url = f"/matches/{match['id']}/replay"
+    assert api.get(url).status_code == 401
+    assert api.get(url, token=match["tokens"][0]["token"]).status_code == 403
+    record = api.get(url, token=ADMIN).get_json()
+    assert record["steps"] == [] and record["result"] is None and record["seed"] == 5

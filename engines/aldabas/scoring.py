@@ -76,32 +76,37 @@ def score_holders(holders: list[dict], scored: int, award_second: bool) -> list[
     per_profession = {
         prof: places([i[prof] for i in influences], award_second) for prof in PROFESSIONS
     }
-    breakdowns = []
-    for n, holder in enumerate(holders[:scored]):
-        primary_secondary = conditions(holder)
-        professions = {}
-        for prof in PROFESSIONS:
-            place = per_profession[prof][n]
-            points = primary_secondary[prof][place - 1] if place else 0
-            professions[prof] = {"influence": influences[n][prof], "place": place,
-                                 "points": points}
-        n3 = sum(1 for card, _ in block_doors(holder) if kind(card) == "N3")
-        vault_points = VAULT_COIN_POINTS * holder["vault_coins"]
-        breakdown = {
-            "vault_coins": holder["vault_coins"],
-            "vault_coin_points": vault_points,
-            "professions": professions,
-            "n3_bonus": N3_BONUS * n3,
-            "total_influence": totals[n],
-            "most_influence_points": MOST_INFLUENCE_POINTS if most[n] == 1 else 0,
-            "purse_at_end": holder["purse"] + holder["vault_coins"],
-        }
-        breakdown["total"] = (
-            vault_points + sum(p["points"] for p in professions.values())
-            + breakdown["n3_bonus"] + breakdown["most_influence_points"]
-        )
-        breakdowns.append(breakdown)
-    return breakdowns
+    return [
+        breakdown(holder, influences[n], {p: per_profession[p][n] for p in PROFESSIONS},
+                  totals[n], most[n] == 1)
+        for n, holder in enumerate(holders[:scored])
+    ]
+
+
+def breakdown(holder: dict, influences: dict[str, int], placed: dict[str, int | None],
+              total_influence: int, most_influence: bool) -> dict:
+    """One holder's points: vault coins, professions, N3 bonus, most influence, total."""
+    points_if = conditions(holder)
+    professions = {
+        prof: {"influence": influences[prof], "place": placed[prof],
+               "points": points_if[prof][placed[prof] - 1] if placed[prof] else 0}
+        for prof in PROFESSIONS
+    }
+    n3 = sum(1 for card, _ in block_doors(holder) if kind(card) == "N3")
+    parts = {
+        "vault_coins": holder["vault_coins"],
+        "vault_coin_points": VAULT_COIN_POINTS * holder["vault_coins"],
+        "professions": professions,
+        "n3_bonus": N3_BONUS * n3,
+        "total_influence": total_influence,
+        "most_influence_points": MOST_INFLUENCE_POINTS if most_influence else 0,
+        "purse_at_end": holder["purse"] + holder["vault_coins"],
+    }
+    parts["total"] = (
+        parts["vault_coin_points"] + sum(p["points"] for p in professions.values())
+        + parts["n3_bonus"] + parts["most_influence_points"]
+    )
+    return parts
 
 
 def band(score: int) -> str:

@@ -19,11 +19,12 @@ def holder(block: dict | None = None, coins: dict | None = None, **fields) -> di
 def test_vault_coins_score_two_points_each_then_join_the_purse():
     """"Score 2 points for each Coin in your Vault, then move them to your purse. (Example:
     the three Coins in your Vault earn you 6 points.)" """
-    rich = holder(vault_coins=3, purse=1)
+    rich = holder(vault_coins=3, purse=1, vault_cards=[card("N2", "red")])
     poor = holder(purse=10, vault_cards=[card("F3", "red")])
     first, second = score_holders([rich, poor], 2, award_second=True)
     assert first["vault_coin_points"] == 6
     assert first["purse_at_end"] == 4
+    assert first["professions"]["noble"]["points"] == 4, "Nobles count the vault coins"
     assert second["professions"]["noble"]["points"] == 0, "needs one noble influence"
 
 
@@ -95,9 +96,10 @@ def test_noble_3_bonus_and_most_total_influence():
     Influence (from the same sources as Profession-based Influence) scores 3 points." """
     a = holder(block={(1, 0): card("N3", "red"), (2, 0): card("N3", "blue")})
     b = holder(block={(1, 0): card("F3", "red"), (2, 0): card("F3", "blue")})
-    c = holder(vault_cards=[card("S1", "red")])
+    c = holder(vault_cards=[card("N3", "yellow")])
     first, second, third = score_holders([a, b, c], 3, award_second=True)
     assert first["n3_bonus"] == 6 and second["n3_bonus"] == 0
+    assert third["n3_bonus"] == 0, "an Ongoing Ability works from the block, not the vault"
     assert [x["most_influence_points"] for x in (first, second, third)] == [3, 3, 0]
 
 

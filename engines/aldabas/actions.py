@@ -12,7 +12,15 @@ from collections.abc import Callable
 from engines.base import Action, State, field, log_event
 from engines.errors import IllegalAction, InvalidAction
 
-from .block import colour_reason, index, on_grid, open_space_reason, open_spaces, space
+from .block import (
+    colour_reason,
+    index,
+    is_full,
+    on_grid,
+    open_space_reason,
+    open_spaces,
+    space,
+)
 from .buying import buy, buy_options
 from .flow import HAND_LIMIT, finish_action, finish_setup, pass_turn, player, set_phase
 from .powers import (
@@ -116,7 +124,7 @@ def do_place(state: State, action: Action) -> None:
     holder["block"][idx] = card
     log_event(state, {"event": "place", "seat": state["active"], "card": card,
                       "space": space(idx)})
-    if all(holder["block"][i] is not None for i in range(1, len(holder["block"]))):
+    if is_full(holder["block"]):
         trigger_end(state, "block_full")
     start_powers(state, idx)
 

@@ -70,9 +70,5 @@ def open_spaces(block: list) -> list[int]:
     return [i for i in SPACES if open_space_reason(block, i) is None]
 
 
-def cards_in(block: list) -> list[int]:
-    return [c for c in block if c is not None]
-
-
 def is_full(block: list) -> bool:
     return all(block[i] is not None for i in SPACES)

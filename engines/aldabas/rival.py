@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engines.base import State, log_event
 
-from .block import SPACES, below, left_of
+from .block import SPACES, below, is_full, left_of
 from .cards import CARD_TYPE, influence, kind
 from .table import draw, refill_dock, take_from_dock, take_from_supply, trigger_end
 
@@ -53,7 +53,7 @@ def build(state: State) -> None:
     idx = next_space(rival)
     rival["block"][idx] = card
     log_event(state, {"event": "rival_build", "card": card, "space": idx})
-    if all(rival["block"][i] is not None for i in SPACES):
+    if is_full(rival["block"]):
         trigger_end(state, "block_full")
     for source in (idx, left_of(idx), below(idx)):
         if source is not None and rival["block"][source] is not None:

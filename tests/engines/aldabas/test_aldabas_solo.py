@@ -246,3 +246,16 @@ def test_the_rival_hand_and_goals_are_public_its_vault_card_is_not():
     assert seen["rival"]["hand"] == state["rival"]["hand"]
     assert seen["rival"]["goals"] == state["rival"]["goals"]
     assert "vault_cards" not in seen["rival"] and seen["rival"]["vault_card_count"] == 1
+
+
+def test_the_rival_filling_its_block_triggers_the_end():
+    """"The game end is triggered as normal." (a filled block is one of the three triggers:
+    "A player fills the final space in their 4×3 block.")"""
+    state = started(1)
+    r = state["rival"]
+    r["block"] = [None] + [card("N3", "red")] * 10 + [None]
+    r["hand"] = [card("N3", "blue"), card("N3", "yellow"), card("F3", "red")]
+    state["active"] = "rival"
+    rival.build(state)
+    assert r["block"][11] == card("N3", "blue")
+    assert state["ending"] == {"by": "rival", "reason": "block_full"}

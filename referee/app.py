@@ -6,12 +6,12 @@ from flask import Flask
 
 from tournament.store import Store
 
-from . import problems
+from . import problems, ui
 from .blueprints import bots, games, health, matches, moves, replays, spec
 from .config import Config
 from .web import Services
 
-BLUEPRINTS = (health.bp, games.bp, bots.bp, matches.bp, moves.bp, replays.bp, spec.bp)
+BLUEPRINTS = (health.bp, games.bp, bots.bp, matches.bp, moves.bp, replays.bp, spec.bp, ui.bp)
 
 
 def create_app(config: Config | None = None) -> Flask:

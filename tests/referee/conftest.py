@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -148,12 +149,13 @@ def background_worker(redis_url):
 
     def start() -> subprocess.Popen:
         proc = subprocess.Popen(worker_command("--burst"), env=worker_env(redis_url), cwd=ROOT,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
         procs.append(proc)
         return proc
 
     yield start
     for proc in procs:
-        if proc.poll() is None:
-            proc.terminate()
+        if proc.poll() is None:  # a failed test left it waiting: stop it and its work horse
+            os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)

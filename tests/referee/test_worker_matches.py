@@ -1,0 +1,81 @@
+"""Bot matches played by real `referee worker` processes against real HTTP bots."""
+
+from __future__ import annotations
+
+import engines
+from referee import replay
+
+FAULTS = [("/slow", "timeout"), ("refused", "crash"), ("/error", "crash"),
+          ("/garbage", "malformed"), ("/noaction", "malformed"), ("/illegal", "illegal")]
+
+
+def two_player_variant(game: str) -> dict:
+    return next(v for v in engines.get(game).variants() if v["num_players"] == 2)
+
+
+def check_replay_matches_the_engine(record: dict) -> None:
+    """Every recorded step re-applies to the recorded state hash; the result follows."""
+    engine = engines.get(record["game"])
+    state = engine.new_game(record["num_players"], record["seed"], record["options"])
+    assert replay.state_hash(state) == record["initial_state_hash"]
+    for index, step in enumerate(record["steps"]):
+        assert step["step"] == index and step["seat"] == engine.current_seat(state)
+        if step["action"] is not None:
+            state = engine.apply(state, step["action"])
+        assert replay.state_hash(state) == step["state_hash"]
+    if record["forfeit"] is None:
+        assert engine.is_over(state) and record["result"] == engine.result(state)
+
+
+def test_every_game_plays_to_the_end_on_a_worker(api, bot_server, run_worker):
+    bot = api.register_bot(bot_server.url("/random"), name="random")
+    created = {}
+    for game in engines.names():
+        variant = two_player_variant(game)
+        created[game] = api.create_match(game, [{"kind": "bot", "bot_id": bot}] * 2, seed=21,
+                                         options=variant["options"])
+        assert created[game]["status"] == "queued"
+    output = run_worker()
+    assert "referee-matches" in output
+    for game, match in created.items():
+        status = api.get(f"/matches/{match['id']}").get_json()
+        assert status["status"] == "finished", status
+        assert status["to_move"] is None and status["seed"] == 21
+        record = api.get(f"/matches/{match['id']}/replay").get_json()
+        assert status["step"] == len(record["steps"]) > 0
+        assert status["result"] == record["result"]
+        assert record["game"] == game and record["forfeit"] is None
+        assert [s["bot_id"] for s in record["seats"]] == [bot, bot]
+        check_replay_matches_the_engine(record)
+
+
+def test_every_fault_under_each_policy_and_the_worker_goes_on(api, bot_server, refused_url,
+                                                               run_worker):
+    good = api.register_bot(bot_server.url("/random"), name="good")
+    matches = []
+    for path, code in FAULTS:
+        url = refused_url if path == "refused" else bot_server.url(path)
+        bad = api.register_bot(url, name=path)
+        for policy in ("forfeit", "random"):
+            match = api.create_match(
+                "aladino", [{"kind": "bot", "bot_id": good}, {"kind": "bot", "bot_id": bad}],
+                seed=3, deadline_ms=100, failure_policy={code: policy})
+            matches.append((match["id"], code, policy))
+    healthy = api.create_match("aladino", [{"kind": "bot", "bot_id": good}] * 2, seed=4)
+    run_worker(timeout=120)
+    for match_id, code, policy in matches:
+        status = api.get(f"/matches/{match_id}").get_json()
+        record = api.get(f"/matches/{match_id}/replay").get_json()
+        assert status["status"] == "finished", (code, policy, status)
+        faults = [s["fault"] for s in record["steps"] if s["fault"]]
+        assert faults and {f["code"] for f in faults} == {code}
+        assert {f["policy"] for f in faults} == {policy}
+        if policy == "forfeit":
+            assert len(faults) == 1 and record["steps"][-1]["action"] is None
+            assert status["forfeit"] == {"seat": 1, "step": len(record["steps"]) - 1,
+                                         "fault": code}
+            assert status["result"]["ranks"] == [1, 2]
+        else:
+            assert status["forfeit"] is None and record["strikes"] == [0, len(faults)]
+        check_replay_matches_the_engine(record)
+    assert api.get(f"/matches/{healthy['id']}").get_json()["status"] == "finished"

@@ -92,22 +92,27 @@ def play_stored_match(store: Store, match_id: str) -> dict:
     if match["status"] == MatchStatus.FINISHED:
         return _summary(match_id, match["result"])
     store.mark_running(match_id, replay.utc_now())
-    seats = _build_seats(store, match)
-    recorder = _Recorder(store, match)
     try:
-        record = run_match(match["game"], match["seed"], match["options"], seats,
-                           FailurePolicy.from_dict(match["policy"]), match_id,
-                           on_step=recorder.on_step, on_state=recorder.on_state)
+        record = _play(store, match)
     except Exception:
         log.exception("match %s could not be played", match_id)
         store.fail_match(match_id, "the match stopped on an internal error (see the worker log)",
                          replay.utc_now())
         raise
+    store.finish_match(match_id, record, replay.canonical(record))
+    return _summary(match_id, record["result"])
+
+
+def _play(store: Store, match: dict) -> dict:
+    seats = _build_seats(store, match)
+    recorder = _Recorder(store, match)
+    try:
+        return run_match(match["game"], match["seed"], match["options"], seats,
+                         FailurePolicy.from_dict(match["policy"]), match["id"],
+                         on_step=recorder.on_step, on_state=recorder.on_state)
     finally:
         for seat in seats:
             seat.close()
-    store.finish_match(match_id, record, replay.canonical(record))
-    return _summary(match_id, record["result"])
 
 
 class _Recorder:

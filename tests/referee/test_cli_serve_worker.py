@@ -1,0 +1,58 @@
+"""`referee serve` (gunicorn) and `referee worker` as real processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import requests
+from conftest import ROOT, worker_command, worker_env
+from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAPIResponse
+
+from referee.redis_server import free_port, wait_for_port
+
+
+def check(openapi, response: requests.Response) -> requests.Response:
+    openapi.validate_response(RequestsOpenAPIRequest(response.request),
+                              RequestsOpenAPIResponse(response))
+    return response
+
+
+def test_serve_runs_gunicorn_and_prints_its_address_and_admin_token(redis_url, openapi,
+                                                                     bot_server):
+    port = free_port()
+    env = {k: v for k, v in worker_env(redis_url).items() if k != "REFEREE_ADMIN_TOKEN"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", "serve", "--port", str(port), "--workers", "1"],
+        env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        start_new_session=True)
+    try:
+        token_line, listen_line = proc.stdout.readline(), proc.stdout.readline()
+        wait_for_port(port)
+        base = f"http://127.0.0.1:{port}"
+        assert f"listening on {base}" in listen_line
+        token = token_line.rsplit(" ", 1)[-1].strip()
+        assert "admin token" in token_line and len(token) > 20
+        health = check(openapi, requests.get(f"{base}/health", timeout=5))
+        assert health.status_code == 200 and health.json()["redis"] == "ok"
+        body = {"name": "r", "url": bot_server.url("/random"), "games": ["aladino"]}
+        refused = check(openapi, requests.post(f"{base}/bots", json=body, timeout=5,
+                                               headers={"Authorization": "Bearer nope"}))
+        assert refused.status_code == 403
+        assert refused.headers["Content-Type"] == "application/problem+json"
+        created = check(openapi, requests.post(f"{base}/bots", json=body, timeout=5,
+                                               headers={"Authorization": f"Bearer {token}"}))
+        assert created.status_code == 201
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+
+
+def test_worker_prints_its_queues_and_stops_when_empty_in_burst_mode(redis_url):
+    done = subprocess.run(worker_command("--burst"), env=worker_env(redis_url), cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert "on queues referee-matches" in done.stdout
+    assert "until the queues are empty" in done.stdout

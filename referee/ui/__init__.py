@@ -6,7 +6,9 @@ everything in the browser (vanilla JS and SVG, no build step, nothing from the n
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template
+from flask import Blueprint, abort, render_template
+
+import engines
 
 bp = Blueprint("ui", __name__, url_prefix="/ui", template_folder="templates",
                static_folder="static")
@@ -19,6 +21,8 @@ def index() -> str:
 
 @bp.get("/games/<game>")
 def leaderboard(game: str) -> str:
+    if game not in engines.names():
+        abort(404)
     return render_template("ui/leaderboard.html", game=game)
 
 

@@ -23,9 +23,9 @@ function statusView(match) {
     h("span", null, "steps ", h("b", null, match.step)),
     match.seed !== null && match.seed !== undefined ? h("span", null, "seed ", h("b", null, match.seed)) : "",
     match.result ? h("span", {id: "match-result"}, "result: ", matchResult(match)) : "",
-    match.forfeit ? h("span", {class: "error"},
+    match.forfeit ? h("span", {class: "fault"},
       `seat ${match.forfeit.seat} forfeited at step ${match.forfeit.step} (${match.forfeit.fault})`) : "",
-    match.error ? h("span", {class: "error"}, match.error) : "");
+    match.error ? h("span", {class: "fault"}, match.error) : "");
 }
 
 function seatName(seat) {
@@ -69,7 +69,7 @@ function moveView(frame, observation) {
   const parts = [h("span", {class: "swatch", style: `background:${seatColour(toMove)}`}),
     h("b", null, seatName(toMove)), " to move"];
   if (frame.action) parts.push(" → plays ", h("code", {id: "step-action"}, actionText(frame.action)));
-  if (frame.fault) parts.push(" ", h("span", {class: "error"}, `fault: ${frame.fault.code}`));
+  if (frame.fault) parts.push(" ", h("span", {class: "fault"}, `fault: ${frame.fault.code}`));
   return h("span", null, parts);
 }
 

@@ -1,0 +1,137 @@
+"""Fixtures of the browser tests: the real app on a loopback port against the real Redis,
+example bots over HTTP, matches played by a real `referee worker`, and headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import redis
+import requests
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from werkzeug.serving import make_server
+
+from bots.python import aladino_bot, aldabas_bot, caravans_bot, random_bot
+from bots.python.sdk import make_server as make_bot_server
+from referee.app import create_app
+from referee.config import Config
+
+ROOT = Path(__file__).resolve().parents[2]
+ADMIN = "admin-token-for-web-tests"
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--window-size=1400,1000", "--hide-scrollbars")
+GREEDY = {"aladino": aladino_bot, "aldabas": aldabas_bot, "caravans": caravans_bot}
+PLAYERS = 3
+SEED = 11
+
+
+@contextmanager
+def serving(server) -> Iterator[None]:
+    """Run a bound server's serve_forever in a thread until the block ends."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@dataclass
+class Site:
+    """The referee serving the pages, and what the tests recorded in it."""
+
+    url: str
+    matches: dict[str, str] = field(default_factory=dict)  # game -> match id
+
+    def api(self, path: str) -> dict:
+        response = requests.get(self.url + path, timeout=10)
+        response.raise_for_status()
+        return response.json()
+
+    def post(self, path: str, body: dict) -> dict:
+        response = requests.post(self.url + path, json=body, timeout=10,
+                                 headers={"Authorization": f"Bearer {ADMIN}"})
+        assert response.status_code == 201, response.text
+        return response.json()
+
+
+def run_worker(redis_url: str) -> None:
+    """`referee worker --burst`: plays every queued match, then stops."""
+    env = {**os.environ, "REDIS_URL": redis_url, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "referee.cli", "worker", "--burst"], env=env,
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def record_matches(site: Site, bot_urls: dict[str, str], redis_url: str) -> None:
+    """A greedy bot against random bots in each game, played by a real worker."""
+    bots = {name: site.post("/bots", {"name": name, "url": url,
+                                      "games": list(GREEDY) if name == "random"
+                                      else [name.removeprefix("greedy-")]})["id"]
+            for name, url in bot_urls.items()}
+    for game in GREEDY:
+        seats = [{"kind": "bot", "bot_id": bots[f"greedy-{game}"]}]
+        seats += [{"kind": "bot", "bot_id": bots["random"], "name": f"random {n}"}
+                  for n in range(1, PLAYERS)]
+        site.matches[game] = site.post("/matches", {"game": game, "seats": seats,
+                                                    "seed": SEED})["id"]
+    run_worker(redis_url)
+    for game, match_id in site.matches.items():
+        status = site.api(f"/matches/{match_id}")["status"]
+        assert status == "finished", f"{game} match {match_id} is {status}"
+
+
+@pytest.fixture(scope="module")
+def site(redis_server) -> Iterator[Site]:
+    """The app (every blueprint, as `referee serve` builds it) with one finished match per
+    game, played by the example bots over HTTP."""
+    client = redis.Redis.from_url(redis_server)
+    client.flushall()
+    client.close()
+    config = Config(redis_url=redis_server, admin_token=ADMIN, secret="web-test-secret")
+    app_server = make_server("127.0.0.1", 0, create_app(config), threaded=True)
+    choosers = {"random": random_bot.make_choose(seed=1)}
+    choosers.update({f"greedy-{game}": module.make_choose(seed=2)
+                     for game, module in GREEDY.items()})
+    bot_servers = {name: make_bot_server(choose, port=0) for name, choose in choosers.items()}
+    with ExitStack() as stack:
+        stack.enter_context(serving(app_server))
+        for server in bot_servers.values():
+            stack.enter_context(serving(server))
+        site = Site(url=f"http://127.0.0.1:{app_server.server_port}")
+        urls = {name: f"http://127.0.0.1:{server.server_address[1]}/"
+                for name, server in bot_servers.items()}
+        record_matches(site, urls, redis_server)
+        yield site
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[webdriver.Chrome]:
+    """Debian's headless Chromium driven through its chromedriver (never a downloaded one)."""
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not shutil.which(path):
+            pytest.fail(f"{path} is missing: run scripts/install (Debian's chromium and "
+                        "chromium-driver packages)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in CHROMIUM_ARGS:
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()

@@ -1,0 +1,181 @@
+"""The web pages in headless Chromium against the real app, Redis, worker and HTTP bots:
+the index, a leaderboard, and a replay stepped forwards and backwards as every seat.
+
+Each drawing is checked against the API's own answer for the same step and seat, and a
+screenshot of each game's replay view is saved to docs/screenshots/<game>.png.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+import engines
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+WAIT_S = 15
+
+
+def wait_for(browser, condition, what: str):
+    return WebDriverWait(browser, WAIT_S).until(lambda _: condition(), message=what)
+
+
+def count(browser, css: str) -> int:
+    return len(browser.find_elements(By.CSS_SELECTOR, css))
+
+
+def page_errors(browser) -> list[str]:
+    """Errors the page logged (failed requests, script errors); the missing favicon aside."""
+    return [entry["message"] for entry in browser.get_log("browser")
+            if entry["level"] == "SEVERE" and "favicon.ico" not in entry["message"]]
+
+
+def shown(browser) -> str | None:
+    """The "step/seat" the replay board last finished drawing."""
+    return browser.find_element(By.ID, "board").get_attribute("data-shown")
+
+
+def board_error(browser) -> str | None:
+    errors = browser.find_elements(By.CSS_SELECTOR, "#board .error, #status .error")
+    return errors[0].text if errors else None
+
+
+def wait_shown(browser, step: int, seat: int | None) -> None:
+    """Wait until the board shows that step as that seat; fail at once on an error."""
+    expected = f"{step}/{'' if seat is None else seat}"
+    wait_for(browser, lambda: shown(browser) == expected or board_error(browser),
+             f"the board to show {expected}")
+    assert board_error(browser) is None
+    label = browser.find_element(By.ID, "step-label").text
+    assert label.startswith(f"step {step} / "), label
+
+
+def observation(site, match_id: str, step: int, seat: int | None) -> dict:
+    query = "" if seat is None else f"?seat={seat}"
+    frame = site.api(f"/matches/{match_id}/replay/{step}{query}")
+    return frame.get("observation", frame)
+
+
+def check_aladino(browser, obs: dict, seat: int | None) -> None:
+    tokens = [space["token"] for space in obs["cave"] if space["token"]]
+    assert count(browser, "#cave .space") == 61
+    assert count(browser, "#cave .token.up") == sum(t["face"] == "up" for t in tokens)
+    assert count(browser, "#cave .token.down") == sum(t["face"] == "down" for t in tokens)
+    assert count(browser, "#cave .aladdin") == 1
+    scores = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".aladino-seat .score")]
+    assert scores == [str(score) for score in obs["scores"]]
+    on_boards = sum(len(stack) for board in obs["boards"] for row in board for stack in row)
+    assert count(browser, ".aladino-board .token") == on_boards
+
+
+def check_aldabas(browser, obs: dict, seat: int | None) -> None:
+    for player in obs["players"]:
+        panel = f'.aldabas-seat[data-seat="{player["seat"]}"]'
+        assert count(browser, f"{panel} .aldabas-block .door") == len(player["block"])
+        purse = browser.find_element(By.CSS_SELECTOR, f"{panel} .purse").text
+        assert purse == str(player["purse"])
+    assert count(browser, "#dock .dock-slot") == sum(s["card"] is not None for s in obs["dock"])
+    if seat is None:
+        assert count(browser, ".own-hand") == 0
+    else:
+        hand = f'.aldabas-seat[data-seat="{seat}"] .own-hand .door'
+        assert count(browser, hand) == len(obs["you"]["hand"])
+
+
+def check_caravans(browser, obs: dict, seat: int | None) -> None:
+    assert count(browser, ".caravans-map") == len(obs["colours"])
+    owned = sum(owner is not None for owner in obs["owner"].values())
+    assert count(browser, '.route:not([data-owner="none"])') == owned
+    held = sum(holder is not None for holder in obs["control"].values())
+    assert count(browser, '.city:not([data-control="none"])') == held
+    gold = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".caravans-seat .gold")]
+    assert gold == [str(g) for g in obs["gold"]]
+    if seat is not None:
+        hand = f'.caravans-seat[data-seat="{seat}"] .cv-hand .cv-card'
+        assert count(browser, hand) == len(obs["hand"])
+
+
+CHECKS = {"aladino": check_aladino, "aldabas": check_aldabas, "caravans": check_caravans}
+
+
+def check_drawing(browser, site, game: str, match_id: str, step: int, seat: int | None) -> None:
+    wait_shown(browser, step, seat)
+    CHECKS[game](browser, observation(site, match_id, step, seat), seat)
+
+
+def save_screenshot(browser, path: Path) -> None:
+    """The whole page, beyond the window's height."""
+    width, height = browser.execute_script(
+        "return [document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+    shot = browser.execute_cdp_cmd("Page.captureScreenshot", {
+        "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(base64.b64decode(shot["data"]))
+
+
+def test_index_lists_the_games_and_the_recorded_matches(site, browser):
+    browser.get(f"{site.url}/ui/")
+    wait_for(browser, lambda: count(browser, "#games .game") == len(engines.names()),
+             "a card per game")
+    wait_for(browser, lambda: count(browser, "#matches table.matches tbody tr") == 3,
+             "the recorded matches")
+    links = {e.get_attribute("href") for e in browser.find_elements(By.CSS_SELECTOR, "#matches a")}
+    for match_id in site.matches.values():
+        assert f"{site.url}/ui/matches/{match_id}" in links
+    assert page_errors(browser) == []
+
+
+@pytest.mark.parametrize("game", engines.names())
+def test_leaderboard_lists_the_rated_bots_with_their_history(site, browser, game):
+    ratings = site.api(f"/ratings/{game}")
+    browser.get(f"{site.url}/ui/games/{game}")
+    rows = "#leaderboard-table tbody tr"
+    wait_for(browser, lambda: count(browser, rows) == len(ratings["leaderboard"]) > 0,
+             "a row per rated bot")
+    names = [row.find_elements(By.TAG_NAME, "td")[1].text
+             for row in browser.find_elements(By.CSS_SELECTOR, rows)]
+    assert names == [entry["name"] for entry in ratings["leaderboard"]]
+    with_history = [points for points in ratings["history"].values() if points]
+    assert count(browser, "#history-plot path.series") == len(with_history) > 0
+    assert page_errors(browser) == []
+
+
+@pytest.mark.parametrize("game", engines.names())
+def test_replay_steps_forwards_and_backwards_as_any_seat(site, browser, game):
+    match_id = site.matches[game]
+    match = site.api(f"/matches/{match_id}")
+    last = match["step"]
+    browser.get(f"{site.url}/ui/matches/{match_id}")
+    check_drawing(browser, site, game, match_id, 0, None)
+
+    page = browser.find_element(By.TAG_NAME, "body")
+    page.send_keys(Keys.ARROW_RIGHT)
+    check_drawing(browser, site, game, match_id, 1, None)
+    browser.find_element(By.ID, "next").click()
+    check_drawing(browser, site, game, match_id, 2, None)
+    browser.find_element(By.ID, "prev").click()
+    check_drawing(browser, site, game, match_id, 1, None)
+    page.send_keys(Keys.ARROW_LEFT)
+    check_drawing(browser, site, game, match_id, 0, None)
+    browser.find_element(By.ID, "last").click()
+    check_drawing(browser, site, game, match_id, last, None)
+
+    middle = last * 2 // 3
+    browser.execute_script("const s = document.getElementById('slider'); s.value = arguments[0];"
+                           "s.dispatchEvent(new Event('input'));", middle)
+    check_drawing(browser, site, game, match_id, middle, None)
+    seats = Select(browser.find_element(By.ID, "seat"))
+    assert len(seats.options) == len(match["seats"]) + 1
+    for seat in range(len(match["seats"])):
+        seats.select_by_value(str(seat))
+        check_drawing(browser, site, game, match_id, middle, seat)
+    seats.select_by_value("0")
+    check_drawing(browser, site, game, match_id, middle, 0)
+    assert page_errors(browser) == []
+    save_screenshot(browser, SCREENSHOTS / f"{game}.png")

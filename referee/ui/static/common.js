@@ -55,8 +55,8 @@ function s(tag, attrs, ...children) {
   return node;
 }
 
-function svgRoot(width, height, attrs) {
-  return s("svg", {viewBox: `0 0 ${width} ${height}`, width, height, ...attrs});
+function svgRoot(width, height, attrs, ...children) {
+  return s("svg", {viewBox: `0 0 ${width} ${height}`, width, height, ...attrs}, ...children);
 }
 
 function seatColour(seat) {

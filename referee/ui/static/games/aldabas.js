@@ -118,6 +118,29 @@
     return svg;
   }
 
+  /** Influence per profession: printed influence of the doors plus the coins on them
+      (the vault's doors count too, but only the vault's owner knows them). */
+  function influence(doors, vaultCards, context) {
+    const totals = {};
+    for (const placed of doors) {
+      const card = cardData(context, placed.card);
+      totals[card.profession] = (totals[card.profession] || 0) + card.influence + placed.coins;
+    }
+    for (const id of vaultCards) {
+      const card = cardData(context, id);
+      totals[card.profession] = (totals[card.profession] || 0) + card.influence;
+    }
+    return totals;
+  }
+
+  function influenceView(player, own, observation, context) {
+    const totals = influence(player.block, own ? observation.you.vault_cards : [], context);
+    const entries = Object.entries(totals).sort((a, b) => b[1] - a[1]);
+    return h("div", {class: "facts influence"}, own ? "influence " : "influence in block ",
+      entries.length ? entries.map(([profession, value]) =>
+        h("span", {class: "item"}, `${profession} ${value}`)) : "none");
+  }
+
   function playerPanel(player, observation, context) {
     const seat = player.seat;
     const own = context.seat === seat && observation.you;
@@ -133,6 +156,7 @@
         h("span", null, "hand ", h("b", {class: "hand-size"}, player.hand_size)),
         h("span", null, "vault ", h("b", null, player.vault_card_count), " doors"),
         own ? h("span", null, "vault coins ", h("b", null, observation.you.vault_coins)) : ""),
+      influenceView(player, own, observation, context),
       block(player.block, own ? observation.you.vault_cards : player.vault_card_count,
         own ? observation.you.vault_coins : null, pending, context),
       h("div", {class: "hand"}, own

@@ -59,6 +59,25 @@ function actionText(action) {
   return args ? `${type} ${args}` : type;
 }
 
+const LOG_SHOWN = 12;
+
+function eventText(event) {
+  const {type, event: name, seat, ...rest} = event;
+  const args = Object.entries(rest).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ");
+  return `${type || name || ""} ${args}`.trim();
+}
+
+/** The latest public events, as the viewed seat knows them. */
+function logView(observation) {
+  const log = Array.isArray(observation.log) ? observation.log : [];
+  const first = Math.max(0, log.length - LOG_SHOWN);
+  return h("div", {class: "panel log"}, h("h3", null, `Events (${log.length})`),
+    log.length ? h("ol", {start: first + 1}, log.slice(first).map(event => h("li", null,
+      event.seat === undefined || event.seat === null ? "" :
+        h("span", {class: "swatch", style: `background:${seatColour(event.seat)}`}),
+      eventText(event)))) : h("p", {class: "muted"}, "nothing yet"));
+}
+
 function moveView(frame, observation) {
   const total = viewer.match.step;
   const toMove = frame.to_move ?? observation.to_move ?? frame.seat;
@@ -98,7 +117,7 @@ async function show(step, seat) {
   board.dataset.seat = seat === null ? "spectator" : seat;
   try {
     setChildren(board, draw ? draw(observation, context)
-      : h("pre", null, JSON.stringify(observation, null, 1)));
+      : h("pre", null, JSON.stringify(observation, null, 1)), logView(observation));
   } catch (error) {
     setChildren(board, errorBox(error), h("pre", null, JSON.stringify(observation, null, 1)));
   }

@@ -39,6 +39,8 @@ ERROR_TEXT = {
 
 MATCH_ID = {"name": "match_id", "in": "path", "required": True, "schema": {"type": "string"}}
 BOT_ID = {"name": "bot_id", "in": "path", "required": True, "schema": {"type": "string"}}
+STEP = {"name": "step", "in": "path", "required": True,
+        "schema": {"type": "integer", "minimum": 0}}
 GAME = {"name": "game", "in": "path", "required": True, "schema": {"type": "string"}}
 
 
@@ -121,13 +123,28 @@ def paths() -> dict[str, dict]:
         "/matches/{match_id}/replay": {"get": operation(
             "The replay record (while the match runs: admin only)", "replays",
             (200, schemas.ReplaySchema), (401, 403, 404), parameters=[MATCH_ID],
-            security="admin", optional_security=True)},
+            security="admin", optional_security=True,
+            description="Served as an attachment: the file `referee verify` checks.")},
+        "/matches/{match_id}/replay/{step}": {"get": operation(
+            "A step as a seat (or a spectator) saw it", "replays", (200, schemas.ReplayStepSchema),
+            (400, 401, 403, 404),
+            parameters=[MATCH_ID, STEP, {"in": "query", "schema": schemas.ReplayStepQuerySchema}],
+            security="admin", optional_security=True,
+            description="With `seat`: exactly the observation that seat had before the "
+                        "decision of `step`; without: what every seat could see.")},
+        "/replays/verify": {"post": operation(
+            "Re-run a replay and check its steps, result, chain and signature", "replays",
+            (200, schemas.VerifyReportSchema), (400, 413, 422), body=schemas.ReplaySchema,
+            description="422 when the replay was made under another game version (or an "
+                        "unknown game or format): refused rather than mis-verified.")},
     }
 
 
 def build_spec() -> APISpec:
-    spec = APISpec(TITLE, VERSION, "3.1.0", plugins=[MarshmallowPlugin()],
+    marshmallow_plugin = MarshmallowPlugin()
+    spec = APISpec(TITLE, VERSION, "3.1.0", plugins=[marshmallow_plugin],
                    info={"description": DESCRIPTION})
+    marshmallow_plugin.map_to_openapi_type(schemas.JsonNumber, "number", None)
     for name in sorted(n for n in dir(schemas) if n.endswith("Schema") and n != "Schema"):
         schema = getattr(schemas, name)
         component = name.removesuffix("Schema")

@@ -3,7 +3,8 @@
 A replay is one JSON object:
 
     format, match_id, game, game_version, num_players, options, seed, seats, policy,
-    initial_state_hash, steps, result, forfeit, strikes, started_at, finished_at
+    initial_state_hash, steps, result, forfeit, strikes, started_at, finished_at,
+    chain, signature
 
 Each step is `{"step", "seat", "action", "fault", "elapsed_ms", "state_hash"}` where
 `state_hash` is the sha256 of the canonical JSON of the engine state *after* the step
@@ -11,13 +12,20 @@ Each step is `{"step", "seat", "action", "fault", "elapsed_ms", "state_hash"}` w
 `{"code", "detail", "raw", "policy"}`. Canonical JSON is orjson with sorted keys, so a
 hash or a signature computed over it does not depend on who wrote the record.
 
-`seal` (the replay/audit issue) adds `chain` and `signature` on top of a finished record;
-every other field is settled before it runs.
+`seal` adds, on top of a finished record:
+- `chain`: `{"algorithm": "sha256", "length", "head"}`, a hash chained over the steps in
+  order: link(-1) = initial_state_hash, link(i) = sha256(link(i-1) bytes + canonical step i);
+  `head` is the last link, so changing, dropping or reordering any step changes it;
+- `signature`: `{"algorithm": "hmac-sha256", "key_id", "value"}`, an HMAC with the server's
+  secret over the canonical JSON of the whole record without `signature` (chain included).
+  `key_id` names the key (a digest of it) so a verifier holding several keys picks the
+  right one. Without a secret the record stays unsigned (`signature: null`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 from datetime import UTC, datetime
 from typing import Any
 
@@ -62,6 +70,8 @@ def new_record(*, match_id: str, game: str, game_version: str, num_players: int,
         "strikes": [0] * len(seats),
         "started_at": utc_now(),
         "finished_at": None,
+        "chain": None,
+        "signature": None,
     }
 
 
@@ -80,3 +90,34 @@ def step_record(*, step: int, seat: int, action: dict | None, fault: dict | None
 def fault_record(*, code: str, detail: str, raw: str, policy: str) -> dict:
     """A fault as recorded in a step: what went wrong and what the policy did about it."""
     return {"code": code, "detail": detail, "raw": raw, "policy": policy}
+
+
+def chain_head(record: dict) -> str:
+    """The last link of the hash chain over the record's steps, in order."""
+    link = bytes.fromhex(record["initial_state_hash"])
+    for step in record["steps"]:
+        link = hashlib.sha256(link + canonical(step)).digest()
+    return link.hex()
+
+
+def key_id(secret: str) -> str:
+    """A public name for a signing key: the start of a digest of it."""
+    return hashlib.sha256(b"referee-key-id/" + secret.encode()).hexdigest()[:16]
+
+
+def signature_value(record: dict, secret: str) -> str:
+    """HMAC-SHA256 over the canonical record without its signature."""
+    unsigned = {k: v for k, v in record.items() if k != "signature"}
+    return hmac.new(secret.encode(), canonical(unsigned), hashlib.sha256).hexdigest()
+
+
+def seal(record: dict, secret: str) -> dict:
+    """The finished record with its chain and, given a secret, its signature."""
+    sealed = {k: v for k, v in record.items() if k not in ("chain", "signature")}
+    sealed["chain"] = {"algorithm": "sha256", "length": len(record["steps"]),
+                       "head": chain_head(record)}
+    sealed["signature"] = None
+    if secret:
+        sealed["signature"] = {"algorithm": "hmac-sha256", "key_id": key_id(secret),
+                               "value": signature_value(sealed, secret)}
+    return sealed

@@ -33,7 +33,10 @@ class JsonNumber(fields.Field):
 
 
 def _required(field_class: type[fields.Field], *args, **kwargs) -> fields.Field:
-    """A response field that is always present (it may still be null when allowed)."""
+    """A response field that is always present (it may still be null when allowed);
+    integers are strict, so a submitted replay with "5" for 5 is refused."""
+    if field_class is fields.Integer:
+        kwargs.setdefault("strict", True)
     return field_class(*args, required=True, **kwargs)
 
 
@@ -253,8 +256,20 @@ class StepSchema(Schema):
     seat = _required(fields.Integer)
     action = _required(fields.Dict, allow_none=True)
     fault = _required(fields.Nested, FaultSchema, allow_none=True)
-    elapsed_ms = _required(fields.Float)
+    elapsed_ms = _required(JsonNumber)
     state_hash = _required(fields.String)
+
+
+class ChainSchema(Schema):
+    algorithm = _required(fields.String, validate=validate.OneOf(["sha256"]))
+    length = _required(fields.Integer, strict=True)
+    head = _required(fields.String)
+
+
+class SignatureSchema(Schema):
+    algorithm = _required(fields.String, validate=validate.OneOf(["hmac-sha256"]))
+    key_id = _required(fields.String)
+    value = _required(fields.String)
 
 
 class ReplaySeatSchema(SeatInfoSchema):
@@ -278,3 +293,43 @@ class ReplaySchema(Schema):
     strikes = _required(fields.List, fields.Integer())
     started_at = _required(fields.String, allow_none=True)
     finished_at = _required(fields.String, allow_none=True)
+    chain = _required(fields.Nested, ChainSchema, allow_none=True, metadata={
+        "description": "hash chain over the steps; null until the match is over"})
+    signature = _required(fields.Nested, SignatureSchema, allow_none=True, metadata={
+        "description": "HMAC of the record; null when unsigned or not over"})
+
+
+class ReplayStepQuerySchema(Schema):
+    seat = fields.Integer(validate=validate.Range(min=0), metadata={
+        "description": "the seat whose view to show; absent: the spectator's view"})
+
+
+class ReplayStepSchema(Schema):
+    match_id = _required(fields.String)
+    step = _required(fields.Integer, metadata={
+        "description": "the state before the decision of this step (the number of steps: "
+                       "the final state)"})
+    seat = _required(fields.Integer, allow_none=True)
+    to_move = _required(fields.Integer, allow_none=True)
+    view = _required(fields.Dict, metadata={
+        "description": "exactly the observation the seat had, or the spectator's view"})
+    played = _required(fields.Nested, StepSchema, allow_none=True, metadata={
+        "description": "the step recorded from this state; null at the end"})
+
+
+class VerifyProblemSchema(Schema):
+    step = _required(fields.Integer, allow_none=True)
+    field = _required(fields.String)
+    reason = _required(fields.String)
+
+
+class VerifyReportSchema(Schema):
+    valid = _required(fields.Boolean)
+    steps_checked = _required(fields.Integer)
+    problem = _required(fields.Nested, VerifyProblemSchema, allow_none=True, metadata={
+        "description": "the first inconsistency found while re-running the match"})
+    chain = _required(fields.String, validate=validate.OneOf(["valid", "invalid", "missing"]))
+    signature = _required(fields.String, validate=validate.OneOf(
+        ["valid", "invalid", "missing", "unknown-key", "not-checked"]))
+    key_id = _required(fields.String, allow_none=True)
+    notes = _required(fields.List, fields.String())

@@ -26,16 +26,20 @@ def services() -> Services:
     return current_app.extensions["referee"]
 
 
-def load_body(schema: Schema) -> dict:
-    """The request's JSON body loaded through `schema` (400 naming the fields otherwise)."""
+def load_json() -> object:
+    """The request's body parsed as JSON (400 when empty or not JSON)."""
     raw = request.get_data(cache=True)
     if not raw.strip():
         raise invalid({"_body": ["a JSON body is required"]})
     try:
-        data = orjson.loads(raw)
+        return orjson.loads(raw)
     except orjson.JSONDecodeError as error:
         raise invalid({"_body": [f"the body is not valid JSON: {error}"]}) from None
-    return schema.load(data)
+
+
+def load_body(schema: Schema) -> dict:
+    """The request's JSON body loaded through `schema` (400 naming the fields otherwise)."""
+    return schema.load(load_json())
 
 
 def load_query(schema: Schema) -> dict:

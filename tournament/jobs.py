@@ -17,6 +17,7 @@ from rq.serializers import JSONSerializer
 import engines
 from referee import replay
 from referee.botclient import RAW_LIMIT, BotReply, Fault
+from referee.config import Config
 from referee.runner import FailurePolicy, PushSeat, Seat, run_match
 
 from .store import MATCH_QUEUE, MatchStatus, Store
@@ -79,13 +80,15 @@ def enqueue_match(store: Store, match: dict) -> rq.job.Job:
 
 
 def play_match(payload: dict) -> dict:
-    """The rq entry point; the worker's own Redis connection reaches the store."""
+    """The rq entry point; the worker's own Redis connection reaches the store, and the
+    replay is signed with the worker's REFEREE_SECRET."""
     job = rq.get_current_job()
-    return play_stored_match(Store(job.connection), payload["match_id"])
+    return play_stored_match(Store(job.connection), payload["match_id"],
+                             Config.from_env().secret)
 
 
-def play_stored_match(store: Store, match_id: str) -> dict:
-    """Play the stored match to its end and store its replay; returns a short summary."""
+def play_stored_match(store: Store, match_id: str, secret: str = "") -> dict:
+    """Play the stored match to its end and store its sealed replay; returns a summary."""
     match = store.get_match(match_id)
     if match is None:
         raise LookupError(f"no match {match_id}")
@@ -99,6 +102,7 @@ def play_stored_match(store: Store, match_id: str) -> dict:
         store.fail_match(match_id, "the match stopped on an internal error (see the worker log)",
                          replay.utc_now())
         raise
+    record = replay.seal(record, secret)
     store.finish_match(match_id, record, replay.canonical(record))
     return _summary(match_id, record["result"])
 

@@ -1,4 +1,6 @@
-"""GET /matches/{id}/replay: the replay record; while the match is not over, admin only."""
+"""Replays: GET /matches/{id}/replay (the record, a file `referee verify` accepts),
+GET /matches/{id}/replay/{step}?seat=N (a step as a seat or a spectator saw it) and
+POST /replays/verify. While a match is not over, its replay is for the admin only."""
 
 from __future__ import annotations
 
@@ -7,10 +9,17 @@ from flask import Blueprint, Response
 import engines
 from tournament.store import MatchStatus
 
-from .. import replay
+from .. import audit, replay
 from ..auth import require_admin
-from ..schemas import ReplaySchema
-from ..web import reply, services
+from ..problems import Problem, invalid, not_found
+from ..schemas import (
+    ReplaySchema,
+    ReplayStepQuerySchema,
+    ReplayStepSchema,
+    VerifyReportSchema,
+)
+from ..spectator import spectator_view
+from ..web import load_json, load_query, reply, services
 from .matches import find_match
 
 bp = Blueprint("replays", __name__)
@@ -18,15 +27,62 @@ bp = Blueprint("replays", __name__)
 
 @bp.get("/matches/<match_id>/replay")
 def get_replay(match_id: str) -> Response:
-    match = find_match(match_id)
+    record = _readable_record(find_match(match_id))
+    return reply(ReplaySchema(), record, headers={
+        "Content-Disposition": f'attachment; filename="{match_id}.replay.json"'})
+
+
+@bp.get("/matches/<match_id>/replay/<int:step>")
+def get_replay_step(match_id: str, step: int) -> Response:
+    record = _readable_record(find_match(match_id))
+    seat = load_query(ReplayStepQuerySchema()).get("seat")
+    if seat is not None and seat >= len(record["seats"]):
+        raise invalid({"seat": [f"this match has seats 0 to {len(record['seats']) - 1}"]})
+    if step > len(record["steps"]):
+        raise not_found(f"step {step} (the record has steps 0 to {len(record['steps'])})")
+    engine = engines.get(record["game"])
+    state = state_before(engine, record, step)
+    view = spectator_view(engine, state) if seat is None else engine.observation(state, seat)
+    played = record["steps"][step] if step < len(record["steps"]) else None
+    return reply(ReplayStepSchema(), {"match_id": match_id, "step": step, "seat": seat,
+                                      "to_move": engine.current_seat(state), "view": view,
+                                      "played": played})
+
+
+@bp.post("/replays/verify")
+def verify_replay() -> Response:
+    record = load_json()
+    errors = ReplaySchema().validate(record) if isinstance(record, dict) else {
+        "_body": ["a replay record is a JSON object"]}
+    if errors:
+        raise invalid(errors)
+    secret = services().config.secret
+    try:
+        report = audit.verify(record, [secret] if secret else [])
+    except audit.UnsupportedReplay as error:
+        raise Problem(422, "replay/unsupported", "Replay cannot be verified here",
+                      str(error)) from None
+    return reply(VerifyReportSchema(), report.to_dict())
+
+
+def state_before(engine: engines.Game, record: dict, step: int) -> dict:
+    """The state in which the decision of `step` was asked, re-run from seed + actions."""
+    state = engine.new_game(record["num_players"], record["seed"], record["options"])
+    for played in record["steps"][:step]:
+        if played["action"] is not None:
+            state = engine.apply(state, played["action"])
+    return state
+
+
+def _readable_record(match: dict) -> dict:
     if match["status"] == MatchStatus.FINISHED:
-        return reply(ReplaySchema(), services().store.get_replay(match_id))
+        return services().store.get_replay(match["id"])
     require_admin(services().config.admin_token)
-    return reply(ReplaySchema(), live_record(match))
+    return live_record(match)
 
 
 def live_record(match: dict) -> dict:
-    """The record of a match not over yet: its steps so far, no result."""
+    """The record of a match not over yet: its steps so far, no result, not sealed."""
     engine = engines.get(match["game"])
     state = engine.new_game(num_players=match["num_players"], seed=match["seed"],
                             options=match["options"])

@@ -67,6 +67,12 @@ def test_random_bots_play_every_variant_to_the_end(bot_server, game, variant):
                                   "deadline_ms": 1000}
 
 
+def deadline_for(path: str) -> int:
+    """Short for the slow bot (a timeout), generous for the others: on a loaded machine a
+    loopback round trip can take far longer than usual, and must not turn into a timeout."""
+    return 250 if path == "/slow" else 3000
+
+
 def fault_url(bot_server, refused_url: str, path: str) -> str:
     return refused_url if path == "refused" else bot_server.url(path)
 
@@ -75,7 +81,7 @@ def fault_url(bot_server, refused_url: str, path: str) -> str:
 def test_a_fault_under_forfeit_ends_the_match_with_the_seat_last(bot_server, refused_url,
                                                                    path, code):
     urls = [bot_server.url("/random"), fault_url(bot_server, refused_url, path)]
-    record, _ = play("aladino", urls, FailurePolicy(), deadline_ms=200)
+    record, _ = play("aladino", urls, FailurePolicy(), deadline_ms=deadline_for(path))
     last = record["steps"][-1]
     assert last["seat"] == 1 and last["action"] is None
     assert last["fault"]["code"] == code and last["fault"]["policy"] == "forfeit"
@@ -92,7 +98,8 @@ def test_a_fault_under_forfeit_ends_the_match_with_the_seat_last(bot_server, ref
 def test_a_fault_under_random_substitutes_a_seeded_legal_move(bot_server, refused_url,
                                                               path, code):
     urls = [fault_url(bot_server, refused_url, path), bot_server.url("/random")]
-    record, _ = play("aladino", urls, FailurePolicy.uniform("random"), deadline_ms=100)
+    record, _ = play("aladino", urls, FailurePolicy.uniform("random"),
+                     deadline_ms=deadline_for(path))
     engine = engines.get("aladino")
     states = replay_states(record)
     assert engine.is_over(states[-1]) and record["forfeit"] is None

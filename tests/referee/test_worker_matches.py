@@ -59,7 +59,8 @@ def test_every_fault_under_each_policy_and_the_worker_goes_on(api, bot_server, r
         for policy in ("forfeit", "random"):
             match = api.create_match(
                 "aladino", [{"kind": "bot", "bot_id": good}, {"kind": "bot", "bot_id": bad}],
-                seed=3, deadline_ms=100, failure_policy={code: policy})
+                seed=3, deadline_ms=250 if path == "/slow" else 3000,
+                failure_policy={code: policy})
             matches.append((match["id"], code, policy))
     healthy = api.create_match("aladino", [{"kind": "bot", "bot_id": good}] * 2, seed=4)
     run_worker(timeout=120)

@@ -1,0 +1,227 @@
+"""Replay verification: re-run seed + actions through the engine and check every record.
+
+`verify(record, keys)` answers a `Report`: the first problem found while re-running the
+match (a step out of order, a seat that was not to move, an illegal action, a state hash
+that differs, an inconsistent fault record, a result that differs), whether the hash chain
+holds, and whether the signature holds for one of `keys` (secrets). A record is valid when
+the re-run finds no problem, the chain holds, and the signature holds; with no key at
+hand the signature is not checked (and may be absent), which the report's notes say.
+A record made under another game version is refused (`UnsupportedReplay`) rather than
+mis-verified.
+Used by `POST /replays/verify` and, offline, by `referee verify FILE`.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import asdict, dataclass, field
+
+import engines
+
+from . import replay
+from .botclient import Fault
+from .runner import FORFEIT, RANDOM, FailurePolicy, forfeit_result, substitute_action
+
+VALID = "valid"
+INVALID = "invalid"
+MISSING = "missing"
+UNKNOWN_KEY = "unknown-key"
+NOT_CHECKED = "not-checked"
+
+
+class UnsupportedReplay(Exception):
+    """The record cannot be verified here: unknown format, game or game version."""
+
+
+@dataclass
+class Problem:
+    step: int | None
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"step {self.step}" if self.step is not None else "record"
+        return f"{where}, {self.field}: {self.reason}"
+
+
+@dataclass
+class Report:
+    valid: bool
+    steps_checked: int
+    problem: Problem | None
+    chain: str
+    signature: str
+    key_id: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class _Mismatch(Exception):
+    def __init__(self, step: int | None, field_name: str, reason: str):
+        super().__init__(reason)
+        self.problem = Problem(step, field_name, reason)
+
+
+def verify(record: dict, keys: list[str] | None = None) -> Report:
+    """Check a replay record; `keys` are the secrets its signature may have been made with."""
+    engine = _engine_for(record)
+    progress = _Progress()
+    problem = None
+    try:
+        _rerun(engine, record, progress)
+    except _Mismatch as mismatch:
+        problem = mismatch.problem
+    chain = _check_chain(record)
+    signature, used_key = _check_signature(record, keys or [])
+    authentic = signature == VALID or (not keys and signature in (MISSING, NOT_CHECKED))
+    valid = problem is None and chain == VALID and authentic
+    return Report(valid, progress.steps, problem, chain, signature, used_key,
+                  _notes(signature, bool(keys)))
+
+
+def _notes(signature: str, keys_given: bool) -> list[str]:
+    if signature == NOT_CHECKED:
+        return ["the signature was not checked: no key given"]
+    if signature == MISSING and not keys_given:
+        return ["the replay is unsigned: it is consistent, but nothing proves who made it"]
+    return []
+
+
+def _engine_for(record: dict) -> engines.Game:
+    if record.get("format") != replay.FORMAT:
+        raise UnsupportedReplay(f"unknown replay format {record.get('format')!r}; "
+                                f"this referee reads {replay.FORMAT}")
+    try:
+        engine = engines.get(record.get("game"))
+    except engines.UnknownGame as error:
+        raise UnsupportedReplay(error.reason) from None
+    if record.get("game_version") != engine.version:
+        raise UnsupportedReplay(
+            f"this replay was made under {engine.name} version {record.get('game_version')!r}"
+            f"; this referee has version {engine.version!r} of the rules, so it cannot "
+            "re-run it faithfully: verify it with a referee of that version")
+    return engine
+
+
+@dataclass
+class _Progress:
+    steps: int = 0
+
+
+def _rerun(engine: engines.Game, record: dict, progress: _Progress) -> None:
+    """Re-play the record step by step, counting the steps found consistent."""
+    state = _initial_state(engine, record)
+    policy = _policy(record)
+    strikes = [0] * record["num_players"]
+    forfeit = None
+    for index, step in enumerate(record["steps"]):
+        if forfeit is not None:
+            raise _Mismatch(index, "steps", "a step follows a forfeit")
+        if step["step"] != index:
+            raise _Mismatch(index, "step", f"steps out of order: step {step['step']} is "
+                                           f"recorded at position {index}")
+        seat = engine.current_seat(state)
+        if seat is None:
+            raise _Mismatch(index, "steps", "a step follows the end of the game")
+        if step["seat"] != seat:
+            raise _Mismatch(index, "seat", f"seat {seat} was to move, not seat {step['seat']}")
+        state = _apply_step(engine, state, step, record["seed"], policy)
+        if replay.state_hash(state) != step["state_hash"]:
+            raise _Mismatch(index, "state_hash",
+                            "the state after this step does not match the recorded hash")
+        if step["fault"]:
+            strikes[seat] += 1
+            if step["fault"]["policy"] == FORFEIT:
+                forfeit = {"seat": seat, "step": index, "fault": step["fault"]["code"]}
+        progress.steps = index + 1
+    _check_end(engine, record, state, forfeit, strikes)
+
+
+def _initial_state(engine: engines.Game, record: dict) -> dict:
+    try:
+        state = engine.new_game(record["num_players"], record["seed"], record["options"])
+    except engines.InvalidSetup as error:
+        raise _Mismatch(None, "seed", f"the setup cannot be re-created: {error.reason}") from None
+    if replay.state_hash(state) != record["initial_state_hash"]:
+        raise _Mismatch(None, "seed", "the seed, options and player count do not give the "
+                                      "recorded initial state")
+    return state
+
+
+def _policy(record: dict) -> FailurePolicy:
+    try:
+        return FailurePolicy.from_dict(record["policy"])
+    except (TypeError, ValueError) as error:
+        raise _Mismatch(None, "policy", str(error)) from None
+
+
+def _apply_step(engine: engines.Game, state: dict, step: dict, seed: int,
+                policy: FailurePolicy) -> dict:
+    index, action, fault = step["step"], step["action"], step["fault"]
+    if fault is None:
+        if action is None:
+            raise _Mismatch(index, "action", "a step without a fault needs an action")
+        return _apply(engine, state, action, index)
+    if fault["code"] not in Fault.ALL or policy.action_for(fault["code"]) != fault["policy"]:
+        raise _Mismatch(index, "fault", f"the fault record does not follow the match's "
+                                        f"failure policy {policy.to_dict()}")
+    if fault["policy"] == FORFEIT:
+        if action is not None:
+            raise _Mismatch(index, "fault", "a forfeited step records no action")
+        return state
+    expected = substitute_action(seed, index, engine.legal_actions(state))
+    if fault["policy"] == RANDOM and action != expected:
+        raise _Mismatch(index, "fault", "the substituted action is not the seeded random "
+                                        "choice of the random policy")
+    return _apply(engine, state, action, index)
+
+
+def _apply(engine: engines.Game, state: dict, action: dict, index: int) -> dict:
+    try:
+        return engine.apply(state, action)
+    except engines.EngineError as error:
+        raise _Mismatch(index, "action", f"the action is refused: {error.reason}") from None
+
+
+def _check_end(engine: engines.Game, record: dict, state: dict, forfeit: dict | None,
+               strikes: list[int]) -> None:
+    end = len(record["steps"])
+    if forfeit is None and not engine.is_over(state):
+        raise _Mismatch(end, "steps", "the game is not over after the last recorded step")
+    if record["forfeit"] != forfeit:
+        raise _Mismatch(None, "forfeit", f"the steps give forfeit {forfeit}, the record says "
+                                         f"{record['forfeit']}")
+    if record["strikes"] != strikes:
+        raise _Mismatch(None, "strikes", f"the faults give strikes {strikes}, the record "
+                                         f"says {record['strikes']}")
+    expected = (forfeit_result(record["num_players"], forfeit) if forfeit
+                else engine.result(state))
+    for part in ("scores", "ranks", "details"):
+        if (record["result"] or {}).get(part) != expected[part]:
+            raise _Mismatch(None, f"result.{part}",
+                            f"the re-run gives {part} {expected[part]}, the record says "
+                            f"{(record['result'] or {}).get(part)}")
+
+
+def _check_chain(record: dict) -> str:
+    chain = record.get("chain")
+    if not chain:
+        return MISSING
+    holds = chain["length"] == len(record["steps"]) and hmac.compare_digest(
+        chain["head"], replay.chain_head(record))
+    return VALID if holds else INVALID
+
+
+def _check_signature(record: dict, keys: list[str]) -> tuple[str, str | None]:
+    signature = record.get("signature")
+    if not signature:
+        return MISSING, None
+    if not keys:
+        return NOT_CHECKED, signature["key_id"]
+    secret = next((k for k in keys if replay.key_id(k) == signature["key_id"]), None)
+    if secret is None:
+        return UNKNOWN_KEY, signature["key_id"]
+    holds = hmac.compare_digest(signature["value"], replay.signature_value(record, secret))
+    return (VALID if holds else INVALID), signature["key_id"]

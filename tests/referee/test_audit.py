@@ -1,0 +1,200 @@
+"""Replay verification: recorded matches verify; every tampered field is detected and named."""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import orjson
+import pytest
+
+import engines
+from referee import replay
+from referee.audit import UnsupportedReplay, verify
+from referee.botclient import BotReply
+from referee.runner import FailurePolicy, run_match
+
+SECRET = "audit-secret"
+
+
+class InProcessSeat:
+    """A real seat answering in-process: a seeded legal choice, and now and then a
+    malformed answer or an action no game has, so fault records are verified too."""
+
+    deadline_ms = 0
+
+    def __init__(self, seed: int, fault_rate: float):
+        self.seed = seed
+        self.fault_rate = fault_rate
+
+    def info(self) -> dict:
+        return {"kind": "bot", "bot_id": "in-process", "name": "in-process", "deadline_ms": 0}
+
+    def decide(self, payload: dict) -> BotReply:
+        chooser = random.Random(f"{self.seed}:{payload['step']}")
+        roll = chooser.random()
+        if roll < self.fault_rate / 2:
+            return BotReply(None, "malformed", "<html>", 0.0, "the answer is not JSON")
+        if roll < self.fault_rate:
+            return BotReply({"type": "__nope__"}, None, '{"action": {"type": "__nope__"}}', 0.0)
+        return BotReply(chooser.choice(payload["legal_actions"]), None, "", 0.0)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def record_match(game: str, variant: dict, seed: int, policy: FailurePolicy,
+                 fault_rate: float = 0.05) -> dict:
+    seats = [InProcessSeat(seed * 10 + seat, fault_rate)
+             for seat in range(variant["num_players"])]
+    record = run_match(game, seed, variant["options"], seats, policy, f"m-{game}-{seed}")
+    return orjson.loads(replay.canonical(replay.seal(record, SECRET)))
+
+
+def policy_for(index: int) -> FailurePolicy:
+    """Mostly random substitution, every tenth match forfeits on an illegal action."""
+    return FailurePolicy(malformed="random", illegal="forfeit" if index % 10 == 9 else "random")
+
+
+@pytest.mark.parametrize("game", engines.names())
+def test_a_hundred_recorded_matches_verify(game):
+    variants = engines.get(game).variants()
+    forfeits = strikes = 0
+    for index in range(100):
+        record = record_match(game, variants[index % len(variants)], 1000 + index,
+                              policy_for(index))
+        report = verify(record, [SECRET])
+        assert report.valid, (index, report)
+        assert report.chain == "valid" and report.signature == "valid"
+        assert report.steps_checked == len(record["steps"])
+        forfeits += record["forfeit"] is not None
+        strikes += sum(record["strikes"])
+    assert forfeits > 0 and strikes > 0, "the sample must include fault records"
+
+
+@pytest.fixture(scope="module")
+def recorded() -> dict:
+    """An Aldabas match with substituted moves (random policy)."""
+    record = record_match("aldabas", {"num_players": 3, "options": {}}, 77,
+                          FailurePolicy.uniform("random"), fault_rate=0.1)
+    assert sum(record["strikes"]) > 0 and len(record["steps"]) > 20
+    return record
+
+
+def first_plain_step(record: dict, start: int = 5) -> int:
+    return next(s["step"] for s in record["steps"][start:] if s["fault"] is None)
+
+
+def other_legal_action(record: dict, index: int) -> dict:
+    engine = engines.get(record["game"])
+    state = engine.new_game(record["num_players"], record["seed"], record["options"])
+    for step in record["steps"][:index]:
+        state = engine.apply(state, step["action"])
+    played = record["steps"][index]["action"]
+    return next(a for a in engine.legal_actions(state) if a != played)
+
+
+def tampered(record: dict, change) -> dict:
+    copy_ = copy.deepcopy(record)
+    change(copy_)
+    return copy_
+
+
+def test_the_untouched_record_is_valid(recorded):
+    report = verify(recorded, [SECRET])
+    assert report.valid and report.problem is None
+
+
+def test_a_changed_action_is_named_at_its_step(recorded):
+    index = first_plain_step(recorded)
+    other = other_legal_action(recorded, index)
+
+    def change(r):
+        r["steps"][index]["action"] = other
+
+    report = verify(tampered(recorded, change), [SECRET])
+    assert not report.valid and report.problem.step == index
+    assert report.problem.field == "state_hash" and report.steps_checked == index
+    assert report.chain == "invalid" and report.signature == "invalid"
+
+
+def test_an_illegal_action_is_named_with_the_engines_reason(recorded):
+    index = first_plain_step(recorded)
+
+    def change(r):
+        r["steps"][index]["action"] = {"type": "__nope__"}
+
+    report = verify(tampered(recorded, change), [SECRET])
+    assert report.problem.step == index and report.problem.field == "action"
+    assert "unknown action type" in report.problem.reason
+
+
+def test_a_changed_substitution_breaks_the_fault_record(recorded):
+    index = next(s["step"] for s in recorded["steps"] if s["fault"])
+    other = other_legal_action(recorded, index)
+
+    def change(r):
+        r["steps"][index]["action"] = other
+
+    report = verify(tampered(recorded, change), [SECRET])
+    assert report.problem.step == index and report.problem.field == "fault"
+
+
+@pytest.mark.parametrize("field, change", [
+    ("seed", lambda r: r.update(seed=r["seed"] + 1)),
+    ("result.scores", lambda r: r["result"]["scores"].__setitem__(0, r["result"]["scores"][0] + 1)),
+    ("result.ranks", lambda r: r["result"].update(ranks=list(reversed(r["result"]["ranks"])))),
+    ("strikes", lambda r: r["strikes"].__setitem__(0, r["strikes"][0] + 1)),
+    ("forfeit", lambda r: r.update(forfeit={"seat": 0, "step": 0, "fault": "timeout"})),
+])
+def test_a_changed_record_field_is_named(recorded, field, change):
+    report = verify(tampered(recorded, change), [SECRET])
+    assert not report.valid and report.problem.field == field, report
+    assert report.signature == "invalid"
+
+
+def test_a_changed_hash_is_named_at_its_step(recorded):
+    def change(r):
+        r["steps"][7]["state_hash"] = "0" * 64
+
+    report = verify(tampered(recorded, change), [SECRET])
+    assert (report.problem.step, report.problem.field) == (7, "state_hash")
+    assert report.chain == "invalid"
+
+
+def test_swapped_steps_are_named(recorded):
+    def change(r):
+        r["steps"][3], r["steps"][4] = r["steps"][4], r["steps"][3]
+
+    report = verify(tampered(recorded, change), [SECRET])
+    assert (report.problem.step, report.problem.field) == (3, "step")
+    assert "out of order" in report.problem.reason and report.chain == "invalid"
+
+
+def test_a_dropped_last_step_is_named(recorded):
+    report = verify(tampered(recorded, lambda r: r["steps"].pop()), [SECRET])
+    assert report.problem.field == "steps" and "not over" in report.problem.reason
+
+
+def test_a_changed_signature_is_named(recorded):
+    def change(r):
+        r["signature"]["value"] = "f" * 64
+
+    report = verify(tampered(recorded, change), [SECRET])
+    assert report.problem is None and report.chain == "valid"
+    assert report.signature == "invalid" and not report.valid
+
+
+def test_signature_checks_need_the_right_key(recorded):
+    assert verify(recorded, ["another-secret"]).signature == "unknown-key"
+    unchecked = verify(recorded, [])
+    assert unchecked.valid and unchecked.signature == "not-checked" and unchecked.notes
+    stripped = tampered(recorded, lambda r: r.update(signature=None))
+    assert verify(stripped, [SECRET]).signature == "missing"
+    assert not verify(stripped, [SECRET]).valid
+
+
+def test_a_replay_of_another_game_version_is_refused(recorded):
+    other = tampered(recorded, lambda r: r.update(game_version="0.0.1"))
+    with pytest.raises(UnsupportedReplay, match="version '0.0.1'"):
+        verify(other, [SECRET])

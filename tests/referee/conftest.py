@@ -26,6 +26,7 @@ from referee.redis_server import free_port
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_PATH = ROOT / "openapi.yaml"
 ADMIN = "admin-token-for-tests"
+SECRET = "test-secret"
 
 
 @pytest.fixture(scope="session")
@@ -112,7 +113,7 @@ class ApiClient:
 
 @pytest.fixture
 def config(redis_url) -> Config:
-    return Config(redis_url=redis_url, admin_token=ADMIN, secret="test-secret",
+    return Config(redis_url=redis_url, admin_token=ADMIN, secret=SECRET,
                   max_body_bytes=64 * 1024, move_wait_s=5.0)
 
 
@@ -126,7 +127,8 @@ def worker_command(*extra: str) -> list[str]:
 
 
 def worker_env(redis_url: str) -> dict:
-    return {**os.environ, "REDIS_URL": redis_url, "PYTHONPATH": str(ROOT)}
+    return {**os.environ, "REDIS_URL": redis_url, "REFEREE_SECRET": SECRET,
+            "PYTHONPATH": str(ROOT)}
 
 
 @pytest.fixture

@@ -1,0 +1,108 @@
+"""Replays through the API and the CLI: download, step-through per seat, verification."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import orjson
+import pytest
+from conftest import ADMIN, ROOT, SECRET
+
+import engines
+from referee import replay
+
+
+@pytest.fixture
+def finished(api, bot_server, run_worker):
+    """Play one bot match per game on a real worker; answer {game: (match_id, record)}."""
+    bot = api.register_bot(bot_server.url("/random"))
+    ids = {}
+    for game in engines.names():
+        options = next(v for v in engines.get(game).variants()
+                       if v["num_players"] == 2)["options"]
+        ids[game] = api.create_match(game, [{"kind": "bot", "bot_id": bot}] * 2, seed=31,
+                                     options=options)["id"]
+    run_worker()
+    out = {}
+    for game, match_id in ids.items():
+        response = api.get(f"/matches/{match_id}/replay")
+        assert response.headers["Content-Disposition"] == (
+            f'attachment; filename="{match_id}.replay.json"')
+        out[game] = (match_id, response.get_json())
+    return out
+
+
+def sent_observations(bot_server, match_id: str) -> dict[int, dict]:
+    return {p["step"]: p for p in bot_server.received["/random"] if p["match_id"] == match_id}
+
+
+def test_every_step_as_every_seat_and_as_a_spectator(api, bot_server, finished):
+    for game, (match_id, record) in finished.items():
+        sent = sent_observations(bot_server, match_id)
+        assert set(sent) == set(range(len(record["steps"])))
+        for seat in range(record["num_players"]):
+            for step in range(len(record["steps"]) + 1):
+                body = api.get(f"/matches/{match_id}/replay/{step}?seat={seat}").get_json()
+                assert body["view"]["seat"] == seat and body["step"] == step
+                if step < len(record["steps"]):
+                    assert body["played"] == record["steps"][step]
+                    if record["steps"][step]["seat"] == seat:
+                        assert body["view"] == sent[step]["observation"], (game, step)
+                else:
+                    assert body["played"] is None and body["to_move"] is None
+        spectator = api.get(f"/matches/{match_id}/replay/3").get_json()
+        assert spectator["seat"] is None and spectator["view"]["seat"] is None
+        assert spectator["view"]["legal_actions"] == []
+        end = len(record["steps"])
+        assert api.get(f"/matches/{match_id}/replay/{end + 1}").status_code == 404
+        assert api.get(f"/matches/{match_id}/replay/0?seat=2").status_code == 400
+
+
+def test_a_live_match_is_stepped_through_by_the_admin_only(api):
+    match = api.create_match("aladino", [{"kind": "pull"}, {"kind": "pull"}], seed=2)
+    url = f"/matches/{match['id']}/replay/0?seat=0"
+    assert api.get(url).status_code == 401
+    assert api.get(url, token=ADMIN).get_json()["view"]["seat"] == 0
+
+
+def test_downloaded_replays_verify_through_the_api(api, finished):
+    for _, record in finished.values():
+        assert record["signature"]["key_id"] == replay.key_id(SECRET)
+        report = api.post("/replays/verify", json=record).get_json()
+        assert report["valid"] and report["signature"] == "valid" and report["chain"] == "valid"
+        assert report["steps_checked"] == len(record["steps"])
+    _, record = finished["aladino"]
+    record["result"]["scores"][1] += 5
+    report = api.post("/replays/verify", json=record).get_json()
+    assert not report["valid"] and report["problem"]["field"] == "result.scores"
+    record["game_version"] = "0.0.1"
+    refused = api.post("/replays/verify", json=record)
+    assert refused.status_code == 422 and "version '0.0.1'" in refused.get_json()["detail"]
+    del record["steps"]
+    assert "steps" in api.post("/replays/verify", json=record).get_json()["errors"]
+    assert api.post("/replays/verify", json=[1, 2]).status_code == 400
+
+
+def verify_cli(path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "referee.cli", "verify", str(path), *extra],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+def test_referee_verify_checks_a_downloaded_file_offline(finished, tmp_path):
+    _, record = finished["caravans"]
+    path = tmp_path / "match.replay.json"
+    path.write_bytes(orjson.dumps(record))
+    good = verify_cli(path, "--key", SECRET)
+    assert good.returncode == 0 and good.stdout.rstrip().endswith("VALID")
+    assert "signature: valid" in good.stdout
+    unchecked = verify_cli(path)
+    assert unchecked.returncode == 0 and "no key given" in unchecked.stdout
+    record["steps"][2]["state_hash"] = "0" * 64
+    path.write_bytes(orjson.dumps(record))
+    bad = verify_cli(path, "--key", SECRET)
+    assert bad.returncode == 1 and "step 2, state_hash" in bad.stdout
+    record["game_version"] = "9"
+    path.write_bytes(orjson.dumps(record))
+    other = verify_cli(path, "--key", SECRET)
+    assert other.returncode == 2 and "version '9'" in other.stderr

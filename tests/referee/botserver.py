@@ -9,6 +9,9 @@
 | `/garbage` | a body that is not JSON |
 | `/noaction` | JSON without an "action" object |
 | `/illegal` | an action of a type no game has |
+| `/trickle` | a good answer, one byte every `TRICKLE_S` seconds |
+| `/close` | closes the connection without answering |
+| `/huge` | a 2 MB body |
 
 Every decision request is kept in `received[path]` so tests can compare what a bot was
 sent with what the replay says it saw. Answers leave in one write (no Nagle delay).
@@ -24,6 +27,7 @@ from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SLOW_S = 1.0
+TRICKLE_S = 0.05
 ILLEGAL_ACTION = {"type": "__no_such_action__"}
 
 
@@ -46,6 +50,8 @@ def _answer(path: str, payload: dict) -> tuple[int, bytes]:
         return 200, b"<html>this is not json</html>"
     if path == "/noaction":
         return 200, json.dumps({"move": payload["legal_actions"][0]}).encode()
+    if path == "/huge":
+        return 200, b'{"action": {"type": "x"}, "pad": "' + b"x" * 2_000_000 + b'"}'
     if path == "/illegal":
         return 200, json.dumps({"action": ILLEGAL_ACTION}).encode()
     return 404, b'{"error": "unknown bot"}'
@@ -59,11 +65,28 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length", 0))
         payload = json.loads(self.rfile.read(length))
         self.server.record(self.path, payload, self.client_address[1])
+        if self.path == "/close":
+            self.close_connection = True
+            return
+        if self.path == "/trickle":
+            self._trickle(json.dumps(_random_action(payload)).encode())
+            return
         status, body = _answer(self.path, payload)
         head = (f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\n\r\n").encode()
         try:
             self.wfile.write(head + body)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _trickle(self, body: bytes) -> None:
+        head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode()
+        try:
+            self.wfile.write(head)
+            for index in range(len(body)):
+                time.sleep(TRICKLE_S)
+                self.wfile.write(body[index:index + 1])
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 

@@ -64,3 +64,17 @@ def test_malformed_answers(bot_server, path, reason):
 def test_an_illegal_action_is_passed_on_for_the_runner_to_judge(bot_server):
     reply = decide(bot_server.url("/illegal"))
     assert reply.fault is None and reply.action == {"type": "__no_such_action__"}
+
+
+def test_a_bot_trickling_its_answer_cannot_stretch_the_deadline(bot_server):
+    reply = decide(bot_server.url("/trickle"), deadline_ms=250)
+    assert reply.fault == "timeout" and reply.elapsed_ms < 1000
+
+
+def test_a_bot_closing_the_connection_is_a_crash(bot_server):
+    assert decide(bot_server.url("/close")).fault == "crash"
+
+
+def test_a_huge_answer_is_malformed(bot_server):
+    reply = decide(bot_server.url("/huge"), deadline_ms=3000)
+    assert reply.fault == "malformed" and "larger than" in reply.detail

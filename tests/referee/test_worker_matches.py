@@ -9,10 +9,6 @@ FAULTS = [("/slow", "timeout"), ("refused", "crash"), ("/error", "crash"),
           ("/garbage", "malformed"), ("/noaction", "malformed"), ("/illegal", "illegal")]
 
 
-def two_player_variant(game: str) -> dict:
-    return next(v for v in engines.get(game).variants() if v["num_players"] == 2)
-
-
 def check_replay_matches_the_engine(record: dict) -> None:
     """Every recorded step re-applies to the recorded state hash; the result follows."""
     engine = engines.get(record["game"])
@@ -27,17 +23,18 @@ def check_replay_matches_the_engine(record: dict) -> None:
         assert engine.is_over(state) and record["result"] == engine.result(state)
 
 
-def test_every_game_plays_to_the_end_on_a_worker(api, bot_server, run_worker):
+def test_every_game_and_variant_plays_to_the_end_on_a_worker(api, bot_server, run_worker):
     bot = api.register_bot(bot_server.url("/random"), name="random")
-    created = {}
+    created = []
     for game in engines.names():
-        variant = two_player_variant(game)
-        created[game] = api.create_match(game, [{"kind": "bot", "bot_id": bot}] * 2, seed=21,
-                                         options=variant["options"])
-        assert created[game]["status"] == "queued"
+        for variant in engines.get(game).variants():
+            seats = [{"kind": "bot", "bot_id": bot}] * variant["num_players"]
+            match = api.create_match(game, seats, seed=21, options=variant["options"])
+            assert match["status"] == "queued"
+            created.append((game, match))
     output = run_worker()
     assert "referee-matches" in output
-    for game, match in created.items():
+    for game, match in created:
         status = api.get(f"/matches/{match['id']}").get_json()
         assert status["status"] == "finished", status
         assert status["to_move"] is None and status["seed"] == 21
@@ -45,7 +42,7 @@ def test_every_game_plays_to_the_end_on_a_worker(api, bot_server, run_worker):
         assert status["step"] == len(record["steps"]) > 0
         assert status["result"] == record["result"]
         assert record["game"] == game and record["forfeit"] is None
-        assert [s["bot_id"] for s in record["seats"]] == [bot, bot]
+        assert [s["bot_id"] for s in record["seats"]] == [bot] * match["num_players"]
         check_replay_matches_the_engine(record)
 
 

@@ -7,11 +7,12 @@ from flask import Flask
 from tournament.store import Store
 
 from . import problems, ui
-from .blueprints import bots, games, health, matches, moves, replays, spec
+from .blueprints import bots, games, health, matches, moves, ratings, replays, spec, tournaments
 from .config import Config
 from .web import Services
 
-BLUEPRINTS = (health.bp, games.bp, bots.bp, matches.bp, moves.bp, replays.bp, spec.bp, ui.bp)
+BLUEPRINTS = (health.bp, games.bp, bots.bp, matches.bp, moves.bp, replays.bp, spec.bp, ui.bp,
+              tournaments.bp, ratings.bp)
 
 
 def create_app(config: Config | None = None) -> Flask:

@@ -42,6 +42,8 @@ BOT_ID = {"name": "bot_id", "in": "path", "required": True, "schema": {"type": "
 STEP = {"name": "step", "in": "path", "required": True,
         "schema": {"type": "integer", "minimum": 0}}
 GAME = {"name": "game", "in": "path", "required": True, "schema": {"type": "string"}}
+TOURNAMENT_ID = {"name": "tournament_id", "in": "path", "required": True,
+                 "schema": {"type": "string"}}
 
 
 def operation(summary: str, tag: str, ok: tuple[int, type | None], errors: tuple[int, ...],
@@ -137,6 +139,32 @@ def paths() -> dict[str, dict]:
             (200, schemas.VerifyReportSchema), (400, 413, 422), body=schemas.ReplaySchema,
             description="422 when the replay was made under another game version (or an "
                         "unknown game or format): refused rather than mis-verified.")},
+        **tournament_paths(),
+    }
+
+
+def tournament_paths() -> dict[str, dict]:
+    return {
+        "/tournaments": {
+            "post": operation(
+                "Start a round-robin tournament (admin)", "tournaments",
+                (201, schemas.TournamentSchema), (400, 401, 403, 413),
+                body=schemas.TournamentCreateSchema, security="admin",
+                description="Every combination of `players` bots plays in every seat rotation "
+                            "on one derived seed, `rounds` times; one rq job per match."),
+            "get": operation("The tournaments, newest first", "tournaments",
+                             (200, schemas.TournamentListSchema), (400,),
+                             parameters=[{"in": "query", "schema": schemas.ListQuerySchema}]),
+        },
+        "/tournaments/{tournament_id}": {"get": operation(
+            "Progress, standings, cross-table, faults; final ratings once over", "tournaments",
+            (200, schemas.TournamentSchema), (404,), parameters=[TOURNAMENT_ID],
+            security="admin", optional_security=True,
+            description="The seed is null until the tournament is over, unless the admin "
+                        "asks. Reading it also queues again any match whose worker died.")},
+        "/ratings/{game}": {"get": operation(
+            "A game's leaderboard (live Elo, interval, games) and rating history", "ratings",
+            (200, schemas.RatingsSchema), (404,), parameters=[GAME])},
     }
 
 

@@ -333,3 +333,133 @@ class VerifyReportSchema(Schema):
         ["valid", "invalid", "missing", "unknown-key", "not-checked"]))
     key_id = _required(fields.String, allow_none=True)
     notes = _required(fields.List, fields.String())
+
+
+# ----- tournaments and ratings -----------------------------------------------------------
+class TournamentCreateSchema(Schema):
+    game = fields.String(required=True, validate=_known_game)
+    bots = fields.List(fields.String(validate=validate.Length(min=1, max=100)), required=True,
+                       validate=validate.Length(min=1, max=64),
+                       metadata={"description": "registered bot ids, each at most once"})
+    players = fields.Integer(strict=True, load_default=2, validate=validate.Range(min=1, max=16),
+                             metadata={"description": "seats per match, within the game's "
+                                                      "range (1: solo Aldabas)"})
+    rounds = fields.Integer(strict=True, load_default=1, validate=validate.Range(min=1, max=1000),
+                            metadata={"description": "times the whole round-robin is played, "
+                                                     "each on new seeds"})
+    seed = fields.Integer(strict=True, validate=validate.Range(min=0, max=MAX_SEED),
+                          metadata={"description": "derives every match seed; drawn by the "
+                                                   "server when absent"})
+    options = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=dict)
+    failure_policy = fields.Nested(FailurePolicySchema, load_default=dict)
+    deadline_ms = fields.Integer(strict=True, load_default=2000,
+                                 validate=validate.Range(min=10, max=60000),
+                                 metadata={"description": "per decision of a bot"})
+    name = fields.String(validate=validate.Length(min=1, max=100))
+
+
+class TournamentProgressSchema(Schema):
+    total = _required(fields.Integer, metadata={"description": "matches in the schedule"})
+    done = _required(fields.Integer, metadata={"description": "matches over (failed included)"})
+    failed = _required(fields.Integer)
+    running = fields.Integer()
+    queued = fields.Integer()
+
+
+class TournamentBotSchema(Schema):
+    bot_id = _required(fields.String)
+    name = _required(fields.String)
+
+
+class StandingSchema(TournamentBotSchema):
+    rank = _required(fields.Integer)
+    matches = _required(fields.Integer)
+    points = _required(fields.Float, metadata={
+        "description": "per match, the mean pair score against the other seats"})
+    wins = _required(fields.Integer)
+    average_score = _required(fields.Float)
+    average_rank = _required(fields.Float)
+    faults = _required(fields.Integer)
+    forfeits = _required(fields.Integer)
+
+
+class CrossTableSchema(Schema):
+    bots = _required(fields.List, fields.String(), metadata={"description": "standings order"})
+    names = _required(fields.Dict, keys=fields.String(), values=fields.String())
+    cells = _required(fields.Dict, keys=fields.String(),
+                      values=fields.Dict(keys=fields.String(), values=fields.Float()),
+                      metadata={"description": "cells[a][b]: a's pair scores against b summed "
+                                               "over their matches (1 ahead, 0.5 tied)"})
+
+
+class TournamentRatingSchema(TournamentBotSchema):
+    rating = _required(fields.Float)
+    low = _required(fields.Float)
+    high = _required(fields.Float)
+    games = _required(fields.Integer)
+
+
+class SoloRankingSchema(TournamentBotSchema):
+    games = _required(fields.Integer)
+    mean = _required(fields.Float)
+    stdev = _required(fields.Float, allow_none=True)
+    low = _required(fields.Float, allow_none=True)
+    high = _required(fields.Float, allow_none=True)
+
+
+class TournamentSummarySchema(Schema):
+    id = _required(fields.String)
+    name = _required(fields.String)
+    game = _required(fields.String)
+    players = _required(fields.Integer)
+    rounds = _required(fields.Integer)
+    status = _required(fields.String, validate=validate.OneOf(["running", "finished"]))
+    progress = _required(fields.Nested, TournamentProgressSchema)
+    created_at = _required(fields.String)
+    finished_at = _required(fields.String, allow_none=True)
+
+
+class TournamentSchema(TournamentSummarySchema):
+    game_version = _required(fields.String)
+    seed = _required(fields.Integer, allow_none=True, metadata={
+        "description": "null until the tournament is over, unless asked with the admin token"})
+    options = _required(fields.Dict)
+    policy = _required(fields.Nested, PolicySchema)
+    deadline_ms = _required(fields.Integer)
+    bots = _required(fields.List, fields.Nested(TournamentBotSchema))
+    standings = _required(fields.List, fields.Nested(StandingSchema))
+    cross_table = _required(fields.Nested, CrossTableSchema)
+    faults = _required(fields.Dict, keys=fields.String(), values=fields.Integer(),
+                       metadata={"description": "bot id -> faults committed"})
+    ratings = _required(fields.List, fields.Nested(TournamentRatingSchema), allow_none=True,
+                        metadata={"description": "Bradley-Terry maximum likelihood with 95% "
+                                                 "intervals, once every match is over"})
+    solo_ranking = _required(fields.List, fields.Nested(SoloRankingSchema), allow_none=True,
+                             metadata={"description": "solo tournaments, once over: average "
+                                                      "score with its 95% interval"})
+    matches = _required(fields.List, fields.String(), metadata={"description": "schedule order"})
+
+
+class TournamentListSchema(Schema):
+    tournaments = _required(fields.List, fields.Nested(TournamentSummarySchema))
+    total = _required(fields.Integer)
+    offset = _required(fields.Integer)
+    limit = _required(fields.Integer)
+
+
+class LeaderboardEntrySchema(TournamentBotSchema):
+    rating = _required(fields.Float, metadata={"description": "live Elo"})
+    low = _required(fields.Float, allow_none=True, metadata={
+        "description": "the bot's latest tournament's Bradley-Terry 95% interval, centred on "
+                       "the live Elo; null when it played no finished tournament"})
+    high = _required(fields.Float, allow_none=True)
+    games = _required(fields.Integer, metadata={"description": "rated matches"})
+
+
+class RatingsSchema(Schema):
+    game = _required(fields.String)
+    leaderboard = _required(fields.List, fields.Nested(LeaderboardEntrySchema))
+    history = _required(fields.Dict, keys=fields.String(),
+                        values=fields.List(fields.List(JsonNumber())),
+                        metadata={"description": "bot id -> [n, Elo after its n-th rated "
+                                                 "match]"})

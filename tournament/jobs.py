@@ -12,6 +12,7 @@ import logging
 import time
 
 import rq
+from rq import Callback
 from rq.serializers import JSONSerializer
 
 import engines
@@ -20,11 +21,14 @@ from referee.botclient import RAW_LIMIT, BotReply, Fault
 from referee.config import Config
 from referee.runner import FailurePolicy, PushSeat, Seat, run_match
 
+from . import results
+from .lease import MatchLease
 from .store import MATCH_QUEUE, MatchStatus, Store
 
 log = logging.getLogger(__name__)
 
 JOB_FUNCTION = "tournament.jobs.play_match"
+FAILURE_CALLBACK = "tournament.recovery.on_job_failure"
 BOT_MATCH_TIMEOUT_S = 3600
 PULL_MATCH_TIMEOUT_S = 86400
 
@@ -67,12 +71,19 @@ def match_queue(store: Store) -> rq.Queue:
     return rq.Queue(MATCH_QUEUE, connection=store.redis, serializer=JSONSerializer)
 
 
-def enqueue_match(store: Store, match: dict) -> rq.job.Job:
-    """Queue the match job; its id is derived from the match id, so it is queued once."""
+def job_id(match_id: str, attempt: int = 0) -> str:
+    """The rq job of one attempt at a match (attempts after the first follow a dead worker)."""
+    return f"match-{match_id}" if attempt == 0 else f"match-{match_id}-{attempt}"
+
+
+def enqueue_match(store: Store, match: dict, attempt: int = 0) -> rq.job.Job:
+    """Queue the match job; its id is derived from the match id and the attempt, so each
+    attempt is queued once. rq calls `FAILURE_CALLBACK` when the job fails or its worker
+    is found dead (tournament.recovery)."""
     has_pull_seat = any(seat["kind"] == "pull" for seat in match["seats"])
     return match_queue(store).enqueue(
         JOB_FUNCTION, {"match_id": match["id"]},
-        job_id=f"match-{match['id']}",
+        job_id=job_id(match["id"], attempt), on_failure=Callback(FAILURE_CALLBACK),
         job_timeout=PULL_MATCH_TIMEOUT_S if has_pull_seat else BOT_MATCH_TIMEOUT_S,
         result_ttl=86400, failure_ttl=7 * 86400,
         description=f"{match['game']} match {match['id']}",
@@ -83,8 +94,9 @@ def play_match(payload: dict) -> dict:
     """The rq entry point; the worker's own Redis connection reaches the store, and the
     replay is signed with the worker's REFEREE_SECRET."""
     job = rq.get_current_job()
-    return play_stored_match(Store(job.connection), payload["match_id"],
-                             Config.from_env().secret)
+    store = Store(job.connection)
+    with MatchLease(store, payload["match_id"], holder=job.id):
+        return play_stored_match(store, payload["match_id"], Config.from_env().secret)
 
 
 def play_stored_match(store: Store, match_id: str, secret: str = "") -> dict:
@@ -93,6 +105,7 @@ def play_stored_match(store: Store, match_id: str, secret: str = "") -> dict:
     if match is None:
         raise LookupError(f"no match {match_id}")
     if match["status"] == MatchStatus.FINISHED:
+        results.count_finished(store, match_id)  # in case an earlier attempt died before
         return _summary(match_id, match["result"])
     store.mark_running(match_id, replay.utc_now())
     try:
@@ -101,9 +114,11 @@ def play_stored_match(store: Store, match_id: str, secret: str = "") -> dict:
         log.exception("match %s could not be played", match_id)
         store.fail_match(match_id, "the match stopped on an internal error (see the worker log)",
                          replay.utc_now())
+        results.count_failed(store, match_id)
         raise
     record = replay.seal(record, secret)
     store.finish_match(match_id, record, replay.canonical(record))
+    results.count_finished(store, match_id)
     return _summary(match_id, record["result"])
 
 

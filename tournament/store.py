@@ -13,6 +13,17 @@ Values are JSON (orjson), never pickle. Keys, all under the prefix `referee:`:
 - `match:{id}:claim:{step}` (string): set by the first move accepted for that step
 - `match:{id}:applied:{step}` (list): pushed once the runner has moved past that step
 - `matches` (sorted set): match ids by creation time
+- `match:{id}:lease` (string, expires): the attempt playing the match, renewed while it runs
+- `tournament:{id}` (hash): `meta` (JSON), `finished_at`, `ratings` (JSON, at the end)
+- `tournament:{id}:matches` (list): match ids in schedule order
+- `tournament:{id}:done` / `tournament:{id}:failed` (sets): match ids counted as played / failed
+- `tournament:{id}:results` (hash): match id -> the match's result (seats, ranks, scores, faults)
+- `tournaments` (sorted set): tournament ids by creation time
+- `ratings:{game}:counted` (set): every match id whose outcome was counted (counted once)
+- `ratings:{game}:elo` / `ratings:{game}:games` (hashes): bot id -> live Elo / rated matches
+- `ratings:{game}:results` (list): rated results in the order they were counted
+- `ratings:{game}:history:{bot}` (list): `[n, rating]` after each of the bot's rated matches
+- `ratings:{game}:intervals` (hash): bot id -> its latest tournament's Bradley-Terry row
 
 rq keeps its own keys under `rq:`; the queue name is `MATCH_QUEUE`.
 """
@@ -69,6 +80,29 @@ def claim_key(match_id: str, step: int) -> str:
 
 def applied_key(match_id: str, step: int) -> str:
     return match_key(match_id, f"applied:{step}")
+
+
+def lease_key(match_id: str) -> str:
+    return match_key(match_id, "lease")
+
+
+def tournaments_key() -> str:
+    return f"{PREFIX}tournaments"
+
+
+def tournament_key(tournament_id: str, part: str | None = None) -> str:
+    """`tournament:{id}` or one of its parts (`matches`, `done`, `failed`, `results`)."""
+    base = f"{PREFIX}tournament:{tournament_id}"
+    return f"{base}:{part}" if part else base
+
+
+def ratings_key(game: str, part: str) -> str:
+    """`ratings:{game}:{part}`: `counted`, `elo`, `games`, `results` or `intervals`."""
+    return f"{PREFIX}ratings:{game}:{part}"
+
+
+def history_key(game: str, bot_id: str) -> str:
+    return ratings_key(game, f"history:{bot_id}")
 
 
 def token_digest(token: str) -> str:

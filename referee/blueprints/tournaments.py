@@ -1,0 +1,57 @@
+"""POST /tournaments (admin), GET /tournaments, GET /tournaments/{id}: round-robin
+tournaments played by rq workers, one job per match (tournament.tournaments)."""
+
+from __future__ import annotations
+
+import secrets
+
+from flask import Blueprint, Response
+
+from tournament import tournaments
+from tournament.tournaments import SetupError
+
+from ..auth import bearer_token, is_admin, require_admin
+from ..problems import invalid, not_found
+from ..runner import FailurePolicy
+from ..schemas import (
+    MAX_SEED,
+    ListQuerySchema,
+    TournamentCreateSchema,
+    TournamentListSchema,
+    TournamentSchema,
+)
+from ..web import load_body, load_query, reply, services
+
+bp = Blueprint("tournaments", __name__)
+
+
+@bp.post("/tournaments")
+def create_tournament() -> Response:
+    config, store = services().config, services().store
+    require_admin(config.admin_token)
+    data = load_body(TournamentCreateSchema())
+    policy = FailurePolicy.from_dict(data.pop("failure_policy")).to_dict()
+    spec = {"seed": secrets.randbelow(MAX_SEED + 1), **data, "policy": policy}
+    try:
+        meta = tournaments.create_tournament(store, spec)
+    except SetupError as error:
+        raise invalid({error.field: [error.reason]}) from None
+    view = tournaments.tournament_view(store, meta["id"], admin=True)
+    return reply(TournamentSchema(), view, 201, headers={"Location": f"/tournaments/{meta['id']}"})
+
+
+@bp.get("/tournaments")
+def list_tournaments() -> Response:
+    query = load_query(ListQuerySchema())
+    found, total = tournaments.list_tournaments(services().store, query["offset"],
+                                                query["limit"])
+    return reply(TournamentListSchema(), {"tournaments": found, "total": total, **query})
+
+
+@bp.get("/tournaments/<tournament_id>")
+def get_tournament(tournament_id: str) -> Response:
+    admin = is_admin(bearer_token(), services().config.admin_token)
+    view = tournaments.tournament_view(services().store, tournament_id, admin)
+    if view is None:
+        raise not_found(f"tournament {tournament_id!r}")
+    return reply(TournamentSchema(), view)

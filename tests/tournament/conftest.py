@@ -1,0 +1,159 @@
+"""Fixtures of the tournament tests: deterministic SDK bots on loopback, the API client of
+tests/referee (every response checked against openapi.yaml) and long-running
+`referee worker` processes that a test may kill."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from openapi_core import Config as OpenAPIConfig
+from openapi_core import OpenAPI
+
+from bots.python.sdk import Choose, make_server
+from referee.app import create_app
+from referee.config import Config
+
+REFEREE_TESTS = Path(__file__).resolve().parents[1] / "referee"
+
+
+def _referee_fixtures():
+    """tests/referee/conftest.py as a plain module, for its ApiClient and worker commands."""
+    sys.path.insert(0, str(REFEREE_TESTS))
+    spec = importlib.util.spec_from_file_location("referee_test_fixtures",
+                                                  REFEREE_TESTS / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+referee_fixtures = _referee_fixtures()
+ADMIN = referee_fixtures.ADMIN
+ApiClient = referee_fixtures.ApiClient
+ROOT = referee_fixtures.ROOT
+
+
+def hashing_bot(salt: str, delay_s: float = 0.0) -> Choose:
+    """A bot whose choice is a hash of its salt and what it sees: the same position always
+    gets the same move, whichever worker asks and in whatever order."""
+
+    def choose(observation: dict, legal_actions: list[dict]) -> dict:
+        if delay_s:
+            time.sleep(delay_s)
+        seen = json.dumps([salt, observation, legal_actions], sort_keys=True).encode()
+        return legal_actions[int(hashlib.sha256(seen).hexdigest(), 16) % len(legal_actions)]
+
+    return choose
+
+
+@dataclass
+class BotFarm:
+    """SDK bot servers in threads; `url(salt)` starts one per salt (and delay) on demand."""
+
+    servers: dict[tuple[str, float], object] = field(default_factory=dict)
+
+    def url(self, salt: str, delay_s: float = 0.0) -> str:
+        key = (salt, delay_s)
+        if key not in self.servers:
+            server = make_server(hashing_bot(salt, delay_s), port=0)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            self.servers[key] = server
+        return f"http://127.0.0.1:{self.servers[key].server_address[1]}/"
+
+    def close(self) -> None:
+        for server in self.servers.values():
+            server.shutdown()
+            server.server_close()
+
+
+@pytest.fixture(scope="session")
+def bot_farm() -> Iterator[BotFarm]:
+    farm = BotFarm()
+    yield farm
+    farm.close()
+
+
+@pytest.fixture(scope="session")
+def openapi() -> OpenAPI:
+    problem_json = {"application/problem+json": json.loads}
+    return OpenAPI.from_file_path(
+        str(referee_fixtures.SPEC_PATH),
+        config=OpenAPIConfig(extra_media_type_deserializers=problem_json))
+
+
+@pytest.fixture
+def config(redis_url) -> Config:
+    return Config(redis_url=redis_url, admin_token=ADMIN, secret="test-secret")
+
+
+@pytest.fixture
+def api(config, openapi) -> ApiClient:
+    return ApiClient(create_app(config), openapi)
+
+
+@pytest.fixture
+def register_bots(api, bot_farm) -> Callable[..., list[str]]:
+    """Register `count` hashing bots (one server each) for every game; returns their ids."""
+
+    def register(count: int = 4, delay_s: float = 0.0) -> list[str]:
+        return [api.register_bot(bot_farm.url(f"bot{n}", delay_s), name=f"bot{n}")
+                for n in range(count)]
+
+    return register
+
+
+class Workers:
+    """`referee worker` processes (not burst: they wait for jobs) in their own sessions."""
+
+    def __init__(self, redis_url: str):
+        self.env = referee_fixtures.worker_env(redis_url)
+        self.procs: list[subprocess.Popen] = []
+
+    def start(self, count: int = 1) -> list[subprocess.Popen]:
+        started = [subprocess.Popen(referee_fixtures.worker_command(), env=self.env, cwd=ROOT,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    start_new_session=True) for _ in range(count)]
+        self.procs += started
+        return started
+
+    @staticmethod
+    def kill(proc: subprocess.Popen) -> None:
+        """kill -9 the worker and its work horse (the whole process group), as a lost
+        machine would."""
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+    def stop_all(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                self.kill(proc)
+
+
+@pytest.fixture
+def workers(redis_url) -> Iterator[Workers]:
+    pool = Workers(redis_url)
+    yield pool
+    pool.stop_all()
+
+
+def wait_finished(api: ApiClient, tournament_id: str, timeout: float = 60) -> dict:
+    """Poll the tournament (as `referee tournament` does) until it is over."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        view = api.get(f"/tournaments/{tournament_id}").get_json()
+        if view["status"] == "finished":
+            return view
+        time.sleep(0.2)
+    raise AssertionError(f"tournament {tournament_id} unfinished after {timeout}s: "
+                         f"{view['progress']}")

@@ -1,0 +1,249 @@
+"""Tournaments: a round-robin schedule played as one rq job per match, followed live.
+
+`create_tournament` stores the tournament, then every match of its schedule
+(`tournament.pairing`) as an ordinary bot match tagged with the tournament's id, and queues
+one rq job per match: any number of workers share the work. Each finished match is
+counted once (`tournament.results`); `tournament_view` reads progress, standings, the
+cross-table and, once every match is over, the final ratings, and queues again the
+matches whose worker died (`tournament.recovery`). `leaderboard` is a game's live Elo with
+the interval of each bot's latest tournament.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+import engines
+from referee.replay import utc_now
+
+from . import jobs, pairing, ratings, recovery, results
+from .store import (
+    MatchStatus,
+    Store,
+    dumps,
+    history_key,
+    loads,
+    match_key,
+    ratings_key,
+    tournament_key,
+    tournaments_key,
+)
+
+MAX_MATCHES = 5000
+
+
+class SetupError(ValueError):
+    """A tournament that cannot be started, naming the request field at fault."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(reason)
+        self.field = field
+        self.reason = reason
+
+
+# ----- creation -----------------------------------------------------------------------
+def create_tournament(store: Store, spec: dict[str, Any]) -> dict:
+    """Store and queue a tournament; `spec` holds game, bots, players, rounds, seed,
+    options, policy, deadline_ms and an optional name. Returns its meta."""
+    engine = engines.get(spec["game"])
+    bots = registered_bots(store, spec["bots"], engine.name)
+    options = checked_options(engine, spec["players"], spec["options"])
+    check_size(len(bots), spec["players"], spec["rounds"])
+    tournament_id = f"t-{secrets.token_hex(8)}"
+    meta = {
+        "id": tournament_id, "name": spec.get("name") or tournament_id, "game": engine.name,
+        "game_version": engine.version, "players": spec["players"], "rounds": spec["rounds"],
+        "seed": spec["seed"], "options": options, "policy": spec["policy"],
+        "deadline_ms": spec["deadline_ms"],
+        "bots": [{"bot_id": bot["id"], "name": bot["name"]} for bot in bots],
+        "total": pairing.match_count(len(bots), spec["players"], spec["rounds"]),
+        "created_at": utc_now(),
+    }
+    plan = pairing.schedule([bot["id"] for bot in bots], spec["players"], spec["rounds"],
+                            spec["seed"])
+    matches = [match_meta(meta, planned) for planned in plan]
+    _store_tournament(store, meta, [match["id"] for match in matches])
+    for match in matches:
+        state = engine.new_game(num_players=meta["players"], seed=match["seed"],
+                                options=options)
+        store.create_match(match, state, engine.current_seat(state), {})
+        jobs.enqueue_match(store, match)
+    return meta
+
+
+def registered_bots(store: Store, bot_ids: list[str], game: str) -> list[dict]:
+    """The entrants, in the order given: registered bots that play `game`."""
+    if len(set(bot_ids)) != len(bot_ids):
+        raise SetupError("bots", "every bot may enter a tournament only once")
+    bots = []
+    for bot_id in bot_ids:
+        bot = store.get_bot(bot_id)
+        if bot is None:
+            raise SetupError("bots", f"no registered bot {bot_id!r}")
+        if game not in bot["games"]:
+            raise SetupError("bots", f"bot {bot_id} does not play {game}")
+        bots.append(bot)
+    return bots
+
+
+def checked_options(engine: engines.Game, players: int, options: dict) -> dict:
+    """The options with the game's defaults; refused when the game cannot be played so."""
+    try:
+        return engine.normalize_options(players, dict(options))
+    except engines.InvalidSetup as error:
+        raise SetupError("options" if options else "players", error.reason) from None
+
+
+def check_size(num_bots: int, players: int, rounds: int) -> None:
+    if num_bots < players:
+        raise SetupError("bots", f"{players} players per match need at least {players} bots, "
+                                 f"got {num_bots}")
+    total = pairing.match_count(num_bots, players, rounds)
+    if total > MAX_MATCHES:
+        raise SetupError("rounds", f"the schedule has {total} matches; at most {MAX_MATCHES}")
+
+
+def match_meta(tournament: dict, planned: dict) -> dict:
+    """One scheduled match as the match store keeps it, tagged with its tournament."""
+    names = {bot["bot_id"]: bot["name"] for bot in tournament["bots"]}
+    return {
+        "id": f"m-{secrets.token_hex(8)}", "game": tournament["game"],
+        "game_version": tournament["game_version"], "num_players": tournament["players"],
+        "seats": [{"seat": seat, "kind": "bot", "bot_id": bot_id, "name": names[bot_id]}
+                  for seat, bot_id in enumerate(planned["seats"])],
+        "options": tournament["options"], "seed": planned["seed"],
+        "policy": tournament["policy"], "deadline_ms": tournament["deadline_ms"],
+        "pull_deadline_ms": tournament["deadline_ms"], "created_at": utc_now(),
+        "tournament_id": tournament["id"], "tournament_index": planned["index"],
+    }
+
+
+def _store_tournament(store: Store, meta: dict, match_ids: list[str]) -> None:
+    with store.redis.pipeline() as pipe:
+        pipe.hset(tournament_key(meta["id"]), "meta", dumps(meta))
+        pipe.rpush(tournament_key(meta["id"], "matches"), *match_ids)
+        pipe.zadd(tournaments_key(), {meta["id"]: time.time()})
+        pipe.execute()
+
+
+# ----- reading ------------------------------------------------------------------------
+def get_meta(store: Store, tournament_id: str) -> dict | None:
+    return loads(store.redis.hget(tournament_key(tournament_id), "meta"))
+
+
+def progress(store: Store, tournament_id: str, total: int) -> dict:
+    done = store.redis.scard(tournament_key(tournament_id, "done"))
+    failed = store.redis.scard(tournament_key(tournament_id, "failed"))
+    return {"total": total, "done": done + failed, "failed": failed}
+
+
+def list_tournaments(store: Store, offset: int, limit: int) -> tuple[list[dict], int]:
+    """Newest first: one page of summaries and the total count."""
+    ids = [i.decode() for i in store.redis.zrevrange(tournaments_key(), offset,
+                                                       offset + limit - 1)]
+    metas = [get_meta(store, tournament_id) for tournament_id in ids]
+    return [summary(store, meta) for meta in metas if meta], store.redis.zcard(tournaments_key())
+
+
+def summary(store: Store, meta: dict) -> dict:
+    finished_at = store.redis.hget(tournament_key(meta["id"]), "finished_at")
+    return {**meta, "status": "finished" if finished_at else "running",
+            "finished_at": finished_at.decode() if finished_at else None,
+            "progress": progress(store, meta["id"], meta["total"])}
+
+
+def tournament_view(store: Store, tournament_id: str, admin: bool = False) -> dict | None:
+    """Everything about a tournament; also queues again its matches whose worker died.
+
+    The seed (which fixes every deal) is shown once the tournament is over, or to the
+    admin, as a match's seed is.
+    """
+    meta = get_meta(store, tournament_id)
+    if meta is None:
+        return None
+    match_ids = [m.decode() for m in store.redis.lrange(tournament_key(tournament_id,
+                                                                       "matches"), 0, -1)]
+    pending = _pending(store, tournament_id, match_ids)
+    recovery.requeue_abandoned(store, pending)
+    results.finish_if_complete(store, tournament_id)
+    view = summary(store, meta)
+    view["progress"].update(_pending_statuses(store, _pending(store, tournament_id, match_ids)))
+    names = {bot["bot_id"]: bot["name"] for bot in meta["bots"]}
+    table = ratings.standings(results.tournament_results(store, tournament_id))
+    final = loads(store.redis.hget(tournament_key(tournament_id), "ratings"))
+    view.update(
+        seed=meta["seed"] if admin or view["status"] == "finished" else None,
+        standings=standings_rows(table["table"], names),
+        cross_table=cross_table(table, names),
+        faults={bot: 0 for bot in names} | {row["bot"]: row["faults"] for row in table["table"]},
+        ratings=None, solo_ranking=None, matches=match_ids,
+    )
+    if final is not None:
+        key = "solo_ranking" if meta["players"] == 1 else "ratings"
+        view[key] = [named(row, names) for row in final]
+    return view
+
+
+def _pending(store: Store, tournament_id: str, match_ids: list[str]) -> list[str]:
+    over = {m.decode() for m in store.redis.sunion(tournament_key(tournament_id, "done"),
+                                                    tournament_key(tournament_id, "failed"))}
+    return [match_id for match_id in match_ids if match_id not in over]
+
+
+def _pending_statuses(store: Store, match_ids: list[str]) -> dict:
+    with store.redis.pipeline(transaction=False) as pipe:
+        for match_id in match_ids:
+            pipe.hget(match_key(match_id), "status")
+        statuses = [status.decode() if status else None for status in pipe.execute()]
+    return {"running": statuses.count(MatchStatus.RUNNING.value),
+            "queued": statuses.count(MatchStatus.QUEUED.value)}
+
+
+def named(row: dict, names: dict[str, str]) -> dict:
+    """A row of `tournament.ratings` with `bot` renamed `bot_id` and the bot's name."""
+    rest = {key: value for key, value in row.items() if key != "bot"}
+    return {"bot_id": row["bot"], "name": names.get(row["bot"], row["bot"]), **rest}
+
+
+def standings_rows(table: list[dict], names: dict[str, str]) -> list[dict]:
+    return [{"rank": place, **named(row, names)} for place, row in enumerate(table, 1)]
+
+
+def cross_table(table: dict, names: dict[str, str]) -> dict:
+    """Bots in standings order; cells[a][b]: a's pair score against b summed over their
+    matches (1 ahead, 0.5 tied)."""
+    ordered = [row["bot"] for row in table["table"]]
+    return {"bots": ordered, "names": {bot: names.get(bot, bot) for bot in ordered},
+            "cells": table["cross_table"]}
+
+
+# ----- leaderboards -------------------------------------------------------------------
+def leaderboard(store: Store, game: str) -> dict:
+    """A game's bots by live Elo; low/high: the bot's latest tournament's Bradley-Terry
+    95% interval, shifted so that it is centred on the live Elo (null without one)."""
+    elos = {k.decode(): loads(v) for k, v in store.redis.hgetall(ratings_key(game, "elo")).items()}
+    games = {k.decode(): int(v) for k, v in
+             store.redis.hgetall(ratings_key(game, "games")).items()}
+    intervals = {k.decode(): loads(v) for k, v in
+                 store.redis.hgetall(ratings_key(game, "intervals")).items()}
+    order = sorted(elos, key=lambda bot: (-elos[bot], bot))
+    rows = [leaderboard_row(store, bot, elos[bot], games.get(bot, 0), intervals.get(bot))
+            for bot in order]
+    history = {bot: [loads(point) for point in store.redis.lrange(history_key(game, bot), 0, -1)]
+               for bot in order}
+    return {"game": game, "leaderboard": rows,
+            "history": {bot: [[n, round(r, ratings.DECIMALS)] for n, r in points]
+                        for bot, points in history.items()}}
+
+
+def leaderboard_row(store: Store, bot_id: str, elo: float, games: int,
+                    interval: dict | None) -> dict:
+    bot = store.get_bot(bot_id)
+    low = high = None
+    if interval is not None:
+        low = round(elo + interval["low"] - interval["rating"], ratings.DECIMALS)
+        high = round(elo + interval["high"] - interval["rating"], ratings.DECIMALS)
+    return {"bot_id": bot_id, "name": bot["name"] if bot else bot_id,
+            "rating": round(elo, ratings.DECIMALS), "low": low, "high": high, "games": games}

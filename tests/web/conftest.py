@@ -56,6 +56,7 @@ class Site:
 
     url: str
     matches: dict[str, str] = field(default_factory=dict)  # game -> match id
+    tournaments: dict[str, str] = field(default_factory=dict)  # game -> tournament id
 
     def api(self, path: str) -> dict:
         response = requests.get(self.url + path, timeout=10)
@@ -77,22 +78,33 @@ def run_worker(redis_url: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def record_matches(site: Site, bot_urls: dict[str, str], redis_url: str) -> None:
-    """A greedy bot against random bots in each game, played by a real worker."""
-    bots = {name: site.post("/bots", {"name": name, "url": url,
-                                      "games": list(GREEDY) if name == "random"
-                                      else [name.removeprefix("greedy-")]})["id"]
+def register_bots(site: Site, bot_urls: dict[str, str]) -> dict[str, str]:
+    """Name -> bot id; the greedy bots play their own game, the random ones every game."""
+    return {name: site.post("/bots", {"name": name, "url": url, "games": [name.split("-")[1]]
+                                      if name.startswith("greedy-") else list(GREEDY)})["id"]
             for name, url in bot_urls.items()}
+
+
+def record_matches(site: Site, bot_urls: dict[str, str], redis_url: str) -> None:
+    """In each game, a greedy bot against random bots, and a small round-robin tournament
+    of the greedy bot and two random bots; all played by a real worker."""
+    bots = register_bots(site, bot_urls)
     for game in GREEDY:
         seats = [{"kind": "bot", "bot_id": bots[f"greedy-{game}"]}]
-        seats += [{"kind": "bot", "bot_id": bots["random"], "name": f"random {n}"}
+        seats += [{"kind": "bot", "bot_id": bots["random-1"], "name": f"random {n}"}
                   for n in range(1, PLAYERS)]
         site.matches[game] = site.post("/matches", {"game": game, "seats": seats,
                                                     "seed": SEED})["id"]
+        entrants = [bots[f"greedy-{game}"], bots["random-1"], bots["random-2"]]
+        site.tournaments[game] = site.post("/tournaments", {
+            "game": game, "bots": entrants, "players": 2, "rounds": 1, "seed": SEED})["id"]
     run_worker(redis_url)
     for game, match_id in site.matches.items():
         status = site.api(f"/matches/{match_id}")["status"]
         assert status == "finished", f"{game} match {match_id} is {status}"
+    for game, tournament_id in site.tournaments.items():
+        status = site.api(f"/tournaments/{tournament_id}")["status"]
+        assert status == "finished", f"{game} tournament {tournament_id} is {status}"
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +116,8 @@ def site(redis_server) -> Iterator[Site]:
     client.close()
     config = Config(redis_url=redis_server, admin_token=ADMIN, secret="web-test-secret")
     app_server = make_server("127.0.0.1", 0, create_app(config), threaded=True)
-    choosers = {"random": random_bot.make_choose(seed=1)}
+    choosers = {"random-1": random_bot.make_choose(seed=1),
+                "random-2": random_bot.make_choose(seed=2)}
     choosers.update({f"greedy-{game}": module.make_choose(seed=2)
                      for game, module in GREEDY.items()})
     bot_servers = {name: make_bot_server(choose, port=0) for name, choose in choosers.items()}

@@ -57,8 +57,7 @@ def wait_shown(browser, step: int, seat: int | None) -> None:
 
 def observation(site, match_id: str, step: int, seat: int | None) -> dict:
     query = "" if seat is None else f"?seat={seat}"
-    frame = site.api(f"/matches/{match_id}/replay/{step}{query}")
-    return frame.get("observation", frame)
+    return site.api(f"/matches/{match_id}/replay/{step}{query}")["view"]
 
 
 def check_aladino(browser, obs: dict, seat: int | None) -> None:
@@ -119,15 +118,42 @@ def save_screenshot(browser, path: Path) -> None:
     path.write_bytes(base64.b64decode(shot["data"]))
 
 
-def test_index_lists_the_games_and_the_recorded_matches(site, browser):
+def test_index_lists_the_games_tournaments_and_recent_matches(site, browser):
+    recent = site.api("/matches?limit=20")["matches"]
     browser.get(f"{site.url}/ui/")
     wait_for(browser, lambda: count(browser, "#games .game") == len(engines.names()),
              "a card per game")
-    wait_for(browser, lambda: count(browser, "#matches table.matches tbody tr") == 3,
-             "the recorded matches")
-    links = {e.get_attribute("href") for e in browser.find_elements(By.CSS_SELECTOR, "#matches a")}
-    for match_id in site.matches.values():
-        assert f"{site.url}/ui/matches/{match_id}" in links
+    wait_for(browser, lambda: count(browser, "#matches table.matches tbody tr") == len(recent),
+             "the recent matches")
+    wait_for(browser, lambda: count(browser, "#tournaments table.tournaments tbody tr")
+             == len(site.tournaments), "the tournaments")
+    links = {e.get_attribute("href") for e in browser.find_elements(By.CSS_SELECTOR, "main a")}
+    for match in recent:
+        assert f"{site.url}/ui/matches/{match['id']}" in links
+    for game, tournament_id in site.tournaments.items():
+        assert f"{site.url}/ui/tournaments/{tournament_id}" in links
+        assert f"{site.url}/ui/games/{game}" in links
+    assert page_errors(browser) == []
+
+
+@pytest.mark.parametrize("game", engines.names())
+def test_tournament_shows_progress_standings_ratings_and_cross_table(site, browser, game):
+    tournament = site.api(f"/tournaments/{site.tournaments[game]}")
+    browser.get(f"{site.url}/ui/tournaments/{tournament['id']}")
+    total = tournament["progress"]["total"]
+    wait_for(browser, lambda: browser.find_element(By.ID, "progress-text").text
+             == f"{total} of {total} matches done", "the finished progress")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#standings-table tbody tr")
+    names = [row.find_elements(By.TAG_NAME, "td")[1].text for row in rows]
+    assert names == [row["name"] for row in tournament["standings"]]
+    assert count(browser, "#ratings-table tbody tr") == len(tournament["ratings"]) == 3
+    bots = tournament["cross_table"]["bots"]
+    assert count(browser, "#crosstable-table tbody tr") == len(bots)
+    first, second = bots[0], bots[1]
+    cell = browser.find_element(By.CSS_SELECTOR,
+                                "#crosstable-table tbody tr:nth-child(1) td:nth-child(3)")
+    assert float(cell.text) == tournament["cross_table"]["cells"][first][second]
+    assert count(browser, ".match-links a") == total
     assert page_errors(browser) == []
 
 

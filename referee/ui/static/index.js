@@ -17,25 +17,23 @@ async function showGames() {
 async function showTournaments() {
   const box = document.getElementById("tournaments");
   try {
-    const body = await api("/tournaments");
+    const body = await api("/tournaments?limit=20");
     const tournaments = body.tournaments || [];
     if (!tournaments.length) { setChildren(box, h("p", {class: "muted"}, "no tournaments yet")); return; }
     setChildren(box, table([
-      {title: "tournament", cell: t => uiLink(`tournaments/${t.id}`, t.id)},
+      {title: "tournament", cell: t => uiLink(`tournaments/${t.id}`, t.name || t.id)},
       {title: "game", cell: t => t.game},
       {title: "status", cell: t => h("span", {class: `status ${t.status}`}, t.status)},
-      {title: "progress", cell: t => progressText(t)},
-    ], tournaments));
+      {title: "progress", cell: t => progressText(t.progress)},
+      {title: "created", cell: t => t.created_at},
+    ], tournaments, {class: "tournaments"}));
   } catch (error) {
-    setChildren(box, h("p", {class: "muted"},
-      error.status === 404 || error.status === 405
-        ? "open a tournament by its id (the referee lists none)" : String(error.message)));
+    setChildren(box, errorBox(error));
   }
 }
 
-function progressText(t) {
-  const p = t.progress || t;
-  return p.total === undefined ? "" : `${p.done}/${p.total}` + (p.failed ? ` (${p.failed} failed)` : "");
+function progressText(p) {
+  return `${p.done}/${p.total}` + (p.failed ? ` (${p.failed} failed)` : "");
 }
 
 async function showMatches() {

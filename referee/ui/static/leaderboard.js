@@ -7,10 +7,11 @@ function intervalBar(entry, lo, hi) {
   const width = 140, height = 14;
   const x = value => (hi === lo ? width / 2 : (value - lo) / (hi - lo) * width);
   const low = entry.low ?? entry.rating, high = entry.high ?? entry.rating;
+  const interval = entry.low === null ? "" : s("rect", {x: x(low), y: 3,
+    width: Math.max(2, x(high) - x(low)), height: height - 6, rx: 3, fill: "#e9c9a8"});
   return svgRoot(width, height, {class: "interval"},
     s("line", {x1: 0, x2: width, y1: height / 2, y2: height / 2, stroke: "#ddd5c8"}),
-    s("rect", {x: x(low), y: 3, width: Math.max(2, x(high) - x(low)), height: height - 6,
-      rx: 3, fill: "#e9c9a8"}),
+    interval,
     s("circle", {cx: x(entry.rating), cy: height / 2, r: 4, fill: "#b5562b"}));
 }
 
@@ -23,7 +24,7 @@ function leaderboardTable(board, colourOf) {
     {title: "bot", cell: e => h("span", null,
       h("span", {class: "swatch", style: `background:${colourOf(e.bot_id)}`}), e.name || e.bot_id)},
     {title: "rating", cell: e => fmt(e.rating), cls: "num"},
-    {title: "95% interval", cell: e => e.low === undefined ? "–" : `${fmt(e.low)} – ${fmt(e.high)}`,
+    {title: "95% interval", cell: e => e.low === null ? "–" : `${fmt(e.low)} – ${fmt(e.high)}`,
       cls: "num"},
     {title: "", cell: e => intervalBar(e, lo, hi)},
     {title: "games", cell: e => e.games ?? "–", cls: "num"},

@@ -79,16 +79,19 @@ function logView(observation) {
 }
 
 function moveView(frame, observation) {
-  const total = viewer.match.step;
-  const toMove = frame.to_move ?? observation.to_move ?? frame.seat;
-  if (frame.step >= total || toMove === null || toMove === undefined) {
+  const toMove = frame.to_move ?? observation.to_move;
+  const played = frame.played;
+  if (!played || toMove === null || toMove === undefined) {
     return h("span", null, h("b", null, "End of the match. "),
       viewer.match.result ? matchResult(viewer.match) : viewer.match.status);
   }
-  const parts = [h("span", {class: "swatch", style: `background:${seatColour(toMove)}`}),
-    h("b", null, seatName(toMove)), " to move"];
-  if (frame.action) parts.push(" → plays ", h("code", {id: "step-action"}, actionText(frame.action)));
-  if (frame.fault) parts.push(" ", h("span", {class: "fault"}, `fault: ${frame.fault.code}`));
+  const parts = [h("span", {class: "swatch", style: `background:${seatColour(played.seat)}`}),
+    h("b", null, seatName(played.seat)), " to move"];
+  if (played.action) parts.push(" → plays ", h("code", {id: "step-action"}, actionText(played.action)));
+  if (played.fault) {
+    parts.push(" ", h("span", {class: "fault"},
+      `fault: ${played.fault.code} (${played.fault.detail}), policy ${played.fault.policy}`));
+  }
   return h("span", null, parts);
 }
 
@@ -108,7 +111,7 @@ async function show(step, seat) {
     return;
   }
   if (viewer.step !== step || viewer.seat !== seat) return;  // a later request won
-  const observation = frame.observation || frame;
+  const observation = frame.view;
   const draw = (window.GAME_RENDERERS || {})[viewer.match.game];
   const context = {description: viewer.description, seats: viewer.match.seats, seat, step,
     match: viewer.match};

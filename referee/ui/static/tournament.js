@@ -1,89 +1,96 @@
-/* A tournament: progress (refreshed while it runs), standings and the cross-table. */
+/* A tournament: progress (refreshed while it runs), standings, ratings and the cross-table. */
 "use strict";
 
 const REFRESH_MS = 2000;
-const OVER = new Set(["finished", "failed", "cancelled"]);
-
-function progressOf(t) {
-  const p = t.progress || t;
-  return {done: p.done ?? 0, total: p.total ?? 0, failed: p.failed ?? 0};
-}
 
 function progressView(t) {
-  const {done, total, failed} = progressOf(t);
-  const part = n => total ? `${(100 * n / total).toFixed(1)}%` : "0%";
+  const {done, total, failed, running = 0} = t.progress;
+  const part = n => total ? `${(100 * n / total).toFixed(2)}%` : "0%";
   return h("div", null,
-    h("p", null, h("span", {class: `status ${t.status}`}, t.status || ""), " ",
-      t.game ? uiLink(`games/${t.game}`, `${t.game} leaderboard`) : ""),
+    h("p", {class: "facts"},
+      h("span", {class: `status ${t.status}`, id: "tournament-status"}, t.status),
+      h("span", null, "game ", uiLink(`games/${t.game}`, t.game)),
+      h("span", null, `${t.players} players per match, ${t.rounds} round${t.rounds > 1 ? "s" : ""}`),
+      t.seed !== null ? h("span", null, "seed ", h("b", null, t.seed)) : ""),
     h("div", {class: "progress", id: "progress-bar", title: `${done}/${total}`},
       h("div", {class: "done", style: `width:${part(done - failed)}`}),
-      h("div", {class: "failed", style: `width:${part(failed)}`})),
+      h("div", {class: "failed", style: `width:${part(failed)}`}),
+      h("div", {class: "running", style: `width:${part(running)}`})),
     h("p", {id: "progress-text"}, `${done} of ${total} matches done`,
-      failed ? `, ${failed} failed` : ""));
+      failed ? `, ${failed} failed` : "", running ? `, ${running} running` : ""));
 }
 
 function standingsView(standings) {
-  if (!standings || !standings.length) return h("p", {class: "muted"}, "no results yet");
-  const has = key => standings.some(row => row[key] !== undefined);
-  const columns = [
-    {title: "#", cell: (row, i) => row.rank ?? i + 1, cls: "num"},
-    {title: "bot", cell: row => row.name || row.bot_id},
-  ];
-  const optional = [["rating", "rating", 0], ["points", "points", 1], ["score", "score", 1],
-    ["wins", "wins", 0], ["draws", "draws", 0], ["losses", "losses", 0], ["games", "games", 0]];
-  for (const [key, title, digits] of optional) {
-    if (has(key)) columns.push({title, cell: row => fmt(row[key], digits), cls: "num"});
-  }
-  if (has("low")) {
-    columns.splice(3, 0, {title: "95% interval", cls: "num",
-      cell: row => row.low === undefined ? "–" : `${fmt(row.low)} – ${fmt(row.high)}`});
-  }
-  return table(columns, standings, {id: "standings-table"});
+  if (!standings.length) return h("p", {class: "muted"}, "no results yet");
+  return table([
+    {title: "#", cell: row => row.rank, cls: "num"},
+    {title: "bot", cell: row => row.name},
+    {title: "points", cell: row => fmt(row.points, 3), cls: "num"},
+    {title: "matches", cell: row => row.matches, cls: "num"},
+    {title: "wins", cell: row => row.wins, cls: "num"},
+    {title: "average score", cell: row => fmt(row.average_score, 1), cls: "num"},
+    {title: "average rank", cell: row => fmt(row.average_rank, 2), cls: "num"},
+    {title: "faults", cell: row => row.faults, cls: "num"},
+    {title: "forfeits", cell: row => row.forfeits, cls: "num"},
+  ], standings, {id: "standings-table"});
 }
 
-/** The cross-table: a row per bot, a column per opponent, a cell per pairing's record. */
-function crossTableView(cross, standings) {
-  if (!cross) return h("p", {class: "muted"}, "no cross-table yet");
-  const bots = cross.bots || (standings || []).map(row => row.bot_id);
-  const names = new Map((standings || []).map(row => [row.bot_id, row.name || row.bot_id]));
-  (cross.names ? Object.entries(cross.names) : []).forEach(([id, name]) => names.set(id, name));
-  const cellOf = (a, b) => {
-    if (Array.isArray(cross.cells)) return cross.cells[bots.indexOf(a)][bots.indexOf(b)];
-    const rows = cross.cells || cross.table || cross;
-    return rows[a] ? rows[a][b] : undefined;
-  };
-  const text = cell => {
-    if (cell === undefined || cell === null) return "";
-    if (typeof cell !== "object") return fmt(cell, Number.isInteger(cell) ? 0 : 1);
-    if (cell.wins !== undefined) return `${cell.wins}–${cell.draws ?? 0}–${cell.losses ?? 0}`;
-    if (cell.score !== undefined) return `${fmt(cell.score, 1)}/${cell.games ?? ""}`;
-    return JSON.stringify(cell);
+/** Bradley-Terry ratings (or the solo ranking), once every match is over. */
+function ratingsView(t) {
+  if (t.ratings) {
+    return table([
+      {title: "bot", cell: row => row.name},
+      {title: "rating", cell: row => fmt(row.rating), cls: "num"},
+      {title: "95% interval", cell: row => `${fmt(row.low)} – ${fmt(row.high)}`, cls: "num"},
+      {title: "games", cell: row => row.games, cls: "num"},
+    ], t.ratings, {id: "ratings-table"});
+  }
+  if (t.solo_ranking) {
+    return table([
+      {title: "bot", cell: row => row.name},
+      {title: "mean score", cell: row => fmt(row.mean, 1), cls: "num"},
+      {title: "95% interval", cell: row => row.low === null ? "–" : `${fmt(row.low, 1)} – ${fmt(row.high, 1)}`,
+        cls: "num"},
+      {title: "games", cell: row => row.games, cls: "num"},
+    ], t.solo_ranking, {id: "ratings-table"});
+  }
+  return h("p", {class: "muted"}, "computed once every match is over");
+}
+
+/** A row per bot, a column per opponent: the row bot's pair scores against it. */
+function crossTableView(cross) {
+  const {bots, names, cells} = cross;
+  if (bots.length < 2) return h("p", {class: "muted"}, "no pairings");
+  const cell = (a, b) => {
+    const value = (cells[a] || {})[b];
+    return value === undefined ? "" : fmt(value, Number.isInteger(value) ? 0 : 1);
   };
   return h("table", {class: "crosstable", id: "crosstable-table"},
-    h("thead", null, h("tr", null, h("th", null, ""), bots.map(b => h("th", null, names.get(b) || b)))),
-    h("tbody", null, bots.map(a => h("tr", null, h("th", null, names.get(a) || a),
-      bots.map(b => h("td", {class: a === b ? "self" : ""}, a === b ? "" : text(cellOf(a, b))))))));
+    h("thead", null, h("tr", null, h("th", null, ""), bots.map(b => h("th", null, names[b] || b)))),
+    h("tbody", null, bots.map(a => h("tr", null, h("th", null, names[a] || a),
+      bots.map(b => h("td", {class: a === b ? "self" : ""}, a === b ? "" : cell(a, b)))))));
+}
+
+function matchLinks(ids) {
+  if (!ids.length) return h("p", {class: "muted"}, "none");
+  return h("p", {class: "match-links"}, ids.map(id => [uiLink(`matches/${id}`, id), " "]));
 }
 
 async function refresh(id) {
-  const box = document.getElementById("progress");
   let t;
   try {
     t = await api(`/tournaments/${encodeURIComponent(id)}`);
   } catch (error) {
-    setChildren(box, errorBox(error));
+    setChildren(document.getElementById("progress"), errorBox(error));
     return;
   }
-  setChildren(box, progressView(t));
+  document.getElementById("title").textContent = `Tournament ${t.name || t.id}`;
+  setChildren(document.getElementById("progress"), progressView(t));
   setChildren(document.getElementById("standings"), standingsView(t.standings));
-  setChildren(document.getElementById("crosstable"),
-    crossTableView(t.cross_table || t.crosstable, t.standings));
-  const matches = t.matches || [];
-  setChildren(document.getElementById("matches"), matches.length
-    ? h("p", null, matches.map(m => typeof m === "string" ? m : m.id || m.match_id)
-      .filter(Boolean).map(mid => h("span", null, uiLink(`matches/${mid}`, mid), " ")))
-    : h("p", {class: "muted"}, ""));
-  if (!OVER.has(t.status)) setTimeout(() => refresh(id), REFRESH_MS);
+  setChildren(document.getElementById("ratings"), ratingsView(t));
+  setChildren(document.getElementById("crosstable"), crossTableView(t.cross_table));
+  setChildren(document.getElementById("matches"), matchLinks(t.matches));
+  if (t.status !== "finished") setTimeout(() => refresh(id), REFRESH_MS);
 }
 
 document.addEventListener("DOMContentLoaded", () => {

@@ -204,4 +204,15 @@ def test_replay_steps_forwards_and_backwards_as_any_seat(site, browser, game):
     seats.select_by_value("0")
     check_drawing(browser, site, game, match_id, middle, 0)
     assert page_errors(browser) == []
+    browser.execute_script("document.activeElement.blur()")
     save_screenshot(browser, SCREENSHOTS / f"{game}.png")
+
+
+def test_a_match_not_over_waits_for_its_replay(site, browser):
+    match = site.post("/matches", {"game": "aladino", "seats": [{"kind": "pull"}] * 2})
+    browser.get(f"{site.url}/ui/matches/{match['id']}")
+    waiting = f"The match is {match['status']}: its replay opens when it is over."
+    wait_for(browser, lambda: browser.find_element(By.ID, "waiting").text == waiting,
+             "the note that the replay opens at the end")
+    assert not browser.find_element(By.ID, "viewer").is_displayed()
+    assert page_errors(browser) == []

@@ -1,6 +1,7 @@
 /* A game's leaderboard: ratings with their intervals and a rating-history plot. */
 "use strict";
 
+const MAX_DOTS = 60;  // a dot per rated match while there are few, else only the last
 const PLOT = {width: 820, height: 360, left: 56, right: 170, top: 16, bottom: 40};
 
 function intervalBar(entry, lo, hi) {
@@ -75,7 +76,8 @@ function historyPlot(history, nameOf, colourOf) {
     svg.append(s("path", {d: d.join(" "), fill: "none", stroke: colour, "stroke-width": 2.2,
       class: "series", "data-bot": botId}));
     const [lastX, lastY] = points[points.length - 1];
-    svg.append(s("circle", {cx: px(lastX), cy: py(lastY), r: 3.5, fill: colour}));
+    const dots = points.length <= MAX_DOTS ? points : [points[points.length - 1]];
+    for (const [x, y] of dots) svg.append(s("circle", {cx: px(x), cy: py(y), r: 3.2, fill: colour}));
     const ly = top + 14 + index * 18;
     svg.append(s("rect", {x: width - right + 14, y: ly - 9, width: 12, height: 12, rx: 2,
       fill: colour}));

@@ -174,13 +174,21 @@ async function loadMatch() {
   document.getElementById("step-label").textContent = `step ${viewer.step} / ${viewer.match.step}`;
 }
 
-async function followLiveMatch() {
-  if (["finished", "failed"].includes(viewer.match.status)) return;
-  await new Promise(resolve => setTimeout(resolve, LIVE_REFRESH_MS));
-  const atEnd = viewer.step === viewer.match.step;
-  await loadMatch();
-  if (atEnd) show(viewer.match.step, viewer.seat);
-  followLiveMatch();
+/** Replays open once the match is over (before that they are the admin's only): until
+    then the page follows the match's status. */
+async function waitForTheEnd() {
+  const note = document.getElementById("waiting");
+  while (viewer.match.status !== "finished") {
+    if (viewer.match.status === "failed") {
+      setChildren(note, "This match failed: it has no replay.");
+      return false;
+    }
+    setChildren(note, `The match is ${viewer.match.status}: its replay opens when it is over.`);
+    await new Promise(resolve => setTimeout(resolve, LIVE_REFRESH_MS));
+    await loadMatch();
+  }
+  note.replaceChildren();
+  return true;
 }
 
 /** The step and seat named in the address (#step=12&seat=1), to share a position. */
@@ -201,13 +209,13 @@ async function start() {
     setChildren(document.getElementById("status"), errorBox(error));
     return;
   }
+  if (!await waitForTheEnd()) return;
   bindControls();
   document.getElementById("viewer").hidden = false;
   const start = startingPoint();
   viewer.seat = start.seat;
   fillSeatChoices();
   await show(start.step, start.seat);
-  followLiveMatch();
 }
 
 document.addEventListener("DOMContentLoaded", start);

@@ -25,7 +25,7 @@ function standingsView(standings) {
   return table([
     {title: "#", cell: row => row.rank, cls: "num"},
     {title: "bot", cell: row => row.name},
-    {title: "points", cell: row => fmt(row.points, 3), cls: "num"},
+    {title: "points", cell: row => fmt(row.points, 2), cls: "num"},
     {title: "matches", cell: row => row.matches, cls: "num"},
     {title: "wins", cell: row => row.wins, cls: "num"},
     {title: "average score", cell: row => fmt(row.average_score, 1), cls: "num"},

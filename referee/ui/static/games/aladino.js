@@ -162,6 +162,7 @@
       h("div", {class: "facts"},
         h("span", null, "phase ", h("b", {id: "phase"}, phase)),
         observation.roll ? h("span", null, "die ", h("b", {id: "roll"}, observation.roll)) : "",
+        observation.pending_genie ? h("span", null, "to place: ", h("b", null, "the Genie")) : "",
         observation.end ? h("span", null, "end ", h("b", null, JSON.stringify(observation.end))) : ""),
       cave(observation),
       h("div", {class: "muted legend"},

@@ -149,7 +149,8 @@
         h("span", null, "routes ", h("b", null, routes)),
         h("span", null, "cities ", h("b", {class: "cities"}, cities.length))),
       items.length ? h("div", {class: "facts"}, "holds ", items.map(item => h("b", {class: "item"}, item))) : "",
-      h("div", {class: "cv-hand"}, own ? ["hand ", cardsOf(observation.hand, context)]
+      h("div", {class: "cv-hand"}, own
+        ? ["hand ", observation.hand.length ? cardsOf(observation.hand, context) : "empty"]
         : [`hand (${count}) `, cardsOf(known, context),
           Array.from({length: Math.max(0, count - known.length)}, hiddenChip)]));
   }

@@ -128,11 +128,23 @@ class Workers:
         return started
 
     @staticmethod
-    def kill(proc: subprocess.Popen) -> None:
-        """kill -9 the worker and its work horse (the whole process group), as a lost
-        machine would."""
+    def horses(proc: subprocess.Popen) -> list[int]:
+        """The worker's work horses: its children, each in a process group of its own."""
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text()
+        return [int(pid) for pid in children.split()]
+
+    def kill(self, proc: subprocess.Popen) -> None:
+        """kill -9 the worker and its work horse, as a lost machine would."""
+        horses = self.horses(proc)
         os.killpg(proc.pid, signal.SIGKILL)
+        for horse in horses:
+            os.killpg(horse, signal.SIGKILL)
         proc.wait(timeout=10)
+
+    def kill_horse(self, proc: subprocess.Popen) -> None:
+        """kill -9 only the work horse playing the current job; the worker lives on."""
+        for horse in self.horses(proc):
+            os.killpg(horse, signal.SIGKILL)
 
     def stop_all(self) -> None:
         for proc in self.procs:

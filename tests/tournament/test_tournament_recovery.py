@@ -1,0 +1,143 @@
+"""Workers that die: a match whose worker is killed (kill -9) is played again and every
+match is counted exactly once, whether the death is noticed by the match's lease or by
+rq's own clean-up of abandoned jobs; concurrent counting never counts a match twice."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import pytest
+import redis
+from conftest import ADMIN, wait_finished
+from rq import Worker
+from rq.job import Job
+from rq.registry import FailedJobRegistry
+from rq.serializers import JSONSerializer
+from tournament_checks import check_live_elo, check_round_robin, finished_matches
+
+from tournament import jobs, lease, results
+from tournament.store import Store, ratings_key, tournament_key
+
+SLOW_S = 0.02  # per decision: an Aladino match lasts about a second
+
+
+def start_tournament(api, bots: list[str], seed: int = 3) -> dict:
+    response = api.post("/tournaments", token=ADMIN, json={
+        "game": "aladino", "bots": bots, "players": 2, "rounds": 1, "seed": seed,
+        "deadline_ms": 1000})
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()
+
+
+def match_in_progress(store: Store, pid: int, timeout: float = 30) -> str:
+    """The match the worker with this pid is playing, once a few steps are played."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for worker in Worker.all(connection=store.redis):
+            job_id = worker.get_current_job_id() if worker.pid == pid else None
+            if job_id:
+                job = Job.fetch(job_id, connection=store.redis, serializer=JSONSerializer)
+                match_id = job.args[0]["match_id"]
+                if store.get_match(match_id)["step"] >= 4:
+                    return match_id
+        time.sleep(0.02)
+    raise AssertionError(f"worker {pid} played no match within {timeout}s")
+
+
+def attempt_of(store: Store, match_id: str) -> int:
+    return int(store.redis.hget(f"referee:match:{match_id}", "attempt") or 0)
+
+
+def check_counted_once(store: Store, view: dict) -> None:
+    tournament_id = view["id"]
+    assert store.redis.scard(tournament_key(tournament_id, "done")) == len(view["matches"])
+    assert store.redis.hlen(tournament_key(tournament_id, "results")) == len(view["matches"])
+    assert store.redis.scard(ratings_key("aladino", "counted")) == len(view["matches"])
+
+
+@pytest.mark.parametrize("victim", ["worker", "horse"])
+def test_a_worker_killed_mid_match_is_replaced_and_nothing_is_counted_twice(
+        victim, api, register_bots, workers, redis_url):
+    """kill -9 of a worker with its work horse (a lost machine), or of the work horse alone:
+    the match's lease lapses and reading the tournament's progress queues it again."""
+    store = Store.from_url(redis_url)
+    bots = register_bots(4, delay_s=SLOW_S)
+    view = start_tournament(api, bots)
+    doomed, survivor = workers.start(2)
+    killed_match = match_in_progress(store, doomed.pid)
+    if victim == "worker":
+        workers.kill(doomed)
+    else:
+        workers.kill_horse(doomed)
+    assert store.get_match(killed_match)["status"] == "running"
+    final = wait_finished(api, view["id"], timeout=60)
+    assert survivor.poll() is None
+    assert attempt_of(store, killed_match) == 1
+    record = api.get(f"/matches/{killed_match}/replay").get_json()
+    assert [step["step"] for step in record["steps"]] == list(range(len(record["steps"])))
+    check_round_robin(api, final, bots, 2, rounds=1)
+    check_live_elo(api, redis_url, "aladino", finished_matches(api, final))
+    check_counted_once(store, final)
+
+
+def test_rq_cleaning_up_a_dead_workers_job_queues_the_match_again(
+        api, register_bots, workers, redis_url):
+    """rq notices a dead worker once its heartbeat lapses (a minute or more): any live
+    worker's maintenance then cleans the started-job registry. The clean-up is run here
+    with a clock moved past that point; the match's failure callback queues it again."""
+    store = Store.from_url(redis_url)
+    bots = register_bots(4, delay_s=SLOW_S)
+    view = start_tournament(api, bots, seed=4)
+    (only,) = workers.start(1)
+    killed_match = match_in_progress(store, only.pid)
+    workers.kill(only)
+    queue = jobs.match_queue(store)
+    queue.started_job_registry.cleanup(timestamp=time.time() + 3600)
+    dead_job = jobs.job_id(killed_match)
+    assert dead_job in FailedJobRegistry(queue=queue).get_job_ids()
+    assert store.get_match(killed_match)["status"] == "queued"
+    assert attempt_of(store, killed_match) == 1
+    assert jobs.job_id(killed_match, 1) in queue.get_job_ids()
+    workers.start(1)
+    final = wait_finished(api, view["id"], timeout=60)
+    check_round_robin(api, final, bots, 2, rounds=1)
+    check_counted_once(store, final)
+    assert not lease.is_held(store, killed_match)
+
+
+def test_counting_the_same_matches_from_many_threads_counts_each_once(
+        api, register_bots, workers, redis_url):
+    store = Store.from_url(redis_url)
+    view = start_tournament(api, register_bots(4))
+    workers.start(2)
+    final = wait_finished(api, view["id"])
+    matches = finished_matches(api, final)
+    board = api.get("/ratings/aladino").get_json()
+    assert not any(results.count_finished(store, match["id"]) for match in matches)
+    assert api.get("/ratings/aladino").get_json() == board
+
+    client = redis.Redis.from_url(redis_url)
+    client.delete(*client.keys("referee:ratings:*"),
+                  *(tournament_key(view["id"], part) for part in ("done", "results")))
+    counted: list[bool] = []
+
+    def count_all(seed: int) -> None:
+        order = [match["id"] for match in matches]
+        random.Random(seed).shuffle(order)
+        counted.extend(results.count_finished(Store.from_url(redis_url), match_id)
+                       for match_id in order)
+
+    threads = [threading.Thread(target=count_all, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert counted.count(True) == len(matches) and len(counted) == 4 * len(matches)
+    check_counted_once(store, final)
+    check_live_elo(api, redis_url, "aladino", matches)
+    again = api.get(f"/tournaments/{view['id']}").get_json()
+    assert again["standings"] == final["standings"] and again["ratings"] == final["ratings"]
+    assert sum(len(points) for points in api.get("/ratings/aladino").get_json()["history"]
+               .values()) == 2 * len(matches)

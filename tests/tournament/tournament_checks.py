@@ -1,0 +1,91 @@
+"""Checks shared by the tournament tests: a finished round-robin and the live Elo agree with
+the matches stored by the workers."""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import combinations
+from math import comb
+
+import orjson
+import pytest
+import redis
+from conftest import ADMIN
+
+from tournament import ratings
+from tournament.store import ratings_key
+
+
+def start(api, game: str, bots: list[str], players: int, rounds: int = 1, **fields) -> dict:
+    response = api.post("/tournaments", token=ADMIN, json={
+        "game": game, "bots": bots, "players": players, "rounds": rounds, "deadline_ms": 1000,
+        **fields})
+    assert response.status_code == 201, response.get_json()
+    assert response.headers["Location"] == f"/tournaments/{response.get_json()['id']}"
+    return response.get_json()
+
+
+def finished_matches(api, view: dict) -> list[dict]:
+    matches = [api.get(f"/matches/{match_id}").get_json() for match_id in view["matches"]]
+    assert all(match["status"] == "finished" for match in matches)
+    return matches
+
+
+def match_results(matches: list[dict]) -> list[dict]:
+    return [{"seats": [seat["bot_id"] for seat in match["seats"]],
+             "ranks": match["result"]["ranks"], "scores": match["result"]["scores"]}
+            for match in matches]
+
+
+def check_round_robin(api, view: dict, bots: list[str], players: int, rounds: int) -> None:
+    """The expected number of matches, every bot in every seat equally often, every
+    combination played in every rotation on one seed, standings and ratings that agree
+    with the stored match results."""
+    total = comb(len(bots), players) * players * rounds
+    assert view["status"] == "finished"
+    assert view["progress"] == {"total": total, "done": total, "failed": 0, "running": 0,
+                                "queued": 0}
+    assert len(view["matches"]) == len(set(view["matches"])) == total
+    matches = finished_matches(api, view)
+    seats = Counter((seat["bot_id"], seat["seat"]) for m in matches for seat in m["seats"])
+    assert seats == {(bot, seat): comb(len(bots) - 1, players - 1) * rounds
+                     for bot in bots for seat in range(players)}
+    by_seed: dict[int, set[tuple[str, ...]]] = {}
+    for match in matches:
+        by_seed.setdefault(match["seed"], set()).add(tuple(s["bot_id"] for s in match["seats"]))
+    assert len(by_seed) == comb(len(bots), players) * rounds
+    for seatings in by_seed.values():
+        assert len(seatings) == players and len({frozenset(s) for s in seatings}) == 1
+    results = match_results(matches)
+    table = {row["bot_id"]: row for row in view["standings"]}
+    assert set(table) == set(bots) and [row["rank"] for row in view["standings"]] == [1, 2, 3, 4]
+    assert all(row["matches"] == comb(len(bots) - 1, players - 1) * players * rounds
+               for row in table.values())
+    assert sum(row["points"] for row in table.values()) == pytest.approx(total * players / 2)
+    cells = view["cross_table"]["cells"]
+    for a, b in combinations(bots, 2):
+        assert cells[a][b] + cells[b][a] == comb(len(bots) - 2, players - 2) * players * rounds
+    expected = ratings.bradley_terry(results)
+    assert [(r["bot_id"], r["rating"], r["low"], r["high"], r["games"]) for r in view["ratings"]] \
+        == [(r["bot"], r["rating"], r["low"], r["high"], r["games"]) for r in expected]
+    assert view["solo_ranking"] is None and view["seed"] is not None
+
+
+def check_live_elo(api, redis_url: str, game: str, matches: list[dict]) -> None:
+    """Every finished match counted exactly once, and the leaderboard equal to Elo replayed
+    from the stored results in the order they were counted."""
+    client = redis.Redis.from_url(redis_url)
+    counted = [orjson.loads(raw) for raw in client.lrange(ratings_key(game, "results"), 0, -1)]
+    assert sorted(r["match_id"] for r in counted) == sorted(m["id"] for m in matches)
+    assert sorted(map(orjson.dumps, match_results(matches))) == sorted(
+        orjson.dumps({key: r[key] for key in ("seats", "ranks", "scores")}) for r in counted)
+    board = api.get(f"/ratings/{game}").get_json()
+    replayed = ratings.elo_replay(counted)
+    assert {row["bot_id"]: row["rating"] for row in board["leaderboard"]} == {
+        bot: round(rating, ratings.DECIMALS) for bot, rating in replayed.items()}
+    games = Counter(bot for m in matches for bot in {s["bot_id"] for s in m["seats"]})
+    assert {row["bot_id"]: row["games"] for row in board["leaderboard"]} == games
+    assert {bot: len(points) for bot, points in board["history"].items()} == games
+    for row in board["leaderboard"]:
+        assert board["history"][row["bot_id"]][-1] == [row["games"], row["rating"]]
+    client.close()

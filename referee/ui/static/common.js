@@ -88,10 +88,18 @@ function seatNames(match) {
   return (match.seats || []).map(seat => seat.name).join(" vs ");
 }
 
+/** "#1 alice (52) · #2 bob (40)": the seats by rank, with their scores. */
 function matchResult(match) {
   if (!match.result) return match.status;
-  return match.result.ranks.map((rank, seat) =>
-    `${(match.seats[seat] || {}).name || "seat " + seat}: #${rank}`).join(", ");
+  const name = seat => (match.seats[seat] || {}).name || `seat ${seat}`;
+  return match.result.ranks.map((rank, seat) => ({rank, seat}))
+    .sort((a, b) => a.rank - b.rank || a.seat - b.seat)
+    .map(({rank, seat}) => `#${rank} ${name(seat)} (${fmt(match.result.scores[seat])})`)
+    .join(" · ");
+}
+
+function when(timestamp) {
+  return timestamp ? timestamp.replace("T", " ").slice(0, 19) : "";
 }
 
 /** A table of matches linking to their replay pages. */

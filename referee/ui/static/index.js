@@ -25,7 +25,7 @@ async function showTournaments() {
       {title: "game", cell: t => t.game},
       {title: "status", cell: t => h("span", {class: `status ${t.status}`}, t.status)},
       {title: "progress", cell: t => progressText(t.progress)},
-      {title: "created", cell: t => t.created_at},
+      {title: "created", cell: t => when(t.created_at)},
     ], tournaments, {class: "tournaments"}));
   } catch (error) {
     setChildren(box, errorBox(error));

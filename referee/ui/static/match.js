@@ -156,7 +156,9 @@ function bindControls() {
   document.getElementById("seat").addEventListener("change", e =>
     show(viewer.step, e.target.value === "" ? null : Number(e.target.value)));
   document.addEventListener("keydown", event => {
-    if (event.target.closest && event.target.closest("select, input:not([type=range])")) return;
+    const target = event.target.closest ? event.target : document.body;
+    if (target.closest("select, input:not([type=range])")) return;
+    if (target.closest("button") && (event.key === " " || event.key === "Enter")) return;
     const moves = {ArrowLeft: -1, ArrowRight: 1, PageUp: -10, PageDown: 10};
     if (event.key in moves) go(viewer.step + moves[event.key]);
     else if (event.key === "Home") go(0);

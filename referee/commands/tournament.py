@@ -1,0 +1,167 @@
+"""`referee tournament --game G --bot ID ... --rounds N [--players K] [--seed S]`: start a
+round-robin tournament on a running referee (`--server`, default http://127.0.0.1:8000)
+with the admin token from REFEREE_ADMIN_TOKEN, show a progress bar until every match is
+over, then print the standings and the final ratings.
+
+Exit status: 0 when the tournament finished, 1 when the server refused it or could not be
+reached, 2 without an admin token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import requests
+from tqdm import tqdm
+
+from referee.runner import FORFEIT, POLICY_CHOICES
+
+HELP = "start a round-robin tournament on a referee server, follow it, print the final table"
+DEFAULT_SERVER = "http://127.0.0.1:8000"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--game", required=True)
+    parser.add_argument("--bot", action="append", required=True, metavar="ID",
+                        help="a registered bot's id, once per entrant")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="times the whole round-robin is played, on new seeds")
+    parser.add_argument("--players", type=int, default=2,
+                        help='seats per match (1: solo Aldabas, with --options \'{"mode": '
+                             '"solo"}\')')
+    parser.add_argument("--seed", type=int, help="tournament seed (drawn by the server if absent)")
+    parser.add_argument("--options", type=json.loads, default={}, help="game options as JSON")
+    parser.add_argument("--deadline-ms", type=int, default=2000, help="per decision of a bot")
+    parser.add_argument("--policy", choices=POLICY_CHOICES, default=FORFEIT,
+                        help="what every fault costs: forfeit the match, or a random move")
+    parser.add_argument("--name", help="a name for the tournament")
+    parser.add_argument("--server", default=os.environ.get("REFEREE_URL", DEFAULT_SERVER),
+                        help=f"the referee's base URL (default: REFEREE_URL or {DEFAULT_SERVER})")
+    parser.add_argument("--poll", type=float, default=0.5, help="seconds between progress reads")
+
+
+def run(args: argparse.Namespace) -> int:
+    token = os.environ.get("REFEREE_ADMIN_TOKEN")
+    if not token:
+        print("error: set REFEREE_ADMIN_TOKEN to the server's admin token", file=sys.stderr)
+        return 2
+    client = Client(args.server.rstrip("/"), token)
+    try:
+        created = client.start(tournament_request(args))
+        print(f"tournament {created['id']}: {created['progress']['total']} {created['game']} "
+              f"matches at {client.base}/tournaments/{created['id']} "
+              f"(pages: {client.base}/ui/tournaments/{created['id']})", flush=True)
+        final = follow(client, created, args.poll)
+    except ServerError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except requests.RequestException as error:
+        print(f"error: cannot reach the referee at {client.base}: {error}", file=sys.stderr)
+        return 1
+    print_final(final)
+    return 0
+
+
+def tournament_request(args: argparse.Namespace) -> dict:
+    body = {"game": args.game, "bots": args.bot, "players": args.players,
+            "rounds": args.rounds, "options": args.options, "deadline_ms": args.deadline_ms,
+            "failure_policy": dict.fromkeys(("timeout", "crash", "malformed", "illegal"),
+                                            args.policy)}
+    if args.seed is not None:
+        body["seed"] = args.seed
+    if args.name:
+        body["name"] = args.name
+    return body
+
+
+class ServerError(Exception):
+    """The referee answered with a problem: its status, detail and field errors."""
+
+
+class Client:
+    """The two calls the command makes, with the admin token."""
+
+    def __init__(self, base: str, token: str):
+        self.base = base
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def start(self, body: dict) -> dict:
+        return self._check(self.session.post(f"{self.base}/tournaments", json=body, timeout=60))
+
+    def get(self, tournament_id: str) -> dict:
+        return self._check(self.session.get(f"{self.base}/tournaments/{tournament_id}",
+                                            timeout=30))
+
+    @staticmethod
+    def _check(response: requests.Response) -> dict:
+        if response.status_code < 400:
+            return response.json()
+        try:
+            problem = response.json()
+        except ValueError:
+            raise ServerError(f"HTTP {response.status_code}: {response.text[:300]}") from None
+        errors = problem.get("errors")
+        raise ServerError(f"HTTP {response.status_code} {problem.get('title', '')}: "
+                          f"{problem.get('detail', '')}"
+                          + (f" {json.dumps(errors)}" if errors else ""))
+
+
+def follow(client: Client, view: dict, poll_s: float) -> dict:
+    """Read the tournament every `poll_s` seconds until it is over, drawing a progress bar
+    (reading it also queues again the matches of workers that died)."""
+    with tqdm(total=view["progress"]["total"], unit="match", file=sys.stderr,
+              desc=view["name"][:24]) as bar:
+        while True:
+            progress = view["progress"]
+            bar.update(progress["done"] - bar.n)
+            bar.set_postfix(failed=progress["failed"], refresh=False)
+            if view["status"] == "finished":
+                return view
+            time.sleep(poll_s)
+            view = client.get(view["id"])
+
+
+Column = tuple[str, str, int, int | None]  # heading, key, width, decimals (None: text)
+BOT = ("bot", "name", 24, None)
+
+
+def print_final(view: dict) -> None:
+    progress = view["progress"]
+    print(f"\n{view['name']}: {view['game']}, {view['players']} per match, "
+          f"{view['rounds']} round(s), seed {view['seed']}; {progress['done']} matches"
+          + (f", {progress['failed']} failed" if progress["failed"] else ""))
+    print_rows("Standings", view["standings"], [
+        BOT, ("matches", "matches", 7, 0), ("points", "points", 7, 2), ("wins", "wins", 5, 0),
+        ("avg score", "average_score", 9, 2), ("avg rank", "average_rank", 8, 2),
+        ("faults", "faults", 6, 0)])
+    if view["ratings"] is not None:
+        print_rows("Bradley-Terry ratings with 95% intervals", view["ratings"], [
+            BOT, ("rating", "rating", 7, 0), ("low", "low", 7, 0), ("high", "high", 7, 0),
+            ("games", "games", 5, 0)])
+    if view["solo_ranking"] is not None:
+        print_rows("Solo ranking: average score with 95% intervals", view["solo_ranking"], [
+            BOT, ("mean", "mean", 7, 2), ("low", "low", 7, 2), ("high", "high", 7, 2),
+            ("games", "games", 5, 0)])
+
+
+def print_rows(title: str, rows: list[dict], columns: list[Column]) -> None:
+    """A plain text table, one line per row, numbered from 1."""
+    print(f"\n{title}")
+    print("  #  " + "  ".join(f"{heading:<{width}}" if decimals is None else f"{heading:>{width}}"
+                              for heading, _, width, decimals in columns))
+    for place, row in enumerate(rows, 1):
+        print(f"{place:>3}  " + "  ".join(cell(row[key], width, decimals)
+                                          for _, key, width, decimals in columns))
+
+
+def cell(value: object, width: int, decimals: int | None) -> str:
+    if decimals is None:
+        return f"{str(value)[:width]:<{width}}"
+    if value is None:
+        return f"{'-':>{width}}"
+    return f"{value:>{width}.{decimals}f}"

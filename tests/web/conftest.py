@@ -57,6 +57,11 @@ class Site:
     url: str
     matches: dict[str, str] = field(default_factory=dict)  # game -> match id
     tournaments: dict[str, str] = field(default_factory=dict)  # game -> tournament id
+    bots: dict[str, str] = field(default_factory=dict)  # name -> bot id
+    redis_url: str = ""
+
+    def run_worker(self) -> None:
+        run_worker(self.redis_url)
 
     def api(self, path: str) -> dict:
         response = requests.get(self.url + path, timeout=10)
@@ -85,10 +90,10 @@ def register_bots(site: Site, bot_urls: dict[str, str]) -> dict[str, str]:
             for name, url in bot_urls.items()}
 
 
-def record_matches(site: Site, bot_urls: dict[str, str], redis_url: str) -> None:
+def record_matches(site: Site, bot_urls: dict[str, str]) -> None:
     """In each game, a greedy bot against random bots, and a small round-robin tournament
     of the greedy bot and two random bots; all played by a real worker."""
-    bots = register_bots(site, bot_urls)
+    bots = site.bots = register_bots(site, bot_urls)
     for game in GREEDY:
         seats = [{"kind": "bot", "bot_id": bots[f"greedy-{game}"]}]
         seats += [{"kind": "bot", "bot_id": bots["random-1"], "name": f"random {n}"}
@@ -98,7 +103,7 @@ def record_matches(site: Site, bot_urls: dict[str, str], redis_url: str) -> None
         entrants = [bots[f"greedy-{game}"], bots["random-1"], bots["random-2"]]
         site.tournaments[game] = site.post("/tournaments", {
             "game": game, "bots": entrants, "players": 2, "rounds": 1, "seed": SEED})["id"]
-    run_worker(redis_url)
+    site.run_worker()
     for game, match_id in site.matches.items():
         status = site.api(f"/matches/{match_id}")["status"]
         assert status == "finished", f"{game} match {match_id} is {status}"
@@ -125,10 +130,10 @@ def site(redis_server) -> Iterator[Site]:
         stack.enter_context(serving(app_server))
         for server in bot_servers.values():
             stack.enter_context(serving(server))
-        site = Site(url=f"http://127.0.0.1:{app_server.server_port}")
+        site = Site(url=f"http://127.0.0.1:{app_server.server_port}", redis_url=redis_server)
         urls = {name: f"http://127.0.0.1:{server.server_address[1]}/"
                 for name, server in bot_servers.items()}
-        record_matches(site, urls, redis_server)
+        record_matches(site, urls)
         yield site
 
 

@@ -25,6 +25,10 @@ def wait_for(browser, condition, what: str):
     return WebDriverWait(browser, WAIT_S).until(lambda _: condition(), message=what)
 
 
+def text(browser, element_id: str) -> str:
+    return browser.find_element(By.ID, element_id).text
+
+
 def count(browser, css: str) -> int:
     return len(browser.find_elements(By.CSS_SELECTOR, css))
 
@@ -51,8 +55,7 @@ def wait_shown(browser, step: int, seat: int | None) -> None:
     wait_for(browser, lambda: shown(browser) == expected or board_error(browser),
              f"the board to show {expected}")
     assert board_error(browser) is None
-    label = browser.find_element(By.ID, "step-label").text
-    assert label.startswith(f"step {step} / "), label
+    assert text(browser, "step-label").startswith(f"step {step} / ")
 
 
 def observation(site, match_id: str, step: int, seat: int | None) -> dict:
@@ -141,8 +144,8 @@ def test_tournament_shows_progress_standings_ratings_and_cross_table(site, brows
     tournament = site.api(f"/tournaments/{site.tournaments[game]}")
     browser.get(f"{site.url}/ui/tournaments/{tournament['id']}")
     total = tournament["progress"]["total"]
-    wait_for(browser, lambda: browser.find_element(By.ID, "progress-text").text
-             == f"{total} of {total} matches done", "the finished progress")
+    wait_for(browser, lambda: text(browser, "progress-text") == f"{total} of {total} matches done",
+             "the finished progress")
     rows = browser.find_elements(By.CSS_SELECTOR, "#standings-table tbody tr")
     names = [row.find_elements(By.TAG_NAME, "td")[1].text for row in rows]
     assert names == [row["name"] for row in tournament["standings"]]
@@ -208,11 +211,29 @@ def test_replay_steps_forwards_and_backwards_as_any_seat(site, browser, game):
     save_screenshot(browser, SCREENSHOTS / f"{game}.png")
 
 
+def test_a_running_tournament_page_follows_it_to_the_end(site, browser):
+    bots = [site.bots["greedy-aladino"], site.bots["random-1"]]
+    tournament = site.post("/tournaments", {"game": "aladino", "bots": bots, "players": 2})
+    total = tournament["progress"]["total"]
+    browser.get(f"{site.url}/ui/tournaments/{tournament['id']}")
+    wait_for(browser, lambda: text(browser, "progress-text") == f"0 of {total} matches done",
+             "no match done yet")
+    assert text(browser, "tournament-status") == "running"
+    site.run_worker()
+    wait_for(browser, lambda: text(browser, "progress-text") == f"{total} of {total} matches done",
+             "the page to refresh itself to the end")
+    wait_for(browser, lambda: text(browser, "tournament-status") == "finished",
+             "the finished status")
+    assert count(browser, "#ratings-table tbody tr") == 2
+    assert page_errors(browser) == []
+
+
 def test_a_match_not_over_waits_for_its_replay(site, browser):
-    match = site.post("/matches", {"game": "aladino", "seats": [{"kind": "pull"}] * 2})
+    match = site.post("/matches", {"game": "aladino", "seats": [{"kind": "pull"}] * 2,
+                                   "pull_deadline_ms": 100})
     browser.get(f"{site.url}/ui/matches/{match['id']}")
     waiting = f"The match is {match['status']}: its replay opens when it is over."
-    wait_for(browser, lambda: browser.find_element(By.ID, "waiting").text == waiting,
+    wait_for(browser, lambda: text(browser, "waiting") == waiting,
              "the note that the replay opens at the end")
     assert not browser.find_element(By.ID, "viewer").is_displayed()
     assert page_errors(browser) == []

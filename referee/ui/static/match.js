@@ -87,6 +87,8 @@ function moveView(frame, observation) {
   }
   const parts = [h("span", {class: "swatch", style: `background:${seatColour(played.seat)}`}),
     h("b", null, seatName(played.seat)), " to move"];
+  const choices = (observation.legal_actions || []).length;
+  if (choices) parts.push(` (${choices} legal action${choices > 1 ? "s" : ""})`);
   if (played.action) parts.push(" → plays ", h("code", {id: "step-action"}, actionText(played.action)));
   if (played.fault) {
     parts.push(" ", h("span", {class: "fault"},

@@ -143,7 +143,7 @@ def _initial_state(engine: engines.Game, record: dict) -> dict:
     try:
         state = engine.new_game(record["num_players"], record["seed"], record["options"])
     except engines.InvalidSetup as error:
-        raise _Mismatch(None, "seed", f"the setup cannot be re-created: {error.reason}") from None
+        raise _Mismatch(None, "setup", f"the setup cannot be re-created: {error.reason}") from None
     if replay.state_hash(state) != record["initial_state_hash"]:
         raise _Mismatch(None, "seed", "the seed, options and player count do not give the "
                                       "recorded initial state")

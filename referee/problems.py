@@ -45,6 +45,7 @@ class Problem(Exception):
 
 def invalid(errors: dict, detail: str | None = None) -> Problem:
     """400 naming the offending fields."""
+    errors = _string_keys(errors)
     names = ", ".join(sorted(errors))
     return Problem(400, "request/invalid", "Invalid request",
                    detail or f"the request has invalid fields: {names}", errors=errors)
@@ -97,7 +98,7 @@ def register(app: Flask) -> None:
     def handle_validation(error: ValidationError) -> Response:
         messages = error.messages if isinstance(error.messages, dict) else {
             "_body": error.messages}
-        return problem_response(invalid(_string_keys(messages)))
+        return problem_response(invalid(messages))
 
     @app.errorhandler(HTTPException)
     def handle_http(error: HTTPException) -> Response:

@@ -14,6 +14,7 @@ from .botclient import Fault
 from .runner import FORFEIT, POLICY_CHOICES
 
 MAX_SEED = (1 << 63) - 1
+SHA256_HEX = validate.Regexp(r"^[0-9a-f]{64}$", error="not a sha256 hex digest")
 MAX_PAGE = 200
 
 
@@ -257,19 +258,19 @@ class StepSchema(Schema):
     action = _required(fields.Dict, allow_none=True)
     fault = _required(fields.Nested, FaultSchema, allow_none=True)
     elapsed_ms = _required(JsonNumber)
-    state_hash = _required(fields.String)
+    state_hash = _required(fields.String, validate=SHA256_HEX)
 
 
 class ChainSchema(Schema):
     algorithm = _required(fields.String, validate=validate.OneOf(["sha256"]))
     length = _required(fields.Integer, strict=True)
-    head = _required(fields.String)
+    head = _required(fields.String, validate=SHA256_HEX)
 
 
 class SignatureSchema(Schema):
     algorithm = _required(fields.String, validate=validate.OneOf(["hmac-sha256"]))
     key_id = _required(fields.String)
-    value = _required(fields.String)
+    value = _required(fields.String, validate=SHA256_HEX)
 
 
 class ReplaySeatSchema(SeatInfoSchema):
@@ -286,7 +287,7 @@ class ReplaySchema(Schema):
     seed = _required(fields.Integer)
     seats = _required(fields.List, fields.Nested(ReplaySeatSchema))
     policy = _required(fields.Nested, PolicySchema)
-    initial_state_hash = _required(fields.String)
+    initial_state_hash = _required(fields.String, validate=SHA256_HEX)
     steps = _required(fields.List, fields.Nested(StepSchema))
     result = _required(fields.Nested, ResultSchema, allow_none=True)
     forfeit = _required(fields.Nested, ForfeitSchema, allow_none=True)

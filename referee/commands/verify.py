@@ -10,6 +10,7 @@ from pathlib import Path
 import orjson
 
 from referee.audit import UnsupportedReplay, verify
+from referee.schemas import ReplaySchema
 
 HELP = "re-run a replay file through the engine and check its hashes, result and signature"
 
@@ -28,13 +29,14 @@ def run(args: argparse.Namespace) -> int:
                         else [])
     try:
         record = orjson.loads(args.file.read_bytes())
+        errors = ReplaySchema().validate(record) if isinstance(record, dict) else {
+            "_file": ["a replay record is a JSON object"]}
+        if errors:
+            print(f"error: {args.file} is not a replay record: {errors}", file=sys.stderr)
+            return 2
         report = verify(record, keys)
     except (OSError, orjson.JSONDecodeError, UnsupportedReplay) as error:
         print(f"error: cannot verify {args.file}: {error}", file=sys.stderr)
-        return 2
-    except (KeyError, TypeError) as error:
-        print(f"error: {args.file} is not a replay record (bad or missing field {error})",
-              file=sys.stderr)
         return 2
     print(f"replay {record.get('match_id')} ({record['game']} {record['game_version']}): "
           f"{report.steps_checked} of {len(record['steps'])} steps re-run")

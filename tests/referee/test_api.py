@@ -175,3 +175,32 @@ def test_a_live_replay_is_for_the_admin_only(api):
     assert api.get(url, token=match["tokens"][0]["token"]).status_code == 403
     record = api.get(url, token=ADMIN).get_json()
     assert record["steps"] == [] and record["result"] is None and record["seed"] == 5
+
+
+@pytest.fixture
+def sealed_record(bot_server) -> dict:
+    from referee import replay
+    from referee.runner import FailurePolicy, PushSeat, run_match
+
+    seats = [PushSeat(bot_server.url("/first")) for _ in range(2)]
+    record = run_match("aladino", 3, {}, seats, FailurePolicy(), "m-api")
+    for seat in seats:
+        seat.close()
+    return replay.seal(record, "test-secret")
+
+
+@pytest.mark.parametrize("change, path", [
+    (lambda r: r.update(initial_state_hash="zz"), ["initial_state_hash"]),
+    (lambda r: r["steps"][0].update(elapsed_ms="slow"), ["steps", "0", "elapsed_ms"]),
+    (lambda r: r["signature"].update(value="é"), ["signature", "value"]),
+    (lambda r: r["chain"].update(head="é" * 64), ["chain", "head"]),
+    (lambda r: r.update(seed="5"), ["seed"]),
+])
+def test_a_malformed_replay_is_a_400_naming_the_field(api, sealed_record, change, path):
+    change(sealed_record)
+    response = api.post("/replays/verify", json=sealed_record)
+    assert response.status_code == 400
+    errors = response.get_json()["errors"]
+    for key in path:
+        errors = errors[key]
+    assert errors

@@ -9,6 +9,7 @@
     princess: "princess"};
   const CHARACTER_MARK = {carpet: "≈", titi: "T", genie: "G", sorcerer: "✕", princess: "♛"};
   const HEX = 31;  // hex radius (centre to corner)
+  const SMALL_TOKEN = 18;  // below this radius a character shows as a mark, not a word
   const SQRT3 = Math.sqrt(3);
 
   const centre = ([q, r]) => [HEX * SQRT3 * (q + r / 2), HEX * 1.5 * r];
@@ -37,8 +38,11 @@
       "text-anchor": "middle", "font-size": radius * (token.character ? 0.9 : 1.05),
       "font-weight": 700, fill: ink}, token.value));
     if (token.character) {
-      group.append(s("text", {x, y: y + radius * 0.78, "text-anchor": "middle",
-        "font-size": radius * 0.42, fill: ink}, CHARACTER_LABEL[token.character]));
+      const small = radius < SMALL_TOKEN;
+      group.append(s("text", {x, y: y + radius * (small ? 0.86 : 0.78), "text-anchor": "middle",
+        "font-size": radius * (small ? 0.6 : 0.42), "font-weight": small ? 700 : 400, fill: ink},
+        small ? CHARACTER_MARK[token.character] : CHARACTER_LABEL[token.character]));
+      group.append(s("title", null, `${token.kind} ${token.value}, ${token.character}`));
     }
     return group;
   }
@@ -168,7 +172,9 @@
       h("div", {class: "muted legend"},
         Object.entries(KIND_COLOURS).map(([kind, colour]) => h("span", null,
           h("span", {class: "swatch", style: `background:${colour}`}), kind, " ")),
-        " · a dashed token lies face down"));
+        " · a dashed token lies face down · on the boards: ",
+        Object.entries(CHARACTER_MARK).filter(([name]) => name !== "genie")
+          .map(([name, mark]) => `${mark} ${CHARACTER_LABEL[name]}`).join(", ")));
   }
 
   window.GAME_RENDERERS = window.GAME_RENDERERS || {};

@@ -165,11 +165,14 @@ def tournament_view(store: Store, tournament_id: str, admin: bool = False) -> di
         return None
     match_ids = [m.decode() for m in store.redis.lrange(tournament_key(tournament_id,
                                                                        "matches"), 0, -1)]
-    pending = _pending(store, tournament_id, match_ids)
-    recovery.requeue_abandoned(store, pending)
+    statuses = _statuses(store, _pending(store, tournament_id, match_ids))
+    recovery.requeue_abandoned(store, [match_id for match_id, status in statuses.items()
+                                       if status not in (None, MatchStatus.QUEUED)])
     results.finish_if_complete(store, tournament_id)
     view = summary(store, meta)
-    view["progress"].update(_pending_statuses(store, _pending(store, tournament_id, match_ids)))
+    statuses = _statuses(store, _pending(store, tournament_id, match_ids))
+    view["progress"].update(running=list(statuses.values()).count(MatchStatus.RUNNING),
+                            queued=list(statuses.values()).count(MatchStatus.QUEUED))
     names = {bot["bot_id"]: bot["name"] for bot in meta["bots"]}
     table = ratings.standings(results.tournament_results(store, tournament_id))
     final = loads(store.redis.hget(tournament_key(tournament_id), "ratings"))
@@ -192,13 +195,13 @@ def _pending(store: Store, tournament_id: str, match_ids: list[str]) -> list[str
     return [match_id for match_id in match_ids if match_id not in over]
 
 
-def _pending_statuses(store: Store, match_ids: list[str]) -> dict:
+def _statuses(store: Store, match_ids: list[str]) -> dict[str, str | None]:
     with store.redis.pipeline(transaction=False) as pipe:
         for match_id in match_ids:
             pipe.hget(match_key(match_id), "status")
-        statuses = [status.decode() if status else None for status in pipe.execute()]
-    return {"running": statuses.count(MatchStatus.RUNNING.value),
-            "queued": statuses.count(MatchStatus.QUEUED.value)}
+        found = pipe.execute()
+    return {match_id: status.decode() if status else None
+            for match_id, status in zip(match_ids, found, strict=True)}
 
 
 def named(row: dict, names: dict[str, str]) -> dict:

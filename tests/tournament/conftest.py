@@ -24,6 +24,7 @@ from openapi_core import OpenAPI
 from bots.python.sdk import Choose, make_server
 from referee.app import create_app
 from referee.config import Config
+from referee.redis_server import free_port
 
 REFEREE_TESTS = Path(__file__).resolve().parents[1] / "referee"
 
@@ -82,6 +83,12 @@ def bot_farm() -> Iterator[BotFarm]:
     farm = BotFarm()
     yield farm
     farm.close()
+
+
+@pytest.fixture
+def refused_url() -> str:
+    """A loopback URL where nothing listens: every decision is a connection error."""
+    return f"http://127.0.0.1:{free_port()}/bot"
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@ from collections import Counter
 from math import comb
 
 import pytest
+import redis
 from conftest import ADMIN, wait_finished
 from tournament_checks import (
     check_live_elo,
@@ -18,6 +19,7 @@ from tournament_checks import (
 
 import engines
 from tournament import ratings
+from tournament.store import bot_key
 
 BOTS = 4
 
@@ -124,3 +126,29 @@ def test_unknown_tournaments_and_games_are_404(api):
                                                       "history": {}}
     assert api.get("/tournaments").get_json() == {"tournaments": [], "total": 0, "offset": 0,
                                                   "limit": 50}
+
+
+def test_faults_and_forfeits_are_tallied_per_bot(api, register_bots, workers, refused_url):
+    good = register_bots(2)
+    broken = api.register_bot(refused_url, name="broken")
+    view = start(api, "aladino", [*good, broken], 2, failure_policy={"crash": "forfeit"})
+    workers.start(1)
+    final = wait_finished(api, view["id"])
+    table = {row["bot_id"]: row for row in final["standings"]}
+    assert table[broken]["matches"] == table[broken]["forfeits"] == table[broken]["faults"] == 4
+    assert table[broken]["points"] == 0 and final["standings"][-1]["bot_id"] == broken
+    assert final["faults"] == {good[0]: 0, good[1]: 0, broken: 4}
+    assert final["progress"]["failed"] == 0
+
+
+def test_matches_that_fail_are_counted_as_failed_and_the_tournament_ends(
+        api, register_bots, workers, redis_url):
+    bots = register_bots(2)
+    view = start(api, "aladino", bots, 2)
+    redis.Redis.from_url(redis_url).delete(bot_key(bots[1]))  # an operator removed a bot
+    workers.start(1)
+    final = wait_finished(api, view["id"])
+    assert final["progress"] == {"total": 2, "done": 2, "failed": 2, "running": 0, "queued": 0}
+    assert final["standings"] == [] and final["ratings"] == []
+    assert all(api.get(f"/matches/{m}").get_json()["status"] == "failed"
+               for m in final["matches"])

@@ -169,7 +169,7 @@
         observation.pending_genie ? h("span", null, "to place: ", h("b", null, "the Genie")) : "",
         observation.end ? h("span", null, "end ", h("b", null, JSON.stringify(observation.end))) : ""),
       cave(observation),
-      h("div", {class: "muted legend"},
+      h("div", {class: "muted legend", style: "max-width:520px"},
         Object.entries(KIND_COLOURS).map(([kind, colour]) => h("span", null,
           h("span", {class: "swatch", style: `background:${colour}`}), kind, " ")),
         " · a dashed token lies face down · on the boards: ",

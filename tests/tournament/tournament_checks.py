@@ -76,6 +76,7 @@ def check_live_elo(api, redis_url: str, game: str, matches: list[dict]) -> None:
     from the stored results in the order they were counted."""
     client = redis.Redis.from_url(redis_url)
     counted = [orjson.loads(raw) for raw in client.lrange(ratings_key(game, "results"), 0, -1)]
+    client.close()
     assert sorted(r["match_id"] for r in counted) == sorted(m["id"] for m in matches)
     assert sorted(map(orjson.dumps, match_results(matches))) == sorted(
         orjson.dumps({key: r[key] for key in ("seats", "ranks", "scores")}) for r in counted)
@@ -88,4 +89,15 @@ def check_live_elo(api, redis_url: str, game: str, matches: list[dict]) -> None:
     assert {bot: len(points) for bot, points in board["history"].items()} == games
     for row in board["leaderboard"]:
         assert board["history"][row["bot_id"]][-1] == [row["games"], row["rating"]]
-    client.close()
+    check_first_update_by_hand(board, counted[0])
+
+
+def check_first_update_by_hand(board: dict, first: dict) -> None:
+    """The first rated match starts every seat at 1500, where each expected pair score
+    is 1/2: a seat moves by K/(n-1) * sum over the others of (pair score - 1/2), K = 32."""
+    ranks, n = first["ranks"], len(first["ranks"])
+    for seat, bot in enumerate(first["seats"]):
+        pairs = [1 if ranks[seat] < other else 0.5 if ranks[seat] == other else 0
+                 for j, other in enumerate(ranks) if j != seat]
+        expected = 1500 + 32 / (n - 1) * sum(score - 0.5 for score in pairs)
+        assert board["history"][bot][0] == [1, pytest.approx(expected, abs=1e-6)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from conftest import ADMIN, SPEC_PATH
+from apitest import ADMIN, SPEC_PATH
 from openapi_spec_validator import validate as validate_spec
 
 import engines
@@ -31,7 +31,7 @@ def test_health_reports_redis(api):
 
 
 def test_health_without_redis_is_a_503_problem(openapi):
-    from conftest import ApiClient
+    from apitest import ApiClient
 
     from referee.app import create_app
     from referee.config import Config

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import requests
-from conftest import ROOT, worker_command, worker_env
+from apitest import ROOT, worker_command, worker_env
 from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAPIResponse
 
 from referee.redis_server import free_port, wait_for_port

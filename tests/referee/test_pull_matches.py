@@ -8,7 +8,7 @@ import time
 
 import pytest
 import redis
-from conftest import ADMIN
+from apitest import ADMIN
 
 import engines
 

@@ -7,7 +7,7 @@ import sys
 
 import orjson
 import pytest
-from conftest import ADMIN, ROOT, SECRET
+from apitest import ADMIN, ROOT, SECRET
 
 import engines
 from referee import replay

@@ -38,11 +38,14 @@ from typing import Any
 
 import orjson
 import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
 
 PREFIX = "referee:"
 MATCH_QUEUE = "referee-matches"
 QUEUES = (MATCH_QUEUE,)
 SIGNAL_TTL_S = 3600
+RETRIES = 3
 
 
 class MatchStatus(StrEnum):
@@ -126,7 +129,10 @@ class Store:
 
     @classmethod
     def from_url(cls, url: str) -> Store:
-        return cls(redis.Redis.from_url(url))
+        """A client that retries briefly (under a second in all), so an unreachable Redis
+        turns into a quick 503 rather than a hanging request."""
+        retry = Retry(ExponentialBackoff(cap=0.4, base=0.05), RETRIES)
+        return cls(redis.Redis.from_url(url, retry=retry))
 
     def ping(self) -> bool:
         try:

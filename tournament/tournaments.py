@@ -155,7 +155,7 @@ def summary(store: Store, meta: dict) -> dict:
 
 
 def tournament_view(store: Store, tournament_id: str, admin: bool = False) -> dict | None:
-    """Everything about a tournament; also queues again its matches whose worker died.
+    """Everything about a tournament; reading it also sweeps it (`sweep`).
 
     The seed (which fixes every deal) is shown once the tournament is over, or to the
     admin, as a match's seed is.
@@ -165,28 +165,41 @@ def tournament_view(store: Store, tournament_id: str, admin: bool = False) -> di
         return None
     match_ids = [m.decode() for m in store.redis.lrange(tournament_key(tournament_id,
                                                                        "matches"), 0, -1)]
+    sweep(store, tournament_id, match_ids)
+    view = summary(store, meta)
+    statuses = list(_statuses(store, _pending(store, tournament_id, match_ids)).values())
+    view["progress"].update(running=statuses.count(MatchStatus.RUNNING),
+                            queued=statuses.count(MatchStatus.QUEUED))
+    view.update(tables(store, meta), matches=match_ids,
+                seed=meta["seed"] if admin or view["status"] == "finished" else None)
+    return view
+
+
+def sweep(store: Store, tournament_id: str, match_ids: list[str]) -> None:
+    """Queue again the unfinished matches whose worker died, count the ones found over but
+    not counted, and store the final ratings if every match is over."""
     statuses = _statuses(store, _pending(store, tournament_id, match_ids))
     recovery.requeue_abandoned(store, [match_id for match_id, status in statuses.items()
                                        if status not in (None, MatchStatus.QUEUED)])
     results.finish_if_complete(store, tournament_id)
-    view = summary(store, meta)
-    statuses = _statuses(store, _pending(store, tournament_id, match_ids))
-    view["progress"].update(running=list(statuses.values()).count(MatchStatus.RUNNING),
-                            queued=list(statuses.values()).count(MatchStatus.QUEUED))
+
+
+def tables(store: Store, meta: dict) -> dict:
+    """Standings, cross-table and faults from the counted results; the final ratings (or
+    solo ranking) once stored."""
     names = {bot["bot_id"]: bot["name"] for bot in meta["bots"]}
-    table = ratings.standings(results.tournament_results(store, tournament_id))
-    final = loads(store.redis.hget(tournament_key(tournament_id), "ratings"))
-    view.update(
-        seed=meta["seed"] if admin or view["status"] == "finished" else None,
-        standings=standings_rows(table["table"], names),
-        cross_table=cross_table(table, names),
-        faults={bot: 0 for bot in names} | {row["bot"]: row["faults"] for row in table["table"]},
-        ratings=None, solo_ranking=None, matches=match_ids,
-    )
-    if final is not None:
-        key = "solo_ranking" if meta["players"] == 1 else "ratings"
-        view[key] = [named(row, names) for row in final]
-    return view
+    table = ratings.standings(results.tournament_results(store, meta["id"]))
+    final = loads(store.redis.hget(tournament_key(meta["id"]), "ratings"))
+    rows = None if final is None else [named(row, names) for row in final]
+    solo = meta["players"] == 1
+    return {
+        "standings": standings_rows(table["table"], names),
+        "cross_table": cross_table(table, names),
+        "faults": {bot: 0 for bot in names} | {row["bot"]: row["faults"]
+                                               for row in table["table"]},
+        "ratings": None if solo else rows,
+        "solo_ranking": rows if solo else None,
+    }
 
 
 def _pending(store: Store, tournament_id: str, match_ids: list[str]) -> list[str]:

@@ -1,7 +1,8 @@
 """The Python SDK speaks referee/1 over real HTTP on loopback (design.md section 4)."""
 
-import statistics
-import time
+import json
+import select
+import socket
 
 import requests
 
@@ -29,17 +30,25 @@ def test_answers_with_the_choosers_action(python_bot):
     assert seen == [({"seat": 0}, [{"type": "a"}, {"type": "b"}])]
 
 
-def test_keep_alive_decisions_do_not_pay_the_nagle_delay(python_bot):
+def test_keep_alive_answers_arrive_in_one_piece(python_bot):
     """design.md: answered in two writes on a kept-alive connection, a decision costs about
-    44 ms; the SDK answers in one write with TCP_NODELAY, so it stays far below that."""
-    with python_bot(random_bot.make_choose(1)) as url, requests.Session() as session:
-        timings = []
-        for _ in range(30):
-            started = time.perf_counter()
-            reply = session.post(url, json=_payload([{"type": "x", "n": 1}]), timeout=5)
-            timings.append((time.perf_counter() - started) * 1000)
-            assert reply.json() == {"action": {"type": "x", "n": 1}}
-    assert statistics.median(timings) < 20, f"median round trip {statistics.median(timings)} ms"
+    44 ms (Nagle + delayed ACK); the SDK answers in one write. Checked without timing: on a
+    kept-alive connection, the first read after the answer starts holds the whole answer."""
+    body = json.dumps(_payload([{"type": "x", "n": 1}])).encode()
+    request = (f"POST / HTTP/1.1\r\nHost: bot\r\nContent-Type: application/json\r\n"
+               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    with python_bot(random_bot.make_choose(1)) as url:
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            for _ in range(5):
+                sock.sendall(request)
+                select.select([sock], [], [], 5)
+                answer = sock.recv(1 << 16)
+                head, _, payload = answer.partition(b"\r\n\r\n")
+                length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length")))
+                assert len(payload) == length, "the answer came in more than one write"
+                assert json.loads(payload) == {"action": {"type": "x", "n": 1}}
 
 
 def test_refuses_a_request_that_is_not_a_decision(python_bot):

@@ -42,7 +42,13 @@ class MatchLease:
                  trace: TracebackType | None) -> None:
         self.stopped.set()
         self.thread.join()
-        self.store.redis.delete(self.key)
+        self.store.redis.transaction(self._release, self.key)
+
+    def _release(self, pipe: redis.client.Pipeline) -> None:
+        """Delete the lease unless a later attempt holds it by now."""
+        if pipe.get(self.key) == self.holder.encode():
+            pipe.multi()
+            pipe.delete(self.key)
 
     def _write(self) -> None:
         self.store.redis.set(self.key, self.holder, px=int(TTL_S * 1000))

@@ -17,8 +17,8 @@ from rq.registry import FailedJobRegistry
 from rq.serializers import JSONSerializer
 from tournament_checks import check_live_elo, check_round_robin, finished_matches
 
-from tournament import jobs, lease, results
-from tournament.store import Store, ratings_key, tournament_key
+from tournament import jobs, lease, recovery, results
+from tournament.store import Store, lease_key, match_key, ratings_key, tournament_key
 
 SLOW_S = 0.02  # per decision: an Aladino match lasts about a second
 
@@ -47,7 +47,7 @@ def match_in_progress(store: Store, pid: int, timeout: float = 30) -> str:
 
 
 def attempt_of(store: Store, match_id: str) -> int:
-    return int(store.redis.hget(f"referee:match:{match_id}", "attempt") or 0)
+    return int(store.redis.hget(match_key(match_id), "attempt") or 0)
 
 
 def check_counted_once(store: Store, view: dict) -> None:
@@ -119,7 +119,7 @@ def test_counting_the_same_matches_from_many_threads_counts_each_once(
     assert api.get("/ratings/aladino").get_json() == board
 
     client = redis.Redis.from_url(redis_url)
-    client.delete(*client.keys("referee:ratings:*"),
+    client.delete(*client.keys(ratings_key("aladino", "*")),
                   *(tournament_key(view["id"], part) for part in ("done", "results")))
     counted: list[bool] = []
 
@@ -141,3 +141,28 @@ def test_counting_the_same_matches_from_many_threads_counts_each_once(
     assert again["standings"] == final["standings"] and again["ratings"] == final["ratings"]
     assert sum(len(points) for points in api.get("/ratings/aladino").get_json()["history"]
                .values()) == 2 * len(matches)
+
+
+def test_a_lease_is_renewed_while_held_and_released_only_by_its_holder(redis_url):
+    store = Store.from_url(redis_url)
+    with lease.MatchLease(store, "m-1", holder="job-a"):
+        time.sleep(lease.RENEW_EVERY_S + 0.3)
+        assert store.redis.pttl(lease_key("m-1")) > (lease.TTL_S - 1) * 1000
+    assert not lease.is_held(store, "m-1")
+    with lease.MatchLease(store, "m-2", holder="job-a"):
+        store.redis.set(lease_key("m-2"), "job-b")  # a later attempt took over
+    assert store.redis.get(lease_key("m-2")) == b"job-b"
+
+
+def test_only_a_dead_current_attempt_is_taken_over(redis_url):
+    store = Store.from_url(redis_url)
+    store.redis.hset(match_key("m-3"), mapping={"status": "running"})
+    store.redis.set(lease_key("m-3"), "job-a")
+    assert recovery.take_over(store, "m-3") is None  # its lease is alive
+    assert recovery.take_over(store, "m-3", dead_job_id="match-m-3-4") is None  # stale job
+    store.redis.delete(lease_key("m-3"))
+    assert recovery.take_over(store, "m-3") == 1
+    assert recovery.take_over(store, "m-3") is None  # queued now: nothing to take over
+    assert recovery.take_over(store, "m-3", dead_job_id=jobs.job_id("m-3", 0)) is None
+    assert recovery.take_over(store, "m-3", dead_job_id=jobs.job_id("m-3", 1)) == 2
+    assert store.redis.hmget(match_key("m-3"), "status", "attempt") == [b"queued", b"2"]

@@ -111,8 +111,9 @@ class _Outcome:
 
 def run_match(game: str, seed: int, options: dict, seats: list[Seat], policy: FailurePolicy,
               match_id: str, on_step: StepCallback | None = None,
-              on_state: StateCallback | None = None) -> dict:
-    """Play a whole match and return its replay record (unsealed).
+              on_state: StateCallback | None = None, secret: str = "") -> dict:
+    """Play a whole match and return its replay record, sealed: with its hash chain, and
+    signed when a `secret` is given.
 
     `on_step(step_record)` is called as each step is recorded; `on_state(step, state)` is
     called with the state each decision is asked in, and once more with the final state.
@@ -149,7 +150,7 @@ def run_match(game: str, seed: int, options: dict, seats: list[Seat], policy: Fa
     record["result"] = (forfeit_result(len(seats), record["forfeit"]) if record["forfeit"]
                         else engine.result(state))
     record["finished_at"] = replay.utc_now()
-    return record
+    return replay.seal(record, secret)
 
 
 def decision_payload(engine: engines.Game, state: dict, match_id: str, seat: int, step: int,

@@ -92,11 +92,16 @@ def enqueue_match(store: Store, match: dict, attempt: int = 0) -> rq.job.Job:
 
 def play_match(payload: dict) -> dict:
     """The rq entry point; the worker's own Redis connection reaches the store, and the
-    replay is signed with the worker's REFEREE_SECRET."""
+    replay is signed with the worker's REFEREE_SECRET. The job of an attempt superseded
+    after its worker was found dead (tournament.recovery) plays nothing."""
     job = rq.get_current_job()
     store = Store(job.connection)
-    with MatchLease(store, payload["match_id"], holder=job.id):
-        return play_stored_match(store, payload["match_id"], Config.from_env().secret)
+    match_id = payload["match_id"]
+    if job.id != job_id(match_id, store.current_attempt(match_id)):
+        log.warning("job %s of match %s was superseded by a later attempt", job.id, match_id)
+        return {"match_id": match_id, "status": "superseded"}
+    with MatchLease(store, match_id, holder=job.id):
+        return play_stored_match(store, match_id, Config.from_env().secret)
 
 
 def play_stored_match(store: Store, match_id: str, secret: str = "") -> dict:
@@ -109,26 +114,25 @@ def play_stored_match(store: Store, match_id: str, secret: str = "") -> dict:
         return _summary(match_id, match["result"])
     store.mark_running(match_id, replay.utc_now())
     try:
-        record = _play(store, match)
+        record = _play(store, match, secret)
     except Exception:
         log.exception("match %s could not be played", match_id)
         store.fail_match(match_id, "the match stopped on an internal error (see the worker log)",
                          replay.utc_now())
         results.count_failed(store, match_id)
         raise
-    record = replay.seal(record, secret)
     store.finish_match(match_id, record, replay.canonical(record))
     results.count_finished(store, match_id)
     return _summary(match_id, record["result"])
 
 
-def _play(store: Store, match: dict) -> dict:
+def _play(store: Store, match: dict, secret: str) -> dict:
     seats = _build_seats(store, match)
     recorder = _Recorder(store, match)
     try:
         return run_match(match["game"], match["seed"], match["options"], seats,
                          FailurePolicy.from_dict(match["policy"]), match["id"],
-                         on_step=recorder.on_step, on_state=recorder.on_state)
+                         on_step=recorder.on_step, on_state=recorder.on_state, secret=secret)
     finally:
         for seat in seats:
             seat.close()

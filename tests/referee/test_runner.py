@@ -6,6 +6,7 @@ import pytest
 
 import engines
 from referee import replay
+from referee.audit import verify
 from referee.runner import FailurePolicy, PushSeat, forfeit_result, run_match, substitute_action
 
 VARIANTS = [(name, variant) for name in engines.names()
@@ -63,6 +64,8 @@ def test_random_bots_play_every_variant_to_the_end(bot_server, game, variant):
         assert payload["observation"] == engine.observation(state, payload["seat"])
         assert payload["legal_actions"] == engine.legal_actions(state)
     assert record["format"] == replay.FORMAT and record["game_version"] == engine.version
+    report = verify(record)
+    assert report.valid and report.chain == "valid" and report.signature == "missing"
     assert record["seats"][0] == {"seat": 0, "kind": "bot", "bot_id": "b0", "name": "bot 0",
                                   "deadline_ms": 1000}
 

@@ -41,10 +41,6 @@ class BotReply:
     elapsed_ms: float
     detail: str = ""
 
-    @property
-    def ok(self) -> bool:
-        return self.fault is None
-
 
 class _TooSlow(Exception):
     """The reply was still arriving when the deadline passed."""

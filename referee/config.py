@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -30,7 +30,6 @@ class Config:
     bot_hosts: tuple[str, ...] = tuple(DEFAULT_BOT_HOSTS.split(","))
     max_body_bytes: int = MAX_BODY_BYTES
     move_wait_s: float = 5.0
-    extra: dict = field(default_factory=dict)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:

@@ -4,7 +4,7 @@ Values are JSON (orjson), never pickle. Keys, all under the prefix `referee:`:
 
 - `bot:{id}` (string): a registered bot; `bots` (sorted set): bot ids by registration time
 - `match:{id}` (hash): `meta` (JSON, fixed at creation), `status`, `step`, `to_move`,
-  `result`, `forfeit`, `error`, `started_at`, `finished_at`
+  `result`, `forfeit`, `error`, `started_at`, `finished_at`, `attempt` (after a dead worker)
 - `match:{id}:tokens` (hash): seat -> sha256 of its token (the token is never stored)
 - `match:{id}:live` (string): `{"step", "state"}`, the state the current decision is asked in
 - `match:{id}:steps` (list): step records as they are played
@@ -191,6 +191,10 @@ class Store:
             finished_at=text["finished_at"].decode() if "finished_at" in text else None,
         )
         return match
+
+    def current_attempt(self, match_id: str) -> int:
+        """How many times the match was queued again after its worker died (0 at first)."""
+        return int(self.redis.hget(match_key(match_id), "attempt") or 0)
 
     def list_match_ids(self, offset: int, limit: int) -> tuple[list[str], int]:
         """Newest first: one page of ids and the total count."""

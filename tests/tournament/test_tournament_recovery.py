@@ -100,11 +100,17 @@ def test_rq_cleaning_up_a_dead_workers_job_queues_the_match_again(
     assert store.get_match(killed_match)["status"] == "queued"
     assert attempt_of(store, killed_match) == 1
     assert jobs.job_id(killed_match, 1) in queue.get_job_ids()
+    FailedJobRegistry(queue=queue).requeue(dead_job)  # as `rq requeue` would: it plays nothing
     workers.start(1)
     final = wait_finished(api, view["id"], timeout=60)
     check_round_robin(api, final, bots, 2, rounds=1)
     check_counted_once(store, final)
     assert not lease.is_held(store, killed_match)
+    stale = Job.fetch(dead_job, connection=store.redis, serializer=JSONSerializer)
+    deadline = time.monotonic() + 10
+    while stale.get_status() != "finished" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert stale.return_value() == {"match_id": killed_match, "status": "superseded"}
 
 
 def test_counting_the_same_matches_from_many_threads_counts_each_once(

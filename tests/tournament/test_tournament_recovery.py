@@ -26,7 +26,7 @@ SLOW_S = 0.02  # per decision: an Aladino match lasts about a second
 def start_tournament(api, bots: list[str], seed: int = 3) -> dict:
     response = api.post("/tournaments", token=ADMIN, json={
         "game": "aladino", "bots": bots, "players": 2, "rounds": 1, "seed": seed,
-        "deadline_ms": 1000})
+        "deadline_ms": 5000})
     assert response.status_code == 201, response.get_json()
     return response.get_json()
 

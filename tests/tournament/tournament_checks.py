@@ -18,7 +18,7 @@ from tournament.store import ratings_key
 
 def start(api, game: str, bots: list[str], players: int, rounds: int = 1, **fields) -> dict:
     response = api.post("/tournaments", token=ADMIN, json={
-        "game": game, "bots": bots, "players": players, "rounds": rounds, "deadline_ms": 1000,
+        "game": game, "bots": bots, "players": players, "rounds": rounds, "deadline_ms": 5000,
         **fields})
     assert response.status_code == 201, response.get_json()
     assert response.headers["Location"] == f"/tournaments/{response.get_json()['id']}"

@@ -5,7 +5,7 @@ tests/referee (every response checked against openapi.yaml) and long-running
 from __future__ import annotations
 
 import hashlib
-import importlib.util
+import importlib
 import json
 import os
 import signal
@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from openapi_core import Config as OpenAPIConfig
 from openapi_core import OpenAPI
 
 from bots.python.sdk import Choose, make_server
@@ -27,22 +26,11 @@ from referee.config import Config
 from referee.redis_server import free_port
 
 REFEREE_TESTS = Path(__file__).resolve().parents[1] / "referee"
-
-
-def _referee_fixtures():
-    """tests/referee/conftest.py as a plain module, for its ApiClient and worker commands."""
-    sys.path.insert(0, str(REFEREE_TESTS))
-    spec = importlib.util.spec_from_file_location("referee_test_fixtures",
-                                                  REFEREE_TESTS / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-referee_fixtures = _referee_fixtures()
-ADMIN = referee_fixtures.ADMIN
-ApiClient = referee_fixtures.ApiClient
-ROOT = referee_fixtures.ROOT
+sys.path.insert(0, str(REFEREE_TESTS))
+apitest = importlib.import_module("apitest")  # the referee tests' helpers, by their own name
+ADMIN = apitest.ADMIN
+ApiClient = apitest.ApiClient
+ROOT = apitest.ROOT
 
 
 def hashing_bot(salt: str, delay_s: float = 0.0) -> Choose:
@@ -93,10 +81,7 @@ def refused_url() -> str:
 
 @pytest.fixture(scope="session")
 def openapi() -> OpenAPI:
-    problem_json = {"application/problem+json": json.loads}
-    return OpenAPI.from_file_path(
-        str(referee_fixtures.SPEC_PATH),
-        config=OpenAPIConfig(extra_media_type_deserializers=problem_json))
+    return apitest.load_openapi()
 
 
 @pytest.fixture
@@ -124,11 +109,11 @@ class Workers:
     """`referee worker` processes (not burst: they wait for jobs) in their own sessions."""
 
     def __init__(self, redis_url: str):
-        self.env = referee_fixtures.worker_env(redis_url)
+        self.env = apitest.worker_env(redis_url)
         self.procs: list[subprocess.Popen] = []
 
     def start(self, count: int = 1) -> list[subprocess.Popen]:
-        started = [subprocess.Popen(referee_fixtures.worker_command(), env=self.env, cwd=ROOT,
+        started = [subprocess.Popen(apitest.worker_command(), env=self.env, cwd=ROOT,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                     start_new_session=True) for _ in range(count)]
         self.procs += started
@@ -164,15 +149,3 @@ def workers(redis_url) -> Iterator[Workers]:
     pool = Workers(redis_url)
     yield pool
     pool.stop_all()
-
-
-def wait_finished(api: ApiClient, tournament_id: str, timeout: float = 60) -> dict:
-    """Poll the tournament (as `referee tournament` does) until it is over."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        view = api.get(f"/tournaments/{tournament_id}").get_json()
-        if view["status"] == "finished":
-            return view
-        time.sleep(0.2)
-    raise AssertionError(f"tournament {tournament_id} unfinished after {timeout}s: "
-                         f"{view['progress']}")

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from conftest import ADMIN, ROOT
+from apitest import ADMIN, ROOT
 from werkzeug.serving import make_server
 
 from referee.app import create_app

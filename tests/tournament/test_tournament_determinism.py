@@ -4,8 +4,7 @@ the matches in: Bradley-Terry depends only on the results, never on their order.
 from __future__ import annotations
 
 import redis
-from conftest import wait_finished
-from tournament_checks import start
+from tournament_checks import start, wait_finished
 
 from tournament.jobs import match_queue
 from tournament.store import Store, loads, ratings_key

@@ -10,12 +10,17 @@ import time
 
 import pytest
 import redis
-from conftest import ADMIN, wait_finished
+from apitest import ADMIN
 from rq import Worker
 from rq.job import Job
 from rq.registry import FailedJobRegistry
 from rq.serializers import JSONSerializer
-from tournament_checks import check_live_elo, check_round_robin, finished_matches
+from tournament_checks import (
+    check_live_elo,
+    check_round_robin,
+    finished_matches,
+    wait_finished,
+)
 
 from tournament import jobs, lease, recovery, results
 from tournament.store import Store, lease_key, match_key, ratings_key, tournament_key

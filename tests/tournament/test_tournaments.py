@@ -8,13 +8,14 @@ from math import comb
 
 import pytest
 import redis
-from conftest import ADMIN, wait_finished
+from apitest import ADMIN
 from tournament_checks import (
     check_live_elo,
     check_round_robin,
     finished_matches,
     match_results,
     start,
+    wait_finished,
 )
 
 import engines

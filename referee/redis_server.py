@@ -19,6 +19,15 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
 def wait_for_port(port: int, timeout: float = 10.0, host: str = "127.0.0.1") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -1,33 +1,200 @@
-"""`referee demo`: the main job. For now a local Aladino match between random players."""
+"""`referee demo`: the main job. Starts Redis (unless REDIS_URL is set), the API under
+gunicorn, two rq workers and the example bots; runs a small tournament of each game with a
+progress bar; prints each leaderboard; then serves the web pages until Ctrl-C."""
+
+from __future__ import annotations
 
 import argparse
-import json
-import random
+import os
+import secrets
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
 
-import engines
+import requests
 
-HELP = "run the demo: a local match between random players, printed move by move"
+from referee.processes import Supervisor, python_module
+from referee.redis_server import RedisServer, RedisServerError, free_port, port_is_free
+
+HELP = "the main job: Redis, API, workers and bots, a tournament of each game, leaderboards"
+
+# (game, players, options, rounds): one small tournament each.
+TOURNAMENTS = (
+    ("aladino", 2, {}, 4),
+    ("aladino", 3, {}, 2),
+    ("aldabas", 2, {"mode": "multi"}, 3),
+    ("aldabas", 1, {"mode": "solo"}, 10),
+    ("caravans", 2, {}, 3),
+)
+HEURISTIC_BOTS = {"aladino": "aladino_bot", "aldabas": "aldabas_bot", "caravans": "caravans_bot"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--game", default="aladino", choices=engines.names())
-    parser.add_argument("--players", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--port", type=int, default=8000, help="port of the API and pages")
+    parser.add_argument("--state-dir", type=Path, default=Path(".state"),
+                        help="where the embedded Redis keeps its data, and the logs")
+    parser.add_argument("--seed", type=int, default=2026, help="seed of every tournament")
+    parser.add_argument("--exit", action="store_true",
+                        help="stop everything after printing the leaderboards")
 
 
 def run(args: argparse.Namespace) -> int:
-    game = engines.get(args.game)
-    state = game.new_game(num_players=args.players, seed=args.seed, options={})
-    chooser = random.Random(args.seed)
-    step = 0
-    while not game.is_over(state):
-        seat = game.current_seat(state)
-        action = chooser.choice(game.legal_actions(state))
-        print(f"step {step:3d}  seat {seat}  {json.dumps(action, sort_keys=True)}")
-        state = game.apply(state, action)
-        step += 1
-    result = game.result(state)
-    print(f"game over after {step} decisions")
-    for seat, (score, rank) in enumerate(zip(result["scores"], result["ranks"], strict=True)):
-        print(f"  seat {seat}: {score} points, rank {rank}")
-    return 0
+    state_dir = args.state_dir.resolve()
+    env = dict(os.environ)
+    env.setdefault("REFEREE_ADMIN_TOKEN", secrets.token_urlsafe(24))
+    env.setdefault("REFEREE_SECRET", _persistent_secret(state_dir))
+    redis_server = None
+    supervisor = Supervisor(state_dir / "logs", env)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        if not env.get("REDIS_URL"):
+            redis_server = RedisServer(state_dir / "redis", persistent=True).start()
+            env["REDIS_URL"] = redis_server.url
+            print(f"Redis: embedded redis-server at {redis_server.url} "
+                  f"(append-only data in {state_dir / 'redis'})")
+        else:
+            print("Redis: REDIS_URL from the environment")
+        base = _start_services(supervisor, args.port)
+        api = Api(base, env["REFEREE_ADMIN_TOKEN"])
+        bots = _register_bots(api, supervisor)
+        finished = [_run_tournament(api, supervisor, game, players, options, rounds, args.seed,
+                                    bots)
+                    for game, players, options, rounds in TOURNAMENTS]
+        for game in sorted(HEURISTIC_BOTS):
+            _print_leaderboard(api.get(f"/ratings/{game}"))
+        for tournament in finished:
+            if tournament["solo_ranking"]:
+                _print_solo_ranking(tournament)
+        print("\nTournament pages:")
+        for tournament in finished:
+            print(f"  {base}/ui/tournaments/{tournament['id']}  {tournament['name']}")
+        print(f"\nOpen {base}/ui/ — leaderboards, tournaments and replays.")
+        if args.exit:
+            return 0
+        print("Press Ctrl-C to stop everything the demo started.")
+        while True:
+            supervisor.check_alive()
+            time.sleep(1)
+    except KeyboardInterrupt:
+        print("\nstopping...")
+        return 0
+    except (RedisServerError, RuntimeError, requests.RequestException) as error:
+        print(f"demo failed: {error}", file=sys.stderr)
+        return 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        supervisor.stop_all()
+        if redis_server:
+            redis_server.stop()
+
+
+class Api:
+    """The referee API as the demo uses it: JSON in and out, admin token on every call."""
+
+    def __init__(self, base: str, token: str):
+        self.base = base
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def get(self, path: str) -> dict:
+        return self._check(self.session.get(self.base + path, timeout=30))
+
+    def post(self, path: str, body: dict) -> dict:
+        return self._check(self.session.post(self.base + path, json=body, timeout=30))
+
+    @staticmethod
+    def _check(response: requests.Response) -> dict:
+        if response.status_code >= 400:
+            raise RuntimeError(f"{response.request.method} {response.url} answered "
+                               f"{response.status_code}: {response.text[:500]}")
+        return response.json()
+
+
+def _start_services(supervisor: Supervisor, port: int) -> str:
+    if not port_is_free(port):
+        raise RuntimeError(f"port {port} is already in use: stop what listens there, or choose "
+                           "another with --port")
+    supervisor.start("api", python_module("referee.cli", "serve", "--port", str(port)), port)
+    for n in (1, 2):
+        supervisor.start(f"worker-{n}", python_module("referee.cli", "worker"))
+    base = f"http://127.0.0.1:{port}"
+    print(f"API: gunicorn at {base}; 2 rq workers; logs in {supervisor.log_dir}")
+    return base
+
+
+def _register_bots(api: Api, supervisor: Supervisor) -> dict[str, list[str]]:
+    """Start the example bots and register them; returns the bot ids per game."""
+    games = sorted(HEURISTIC_BOTS)
+    specs = [("random (Python)", python_module("bots.python.random_bot", "--seed", "1"), games)]
+    specs += [(f"{game} heuristic (Python)", python_module(f"bots.python.{module}"), [game])
+              for game, module in HEURISTIC_BOTS.items()]
+    if shutil.which("node"):
+        script = str(Path(__file__).resolve().parents[2] / "bots" / "node" / "random_bot.js")
+        specs.append(("random (Node.js)", ["node", script], games))
+    by_game: dict[str, list[str]] = {game: [] for game in games}
+    for name, argv, bot_games in specs:
+        port = free_port()
+        supervisor.start(f"bot-{len(supervisor.children)}", [*argv, "--port", str(port)], port)
+        bot = api.post("/bots", {"name": name, "url": f"http://127.0.0.1:{port}/",
+                                 "games": bot_games})
+        for game in bot_games:
+            by_game[game].append(bot["id"])
+    print(f"bots: {', '.join(name for name, _, _ in specs)}")
+    return by_game
+
+
+def _run_tournament(api: Api, supervisor: Supervisor, game: str, players: int, options: dict,
+                    rounds: int, seed: int, bots: dict[str, list[str]]) -> dict:
+    """Start one tournament, show its progress bar until every match is over; return it."""
+    from tqdm import tqdm
+
+    label = f"{game} {'solo' if players == 1 else f'{players}p'}"
+    created = api.post("/tournaments", {"game": game, "bots": bots[game], "players": players,
+                                        "rounds": rounds, "seed": seed, "options": options,
+                                        "name": f"demo {label}"})
+    status = api.get(f"/tournaments/{created['id']}")
+    with tqdm(total=status["progress"]["total"], desc=f"{label:12}", unit="match") as bar:
+        while True:
+            progress = status["progress"]
+            bar.n = progress["done"]
+            bar.refresh()
+            if bar.n >= progress["total"]:
+                return status
+            supervisor.check_alive()
+            time.sleep(0.5)
+            status = api.get(f"/tournaments/{created['id']}")
+
+
+def _print_leaderboard(board: dict) -> None:
+    print(f"\nLeaderboard — {board['game']}")
+    print(f"  {'#':>2}  {'bot':28} {'rating':>7}  {'95% interval':>15}  {'games':>5}")
+    for rank, row in enumerate(board["leaderboard"], start=1):
+        interval = (f"{row['low']:.0f}–{row['high']:.0f}" if row.get("low") is not None
+                    else "—")
+        print(f"  {rank:>2}  {row['name'][:28]:28} {row['rating']:>7.0f}  {interval:>15}  "
+              f"{row['games']:>5}")
+
+
+def _print_solo_ranking(tournament: dict) -> None:
+    print(f"\nSolo ranking — {tournament['name']} (average score, 95% interval)")
+    for rank, row in enumerate(tournament["solo_ranking"], start=1):
+        interval = (f"{row['low']:.1f}–{row['high']:.1f}" if row.get("low") is not None
+                    else "—")
+        print(f"  {rank:>2}  {row['name'][:28]:28} {row['mean']:>7.1f}  {interval:>15}  "
+              f"{row['games']:>5}")
+
+
+def _persistent_secret(state_dir: Path) -> str:
+    """The replay signing key of this state folder, made once, so replays verify later."""
+    path = state_dir / "secret"
+    if not path.exists():
+        state_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(32))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

@@ -1,0 +1,72 @@
+"""The main job (`referee demo`) end to end: real Redis, gunicorn, rq workers and bots."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import requests
+
+from referee.redis_server import free_port
+
+
+def _read_until(process: subprocess.Popen, marker: str, timeout: float) -> str:
+    """The demo's output up to the line holding `marker`."""
+    lines = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if marker in line:
+            return "".join(lines)
+    raise AssertionError(f"no {marker!r} in the demo's output:\n{''.join(lines)}")
+
+
+def test_demo_prints_a_leaderboard_per_game_serves_the_pages_and_stops_on_ctrl_c(tmp_path):
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "REFEREE_ADMIN_TOKEN")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", "demo", "--port", str(port), "--state-dir",
+         str(tmp_path / "state")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )
+    try:
+        output = _read_until(process, "Press Ctrl-C", timeout=240)
+        for game in ("aladino", "aldabas", "caravans"):
+            assert f"Leaderboard — {game}" in output
+        assert "heuristic (Python)" in output and "Solo ranking" in output
+        page = requests.get(f"http://127.0.0.1:{port}/ui/games/aladino", timeout=10)
+        assert page.status_code == 200 and "text/html" in page.headers["Content-Type"]
+        board = requests.get(f"http://127.0.0.1:{port}/ratings/caravans", timeout=10).json()
+        assert len(board["leaderboard"]) == 3
+        assert (tmp_path / "state" / "redis").exists()
+    finally:
+        process.send_signal(signal.SIGINT)
+        rest, _ = process.communicate(timeout=60)
+    assert process.returncode == 0, rest
+    assert "stopping" in rest
+    try:
+        requests.get(f"http://127.0.0.1:{port}/health", timeout=2)
+        still_serving = True
+    except requests.ConnectionError:
+        still_serving = False
+    assert not still_serving, "Ctrl-C left the API running"
+
+
+def test_demo_says_clearly_when_its_port_is_taken(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "referee.cli", "demo", "--exit", "--port", str(port),
+             "--state-dir", str(tmp_path / "state")],
+            capture_output=True, text=True, timeout=60,
+            env={k: v for k, v in os.environ.items() if k != "REDIS_URL"},
+        )
+    assert result.returncode == 1
+    assert "already in use" in result.stderr and "Traceback" not in result.stderr

@@ -8,25 +8,13 @@ import signal
 import subprocess
 
 import pytest
-from apitest import (
-    ADMIN,
-    ROOT,
-    SECRET,
-    SPEC_PATH,
-    ApiClient,
-    load_openapi,
-    worker_command,
-    worker_env,
-)
+from apitest import ADMIN, ROOT, SECRET, ApiClient, load_openapi, worker_command, worker_env
 from botserver import BotServer
 from openapi_core import OpenAPI
 
 from referee.app import create_app
 from referee.config import Config
 from referee.redis_server import free_port
-
-# tests/tournament/conftest.py loads this file as a module for these names
-__all__ = ["ADMIN", "ROOT", "SPEC_PATH", "ApiClient", "worker_command", "worker_env"]
 
 
 @pytest.fixture(scope="session")

@@ -85,16 +85,20 @@ class Game(ABC):
         new_state["rng"] = rng.state
         return new_state
 
-    def observation(self, state: State, seat: int) -> dict:
-        """What `seat` may see: public state, its own secrets, its legal actions, the log."""
-        self.check_seat(state, seat)
+    def observation(self, state: State, seat: int | None) -> dict:
+        """What `seat` may see: public state, its own secrets, its legal actions, the log.
+
+        `seat=None` is a spectator: only what every seat sees, nobody's secrets."""
+        if seat is not None:
+            self.check_seat(state, seat)
         to_move = self.current_seat(state)
         view = self._view(state, seat)
         view.update(
             game=self.name,
             seat=seat,
             to_move=to_move,
-            legal_actions=self.legal_actions(state) if to_move == seat else [],
+            legal_actions=self.legal_actions(state) if seat is not None and to_move == seat
+            else [],
             log=visible_log(state, seat),
         )
         return view
@@ -168,8 +172,9 @@ class Game(ABC):
         """Apply a well-shaped action to a private copy, raising IllegalAction/InvalidAction."""
 
     @abstractmethod
-    def _view(self, state: State, seat: int) -> dict:
-        """The game-specific part of an observation: public state plus the seat's secrets."""
+    def _view(self, state: State, seat: int | None) -> dict:
+        """The game-specific part of an observation: public state plus the seat's secrets
+        (none for a spectator, `seat=None`)."""
 
     @abstractmethod
     def _result(self, state: State) -> dict:
@@ -199,9 +204,10 @@ def log_event(state: State, event: dict, private: dict[int, dict] | None = None)
     state["log"].append(entry)
 
 
-def visible_log(state: State, seat: int) -> list[dict]:
-    """The log as `seat` knows it: public events with that seat's private details merged."""
-    key = str(seat)
+def visible_log(state: State, seat: int | None) -> list[dict]:
+    """The log as `seat` knows it: public events with that seat's private details merged
+    (a spectator, `seat=None`, gets the public events only)."""
+    key = None if seat is None else str(seat)
     out = []
     for entry in state["log"]:
         private = entry.get("_private")

@@ -79,7 +79,7 @@ class AladinoGame(Game):
         handler(state, action, rng)
 
     # ----- observation and result ------------------------------------------------------------
-    def _view(self, state: State, seat: int) -> dict:
+    def _view(self, state: State, seat: int | None) -> dict:
         return {
             "phase": state["phase"],
             "turn": state["turn"],

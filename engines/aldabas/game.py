@@ -127,7 +127,7 @@ class AldabasGame(Game):
     def _apply(self, state: State, action: Action, rng: Rng) -> None:
         apply_action(state, action)
 
-    def _view(self, state: State, seat: int) -> dict:
+    def _view(self, state: State, seat: int | None) -> dict:
         return seat_view(state, seat)
 
     def hidden_variant(self, state: State, seat: int, rng: Rng) -> State:

@@ -30,7 +30,7 @@ def public_player(seat: int, holder: dict) -> dict:
     }
 
 
-def power_view(state: State, seat: int) -> dict | None:
+def power_view(state: State, seat: int | None) -> dict | None:
     """The open power decision; the two drawn doors only for the one who drew them."""
     power = state["power"]
     if power is None:
@@ -50,8 +50,8 @@ def rival_view(rival: dict) -> dict:
     }
 
 
-def seat_view(state: State, seat: int) -> dict:
-    own = state["players"][seat]
+def seat_view(state: State, seat: int | None) -> dict:
+    """A seat's view; a spectator (`seat=None`) has no `you` part."""
     view = {
         "mode": state["mode"],
         "phase": state["phase"],
@@ -67,15 +67,20 @@ def seat_view(state: State, seat: int) -> dict:
         "dock": dock_view(state),
         "ending": clone(state["ending"]),
         "players": [public_player(n, p) for n, p in enumerate(state["players"])],
-        "you": {
-            "hand": list(own["hand"]),
-            "vault_cards": list(own["vault_cards"]),
-            "vault_coins": own["vault_coins"],
-        },
+        "you": None if seat is None else own_view(state["players"][seat]),
     }
     if state["rival"] is not None:
         view["rival"] = rival_view(state["rival"])
     return view
+
+
+def own_view(own: dict) -> dict:
+    """A player's secrets, shown to that player only."""
+    return {
+        "hand": list(own["hand"]),
+        "vault_cards": list(own["vault_cards"]),
+        "vault_coins": own["vault_coins"],
+    }
 
 
 def hidden_variant(state: State, seat: int, rng: Rng) -> State:

@@ -165,7 +165,7 @@ class CaravansGame(Game):
         bidding.start_turn(state)
 
     # ----- views and results --------------------------------------------------------
-    def _view(self, state: State, seat: int) -> dict:
+    def _view(self, state: State, seat: int | None) -> dict:
         return view.view(state, seat)
 
     def hidden_variant(self, state: State, seat: int, rng: Rng) -> State:

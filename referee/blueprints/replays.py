@@ -18,7 +18,6 @@ from ..schemas import (
     ReplayStepSchema,
     VerifyReportSchema,
 )
-from ..spectator import spectator_view
 from ..web import load_json, load_query, reply, services
 from .matches import find_match
 
@@ -42,7 +41,7 @@ def get_replay_step(match_id: str, step: int) -> Response:
         raise not_found(f"step {step} (the record has steps 0 to {len(record['steps'])})")
     engine = engines.get(record["game"])
     state = state_before(engine, record, step)
-    view = spectator_view(engine, state) if seat is None else engine.observation(state, seat)
+    view = engine.observation(state, seat)
     played = record["steps"][step] if step < len(record["steps"]) else None
     return reply(ReplayStepSchema(), {"match_id": match_id, "step": step, "seat": seat,
                                       "to_move": engine.current_seat(state), "view": view,

@@ -158,11 +158,15 @@ def test_json_round_trip_is_lossless(game, variant):
 
 @pytest.mark.parametrize(("game", "variant"), VARIANTS)
 def test_observations_are_json_and_reveal_no_other_seats_secrets(game, variant):
+    """Each seat's view, and the spectator's (seat None), is the same over every state that
+    differs only in what that viewer may not see."""
     rng = Rng(99)
     hidden_differs = 0
     for seed in range(3):
         for state in _playout(game, variant, 300 + seed):
             snapshot = clone(state)
+            spectator = _canon(game.observation(state, None))
+            assert json.loads(spectator)["legal_actions"] == []
             for seat in range(game.seats(state)):
                 seen = _canon(game.observation(state, seat))
                 variant_state = game.hidden_variant(state, seat, rng)
@@ -170,6 +174,9 @@ def test_observations_are_json_and_reveal_no_other_seats_secrets(game, variant):
                 hidden_differs += _canon(variant_state) != _canon(state)
                 assert _canon(game.observation(variant_state, seat)) == seen, (
                     f"seat {seat}'s observation depends on something it may not see"
+                )
+                assert _canon(game.observation(variant_state, None)) == spectator, (
+                    f"the spectator's view depends on a secret of a seat other than {seat}"
                 )
                 observation = json.loads(seen)
                 assert observation["seat"] == seat

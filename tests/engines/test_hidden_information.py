@@ -35,7 +35,10 @@ def test_no_observation_reveals_another_seats_secrets(config, seed, choices, res
     state = game.new_game(variant["num_players"], seed, variant["options"])
     rng = Rng(resample)
     for choice in choices:
+        spectator = _canon(game.observation(state, None))
         for seat in range(game.seats(state)):
+            assert _canon(game.observation(game.hidden_variant(state, seat, rng), None)) == \
+                spectator, f"{name}: the spectator sees a secret"
             seen = _canon(game.observation(state, seat))
             other = game.hidden_variant(state, seat, rng)
             assert _canon(game.observation(other, seat)) == seen, (

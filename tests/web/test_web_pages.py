@@ -2,12 +2,15 @@
 the index, a leaderboard, and a replay stepped forwards and backwards as every seat.
 
 Each drawing is checked against the API's own answer for the same step and seat, and a
-screenshot of each game's replay view is saved to docs/screenshots/<game>.png.
+screenshot of each game's replay view is saved to <dir>/<game>.png, where <dir> is
+$REFEREE_SCREENSHOTS (`REFEREE_SCREENSHOTS=docs/screenshots scripts/test tests/web` refreshes
+the ones in docs/), or the test's temporary folder, so a test run leaves the tree clean.
 """
 
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 
 import pytest
@@ -17,7 +20,6 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import engines
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 WAIT_S = 15
 
 
@@ -121,6 +123,12 @@ def save_screenshot(browser, path: Path) -> None:
     path.write_bytes(base64.b64decode(shot["data"]))
 
 
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory) -> Path:
+    chosen = os.environ.get("REFEREE_SCREENSHOTS")
+    return Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
+
+
 def test_index_lists_the_games_tournaments_and_recent_matches(site, browser):
     recent = site.api("/matches?limit=20")["matches"]
     browser.get(f"{site.url}/ui/")
@@ -176,7 +184,7 @@ def test_leaderboard_lists_the_rated_bots_with_their_history(site, browser, game
 
 
 @pytest.mark.parametrize("game", engines.names())
-def test_replay_steps_forwards_and_backwards_as_any_seat(site, browser, game):
+def test_replay_steps_forwards_and_backwards_as_any_seat(site, browser, game, screenshots):
     match_id = site.matches[game]
     match = site.api(f"/matches/{match_id}")
     last = match["step"]
@@ -208,7 +216,8 @@ def test_replay_steps_forwards_and_backwards_as_any_seat(site, browser, game):
     check_drawing(browser, site, game, match_id, middle, 0)
     assert page_errors(browser) == []
     browser.execute_script("document.activeElement.blur()")
-    save_screenshot(browser, SCREENSHOTS / f"{game}.png")
+    save_screenshot(browser, screenshots / f"{game}.png")
+    assert (screenshots / f"{game}.png").stat().st_size > 10_000
 
 
 def test_a_running_tournament_page_follows_it_to_the_end(site, browser):

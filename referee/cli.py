@@ -1,5 +1,7 @@
-"""The `referee` command. Each subcommand is a module in `referee.commands` that defines
-`HELP` (one line), `add_arguments(parser)` and `run(args) -> int`."""
+"""referee: run, play and audit bot matches of Aldabas, Aladino and Caravans.
+
+Each subcommand is a module in `referee.commands` that defines `HELP` (one line),
+`add_arguments(parser)` and `run(args) -> int`."""
 
 import argparse
 import importlib

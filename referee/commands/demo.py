@@ -15,6 +15,7 @@ from pathlib import Path
 
 import requests
 
+from referee.client import BOT, Client, ServerError, follow_tournament, print_rows
 from referee.processes import Supervisor, python_module
 from referee.redis_server import RedisServer, RedisServerError, free_port, port_is_free
 
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             print("Redis: REDIS_URL from the environment")
         base = _start_services(supervisor, args.port)
-        api = Api(base, env["REFEREE_ADMIN_TOKEN"])
+        api = Client(base, env["REFEREE_ADMIN_TOKEN"])
         bots = _register_bots(api, supervisor)
         finished = [_run_tournament(api, supervisor, game, players, options, rounds, args.seed,
                                     bots)
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("\nstopping...")
         return 0
-    except (RedisServerError, RuntimeError, requests.RequestException) as error:
+    except (RedisServerError, RuntimeError, ServerError, requests.RequestException) as error:
         print(f"demo failed: {error}", file=sys.stderr)
         return 1
     finally:
@@ -88,28 +89,6 @@ def run(args: argparse.Namespace) -> int:
         supervisor.stop_all()
         if redis_server:
             redis_server.stop()
-
-
-class Api:
-    """The referee API as the demo uses it: JSON in and out, admin token on every call."""
-
-    def __init__(self, base: str, token: str):
-        self.base = base
-        self.session = requests.Session()
-        self.session.headers["Authorization"] = f"Bearer {token}"
-
-    def get(self, path: str) -> dict:
-        return self._check(self.session.get(self.base + path, timeout=30))
-
-    def post(self, path: str, body: dict) -> dict:
-        return self._check(self.session.post(self.base + path, json=body, timeout=30))
-
-    @staticmethod
-    def _check(response: requests.Response) -> dict:
-        if response.status_code >= 400:
-            raise RuntimeError(f"{response.request.method} {response.url} answered "
-                               f"{response.status_code}: {response.text[:500]}")
-        return response.json()
 
 
 def _start_services(supervisor: Supervisor, port: int) -> str:
@@ -124,15 +103,15 @@ def _start_services(supervisor: Supervisor, port: int) -> str:
     return base
 
 
-def _register_bots(api: Api, supervisor: Supervisor) -> dict[str, list[str]]:
+def _register_bots(api: Client, supervisor: Supervisor) -> dict[str, list[str]]:
     """Start the example bots and register them; returns the bot ids per game."""
     games = sorted(HEURISTIC_BOTS)
-    specs = [("random (Python)", python_module("bots.python.random_bot", "--seed", "1"), games)]
-    specs += [(f"{game} heuristic (Python)", python_module(f"bots.python.{module}"), [game])
+    specs = [("random (py)", python_module("bots.python.random_bot", "--seed", "1"), games)]
+    specs += [(f"{game} greedy (py)", python_module(f"bots.python.{module}"), [game])
               for game, module in HEURISTIC_BOTS.items()]
     if shutil.which("node"):
         script = str(Path(__file__).resolve().parents[2] / "bots" / "node" / "random_bot.js")
-        specs.append(("random (Node.js)", ["node", script], games))
+        specs.append(("random (node)", ["node", script], games))
     by_game: dict[str, list[str]] = {game: [] for game in games}
     for name, argv, bot_games in specs:
         port = free_port()
@@ -145,45 +124,27 @@ def _register_bots(api: Api, supervisor: Supervisor) -> dict[str, list[str]]:
     return by_game
 
 
-def _run_tournament(api: Api, supervisor: Supervisor, game: str, players: int, options: dict,
-                    rounds: int, seed: int, bots: dict[str, list[str]]) -> dict:
+def _run_tournament(api: Client, supervisor: Supervisor, game: str, players: int,
+                    options: dict, rounds: int, seed: int, bots: dict[str, list[str]]) -> dict:
     """Start one tournament, show its progress bar until every match is over; return it."""
-    from tqdm import tqdm
-
     label = f"{game} {'solo' if players == 1 else f'{players}p'}"
     created = api.post("/tournaments", {"game": game, "bots": bots[game], "players": players,
                                         "rounds": rounds, "seed": seed, "options": options,
                                         "name": f"demo {label}"})
-    status = api.get(f"/tournaments/{created['id']}")
-    with tqdm(total=status["progress"]["total"], desc=f"{label:12}", unit="match") as bar:
-        while True:
-            progress = status["progress"]
-            bar.n = progress["done"]
-            bar.refresh()
-            if bar.n >= progress["total"]:
-                return status
-            supervisor.check_alive()
-            time.sleep(0.5)
-            status = api.get(f"/tournaments/{created['id']}")
+    return follow_tournament(api, created, 0.5, on_poll=supervisor.check_alive)
 
 
 def _print_leaderboard(board: dict) -> None:
-    print(f"\nLeaderboard — {board['game']}")
-    print(f"  {'#':>2}  {'bot':28} {'rating':>7}  {'95% interval':>15}  {'games':>5}")
-    for rank, row in enumerate(board["leaderboard"], start=1):
-        interval = (f"{row['low']:.0f}–{row['high']:.0f}" if row.get("low") is not None
-                    else "—")
-        print(f"  {rank:>2}  {row['name'][:28]:28} {row['rating']:>7.0f}  {interval:>15}  "
-              f"{row['games']:>5}")
+    print_rows(f"Leaderboard — {board['game']} (live Elo, 95% interval)", board["leaderboard"], [
+        BOT, ("rating", "rating", 7, 0), ("low", "low", 7, 0), ("high", "high", 7, 0),
+        ("games", "games", 5, 0)])
 
 
 def _print_solo_ranking(tournament: dict) -> None:
-    print(f"\nSolo ranking — {tournament['name']} (average score, 95% interval)")
-    for rank, row in enumerate(tournament["solo_ranking"], start=1):
-        interval = (f"{row['low']:.1f}–{row['high']:.1f}" if row.get("low") is not None
-                    else "—")
-        print(f"  {rank:>2}  {row['name'][:28]:28} {row['mean']:>7.1f}  {interval:>15}  "
-              f"{row['games']:>5}")
+    print_rows(f"Solo ranking — {tournament['name']} (average score, 95% interval)",
+               tournament["solo_ranking"], [
+                   BOT, ("mean", "mean", 7, 1), ("low", "low", 7, 1), ("high", "high", 7, 1),
+                   ("games", "games", 5, 0)])
 
 
 def _persistent_secret(state_dir: Path) -> str:

@@ -13,11 +13,10 @@ import argparse
 import json
 import os
 import sys
-import time
 
 import requests
-from tqdm import tqdm
 
+from referee.client import BOT, Client, ServerError, follow_tournament, print_rows
 from referee.runner import FORFEIT, POLICY_CHOICES
 
 HELP = "start a round-robin tournament on a referee server, follow it, print the final table"
@@ -51,11 +50,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     client = Client(args.server.rstrip("/"), token)
     try:
-        created = client.start(tournament_request(args))
+        created = client.post("/tournaments", tournament_request(args))
         print(f"tournament {created['id']}: {created['progress']['total']} {created['game']} "
               f"matches at {client.base}/tournaments/{created['id']} "
               f"(pages: {client.base}/ui/tournaments/{created['id']})", flush=True)
-        final = follow(client, created, args.poll)
+        final = follow_tournament(client, created, args.poll)
     except ServerError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
@@ -78,58 +77,6 @@ def tournament_request(args: argparse.Namespace) -> dict:
     return body
 
 
-class ServerError(Exception):
-    """The referee answered with a problem: its status, detail and field errors."""
-
-
-class Client:
-    """The two calls the command makes, with the admin token."""
-
-    def __init__(self, base: str, token: str):
-        self.base = base
-        self.session = requests.Session()
-        self.session.headers["Authorization"] = f"Bearer {token}"
-
-    def start(self, body: dict) -> dict:
-        return self._check(self.session.post(f"{self.base}/tournaments", json=body, timeout=60))
-
-    def get(self, tournament_id: str) -> dict:
-        return self._check(self.session.get(f"{self.base}/tournaments/{tournament_id}",
-                                            timeout=30))
-
-    @staticmethod
-    def _check(response: requests.Response) -> dict:
-        if response.status_code < 400:
-            return response.json()
-        try:
-            problem = response.json()
-        except ValueError:
-            raise ServerError(f"HTTP {response.status_code}: {response.text[:300]}") from None
-        errors = problem.get("errors")
-        raise ServerError(f"HTTP {response.status_code} {problem.get('title', '')}: "
-                          f"{problem.get('detail', '')}"
-                          + (f" {json.dumps(errors)}" if errors else ""))
-
-
-def follow(client: Client, view: dict, poll_s: float) -> dict:
-    """Read the tournament every `poll_s` seconds until it is over, drawing a progress bar
-    (reading it also queues again the matches of workers that died)."""
-    with tqdm(total=view["progress"]["total"], unit="match", file=sys.stderr,
-              desc=view["name"][:24]) as bar:
-        while True:
-            progress = view["progress"]
-            bar.update(progress["done"] - bar.n)
-            bar.set_postfix(failed=progress["failed"], refresh=False)
-            if view["status"] == "finished":
-                return view
-            time.sleep(poll_s)
-            view = client.get(view["id"])
-
-
-Column = tuple[str, str, int, int | None]  # heading, key, width, decimals (None: text)
-BOT = ("bot", "name", 24, None)
-
-
 def print_final(view: dict) -> None:
     progress = view["progress"]
     print(f"\n{view['name']}: {view['game']}, {view['players']} per match, "
@@ -147,21 +94,3 @@ def print_final(view: dict) -> None:
         print_rows("Solo ranking: average score with 95% intervals", view["solo_ranking"], [
             BOT, ("mean", "mean", 7, 2), ("low", "low", 7, 2), ("high", "high", 7, 2),
             ("games", "games", 5, 0)])
-
-
-def print_rows(title: str, rows: list[dict], columns: list[Column]) -> None:
-    """A plain text table, one line per row, numbered from 1."""
-    print(f"\n{title}")
-    print("  #  " + "  ".join(f"{heading:<{width}}" if decimals is None else f"{heading:>{width}}"
-                              for heading, _, width, decimals in columns))
-    for place, row in enumerate(rows, 1):
-        print(f"{place:>3}  " + "  ".join(cell(row[key], width, decimals)
-                                          for _, key, width, decimals in columns))
-
-
-def cell(value: object, width: int, decimals: int | None) -> str:
-    if decimals is None:
-        return f"{str(value)[:width]:<{width}}"
-    if value is None:
-        return f"{'-':>{width}}"
-    return f"{value:>{width}.{decimals}f}"

@@ -38,7 +38,7 @@ def test_demo_prints_a_leaderboard_per_game_serves_the_pages_and_stops_on_ctrl_c
         output = _read_until(process, "Press Ctrl-C", timeout=240)
         for game in ("aladino", "aldabas", "caravans"):
             assert f"Leaderboard — {game}" in output
-        assert "heuristic (Python)" in output and "Solo ranking" in output
+        assert "greedy (py)" in output and "Solo ranking" in output
         page = requests.get(f"http://127.0.0.1:{port}/ui/games/aladino", timeout=10)
         assert page.status_code == 200 and "text/html" in page.headers["Content-Type"]
         board = requests.get(f"http://127.0.0.1:{port}/ratings/caravans", timeout=10).json()

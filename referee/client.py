@@ -1,0 +1,84 @@
+"""The referee API as its command-line clients use it (`referee tournament`, `referee demo`):
+JSON calls with the admin token, following a tournament with a progress bar, plain tables."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+
+import requests
+from tqdm import tqdm
+
+Column = tuple[str, str, int, int | None]  # heading, key, width, decimals (None: text)
+BOT = ("bot", "name", 24, None)
+
+
+class ServerError(Exception):
+    """The referee answered with a problem: its status, detail and field errors."""
+
+
+class Client:
+    """JSON calls to a referee with the admin token; a problem answer raises ServerError."""
+
+    def __init__(self, base: str, token: str):
+        self.base = base.rstrip("/")
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def get(self, path: str) -> dict:
+        return self._check(self.session.get(self.base + path, timeout=30))
+
+    def post(self, path: str, body: dict) -> dict:
+        return self._check(self.session.post(self.base + path, json=body, timeout=60))
+
+    @staticmethod
+    def _check(response: requests.Response) -> dict:
+        if response.status_code < 400:
+            return response.json()
+        try:
+            problem = response.json()
+        except ValueError:
+            raise ServerError(f"HTTP {response.status_code}: {response.text[:300]}") from None
+        errors = problem.get("errors")
+        raise ServerError(f"HTTP {response.status_code} {problem.get('title', '')}: "
+                          f"{problem.get('detail', '')}"
+                          + (f" {json.dumps(errors)}" if errors else ""))
+
+
+def follow_tournament(client: Client, view: dict, poll_s: float,
+                      on_poll: Callable[[], None] | None = None) -> dict:
+    """Read the tournament every `poll_s` seconds until it is over, drawing a progress bar
+    (reading it also queues again the matches of workers that died); `on_poll` runs before
+    each read."""
+    with tqdm(total=view["progress"]["total"], unit="match", file=sys.stderr,
+              desc=view["name"][:24]) as bar:
+        while True:
+            progress = view["progress"]
+            bar.update(progress["done"] - bar.n)
+            bar.set_postfix(failed=progress["failed"], refresh=False)
+            if view["status"] == "finished":
+                return view
+            time.sleep(poll_s)
+            if on_poll:
+                on_poll()
+            view = client.get(f"/tournaments/{view['id']}")
+
+
+def print_rows(title: str, rows: list[dict], columns: list[Column]) -> None:
+    """A plain text table, one line per row, numbered from 1."""
+    print(f"\n{title}")
+    print("  #  " + "  ".join(f"{heading:<{width}}" if decimals is None else f"{heading:>{width}}"
+                              for heading, _, width, decimals in columns))
+    for place, row in enumerate(rows, 1):
+        print(f"{place:>3}  " + "  ".join(cell(row[key], width, decimals)
+                                          for _, key, width, decimals in columns))
+
+
+def cell(value: object, width: int, decimals: int | None) -> str:
+    if decimals is None:
+        return f"{str(value)[:width]:<{width}}"
+    if value is None:
+        return f"{'-':>{width}}"
+    return f"{value:>{width}.{decimals}f}"

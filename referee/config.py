@@ -5,6 +5,10 @@
 - `REFEREE_SECRET`: the replay signing key
 - `REFEREE_BOT_HOSTS` (default `localhost,127.0.0.0/8,::1`): host names, addresses and
   networks that bot URLs may point at
+- `REFEREE_MOVE_RATE` (default `60/10`): at most N moves posted per seat token in each
+  window of S seconds (`N/S`); more get 429 with Retry-After
+- `REFEREE_BOT_MAX_MATCHES` (default 8): matches one bot plays at once; a match over the
+  cap waits for a slot before it starts
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from urllib.parse import urlsplit, urlunsplit
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_BOT_HOSTS = "localhost,127.0.0.0/8,::1"
 MAX_BODY_BYTES = 1 << 20
+DEFAULT_MOVE_RATE = "60/10"
+DEFAULT_BOT_MAX_MATCHES = 8
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,8 @@ class Config:
     bot_hosts: tuple[str, ...] = tuple(DEFAULT_BOT_HOSTS.split(","))
     max_body_bytes: int = MAX_BODY_BYTES
     move_wait_s: float = 5.0
+    move_rate: tuple[int, int] = (60, 10)
+    bot_max_matches: int = DEFAULT_BOT_MAX_MATCHES
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -40,6 +48,10 @@ class Config:
             admin_token=env.get("REFEREE_ADMIN_TOKEN", ""),
             secret=env.get("REFEREE_SECRET", ""),
             bot_hosts=tuple(h.strip() for h in hosts.split(",") if h.strip()),
+            move_rate=parse_rate(env.get("REFEREE_MOVE_RATE") or DEFAULT_MOVE_RATE),
+            bot_max_matches=positive_int("REFEREE_BOT_MAX_MATCHES",
+                                         env.get("REFEREE_BOT_MAX_MATCHES")
+                                         or str(DEFAULT_BOT_MAX_MATCHES)),
         )
 
     def bot_url_problem(self, url: str) -> str | None:
@@ -53,6 +65,23 @@ class Config:
             return (f"host {parts.hostname!r} is not in the bot host allowlist "
                     "(REFEREE_BOT_HOSTS)")
         return None
+
+
+def parse_rate(text: str) -> tuple[int, int]:
+    """`N/S`: N moves per S seconds, both positive integers."""
+    count, _, seconds = text.partition("/")
+    return (positive_int("REFEREE_MOVE_RATE", count),
+            positive_int("REFEREE_MOVE_RATE", seconds or "1"))
+
+
+def positive_int(name: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{name}: {text!r} is not a positive integer")
+    return value
 
 
 def host_allowed(host: str, allowlist: tuple[str, ...]) -> bool:

@@ -33,6 +33,7 @@ ERROR_TEXT = {
     409: "out of turn, stale step, or the match is over",
     413: "request body too large",
     422: "the move breaks a rule; `detail` gives the engine's reason",
+    429: "too many moves with this token (REFEREE_MOVE_RATE); retry after `Retry-After` s",
     500: "internal error (no internals are disclosed)",
     503: "Redis is unreachable",
 }
@@ -55,6 +56,10 @@ def operation(summary: str, tag: str, ok: tuple[int, type | None], errors: tuple
     for status in sorted({*errors, 500}):
         responses[str(status)] = {"description": ERROR_TEXT[status],
                                   "content": {MEDIA_TYPE: {"schema": schemas.ProblemSchema}}}
+    if 429 in errors:
+        responses["429"]["headers"] = {"Retry-After": {
+            "description": "seconds until the token may post again",
+            "schema": {"type": "integer", "minimum": 1}}}
     op: dict = {"summary": summary, "tags": [tag], "responses": responses}
     if description:
         op["description"] = description
@@ -118,10 +123,11 @@ def paths() -> dict[str, dict]:
             (401, 403, 404), parameters=[MATCH_ID], security="seat")},
         "/matches/{match_id}/actions": {"post": operation(
             "A pull seat's move (seat token)", "seats", (200, schemas.MoveAcceptedSchema),
-            (400, 401, 403, 404, 409, 413, 422), body=schemas.MoveSchema,
+            (400, 401, 403, 404, 409, 413, 422, 429), body=schemas.MoveSchema,
             parameters=[MATCH_ID], security="seat",
             description="Checked against the live state: turn (409), step (409), rules "
-                        "(422). The answer waits briefly until the runner has played it.")},
+                        "(422), rate (429, per token, REFEREE_MOVE_RATE). The answer waits "
+                        "briefly until the runner has played it.")},
         "/matches/{match_id}/replay": {"get": operation(
             "The replay record (while the match runs: admin only)", "replays",
             (200, schemas.ReplaySchema), (401, 403, 404), parameters=[MATCH_ID],

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import rq
 from rq import Callback
@@ -31,6 +33,7 @@ JOB_FUNCTION = "tournament.jobs.play_match"
 FAILURE_CALLBACK = "tournament.recovery.on_job_failure"
 BOT_MATCH_TIMEOUT_S = 3600
 PULL_MATCH_TIMEOUT_S = 86400
+SLOT_POLL_S = 0.1
 
 
 class PullSeat:
@@ -97,15 +100,39 @@ def play_match(payload: dict) -> dict:
     job = rq.get_current_job()
     store = Store(job.connection)
     match_id = payload["match_id"]
-    if job.id != job_id(match_id, store.current_attempt(match_id)):
-        log.warning("job %s of match %s was superseded by a later attempt", job.id, match_id)
-        return {"match_id": match_id, "status": "superseded"}
-    with MatchLease(store, match_id, holder=job.id):
-        return play_stored_match(store, match_id, Config.from_env().secret)
+    attempt = store.current_attempt(match_id)
+    if job.id != job_id(match_id, attempt):
+        return _superseded(job.id, match_id)
+    config = Config.from_env()
+    with MatchLease(store, match_id, holder=job.id), \
+            bot_slots(store, match_id, config.bot_max_matches):
+        return play_stored_match(store, match_id, config.secret, attempt)
 
 
-def play_stored_match(store: Store, match_id: str, secret: str = "") -> dict:
-    """Play the stored match to its end and store its sealed replay; returns a summary."""
+@contextmanager
+def bot_slots(store: Store, match_id: str, cap: int) -> Iterator[None]:
+    """Hold one of each seated bot's `cap` concurrent-match slots while the match plays
+    (REFEREE_BOT_MAX_MATCHES). Over the cap the match stays queued and its job waits here,
+    on its worker, until a slot frees; a dead worker's slots free with its lease."""
+    match = store.get_match(match_id)
+    bot_ids = [seat["bot_id"] for seat in match["seats"] if seat["kind"] == "bot"] \
+        if match else []
+    while bot_ids and not store.take_bot_slots(match_id, bot_ids, cap):
+        time.sleep(SLOT_POLL_S)
+    try:
+        yield
+    finally:
+        store.release_bot_slots(match_id, bot_ids)
+
+
+def play_stored_match(store: Store, match_id: str, secret: str = "",
+                      attempt: int | None = None) -> dict:
+    """Play the stored match to its end and store its sealed replay; returns a summary.
+
+    `attempt` (default: the current one) guards the final write: when the match was
+    queued again while this attempt played (its worker was presumed dead), the store
+    refuses its replay and its outcome, and the later attempt's ones stand."""
+    attempt = store.current_attempt(match_id) if attempt is None else attempt
     match = store.get_match(match_id)
     if match is None:
         raise LookupError(f"no match {match_id}")
@@ -117,11 +144,12 @@ def play_stored_match(store: Store, match_id: str, secret: str = "") -> dict:
         record = _play(store, match, secret)
     except Exception:
         log.exception("match %s could not be played", match_id)
-        store.fail_match(match_id, "the match stopped on an internal error (see the worker log)",
-                         replay.utc_now())
-        results.count_failed(store, match_id)
+        if store.fail_match(match_id, "the match stopped on an internal error (see the "
+                            "worker log)", replay.utc_now(), attempt):
+            results.count_failed(store, match_id)
         raise
-    store.finish_match(match_id, record, replay.canonical(record))
+    if not store.finish_match(match_id, record, replay.canonical(record), attempt):
+        return _superseded(f"attempt {attempt}", match_id)
     results.count_finished(store, match_id)
     return _summary(match_id, record["result"])
 
@@ -139,7 +167,8 @@ def _play(store: Store, match: dict, secret: str) -> dict:
 
 
 class _Recorder:
-    """Writes each step and each new state to the store while the match is played."""
+    """Writes each step and each new state to the store while the match is played: the
+    runner reports a step, then the state after it, and both go out in one round trip."""
 
     def __init__(self, store: Store, match: dict):
         self.store = store
@@ -147,15 +176,17 @@ class _Recorder:
         self.engine = engines.get(match["game"])
         self.pull_seats = {seat["seat"] for seat in match["seats"] if seat["kind"] == "pull"}
         self.pull_step: int | None = None
+        self.pending_step: dict | None = None
 
     def on_step(self, entry: dict) -> None:
-        self.store.append_step(self.match_id, entry)
+        self.pending_step = entry
         self.pull_step = entry["step"] if entry["seat"] in self.pull_seats else None
 
     def on_state(self, step: int, state: dict) -> None:
         self.store.publish_live(self.match_id, step, state, self.engine.current_seat(state),
-                                applied_step=self.pull_step)
+                                applied_step=self.pull_step, new_step=self.pending_step)
         self.pull_step = None
+        self.pending_step = None
 
 
 def _build_seats(store: Store, match: dict) -> list[Seat]:
@@ -171,6 +202,11 @@ def _build_seats(store: Store, match: dict) -> list[Seat]:
         seats.append(PushSeat(bot["url"], match["deadline_ms"], bot_id=bot["id"],
                               name=bot["name"]))
     return seats
+
+
+def _superseded(attempt: str, match_id: str) -> dict:
+    log.warning("%s of match %s was superseded by a later attempt", attempt, match_id)
+    return {"match_id": match_id, "status": "superseded"}
 
 
 def _summary(match_id: str, result: dict) -> dict:

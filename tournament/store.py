@@ -24,6 +24,9 @@ Values are JSON (orjson), never pickle. Keys, all under the prefix `referee:`:
 - `ratings:{game}:results` (list): rated results in the order they were counted
 - `ratings:{game}:history:{bot}` (list): `[n, rating]` after each of the bot's rated matches
 - `ratings:{game}:intervals` (hash): bot id -> its latest tournament's Bradley-Terry row
+- `ratelimit:moves:{token sha256}:{window}` (string, expires): moves posted with one seat
+  token in one fixed window of the move rate limit
+- `bot:{id}:playing` (set): the matches holding one of the bot's concurrent-match slots
 
 rq keeps its own keys under `rq:`; the queue name is `MATCH_QUEUE`.
 """
@@ -33,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
@@ -108,6 +112,14 @@ def history_key(game: str, bot_id: str) -> str:
     return ratings_key(game, f"history:{bot_id}")
 
 
+def rate_key(token_sha256: str, window: int) -> str:
+    return f"{PREFIX}ratelimit:moves:{token_sha256}:{window}"
+
+
+def playing_key(bot_id: str) -> str:
+    return f"{bot_key(bot_id)}:playing"
+
+
 def token_digest(token: str) -> str:
     """What is stored of a seat token: its sha256, compared in constant time."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -119,6 +131,25 @@ def dumps(value: Any) -> bytes:
 
 def loads(data: bytes | None) -> Any:
     return None if data is None else orjson.loads(data)
+
+
+def _match_from_fields(fields: dict[bytes, bytes]) -> dict | None:
+    """A match hash as `Store.get_match` answers it: meta merged with the status fields."""
+    if not fields:
+        return None
+    text = {k.decode(): v for k, v in fields.items()}
+    match = loads(text["meta"])
+    match.update(
+        status=text["status"].decode(),
+        step=int(text["step"]),
+        to_move=loads(text.get("to_move")),
+        result=loads(text.get("result")),
+        forfeit=loads(text.get("forfeit")),
+        error=text["error"].decode() if "error" in text else None,
+        started_at=text["started_at"].decode() if "started_at" in text else None,
+        finished_at=text["finished_at"].decode() if "finished_at" in text else None,
+    )
+    return match
 
 
 class Store:
@@ -175,22 +206,14 @@ class Store:
 
     def get_match(self, match_id: str) -> dict | None:
         """The match's meta merged with its current status fields, or None."""
-        fields = self.redis.hgetall(match_key(match_id))
-        if not fields:
-            return None
-        text = {k.decode(): v for k, v in fields.items()}
-        match = loads(text["meta"])
-        match.update(
-            status=text["status"].decode(),
-            step=int(text["step"]),
-            to_move=loads(text.get("to_move")),
-            result=loads(text.get("result")),
-            forfeit=loads(text.get("forfeit")),
-            error=text["error"].decode() if "error" in text else None,
-            started_at=text["started_at"].decode() if "started_at" in text else None,
-            finished_at=text["finished_at"].decode() if "finished_at" in text else None,
-        )
-        return match
+        return _match_from_fields(self.redis.hgetall(match_key(match_id)))
+
+    def get_matches(self, match_ids: list[str]) -> list[dict | None]:
+        """`get_match` of every id, in one round trip."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            for match_id in match_ids:
+                pipe.hgetall(match_key(match_id))
+            return [_match_from_fields(fields) for fields in pipe.execute()]
 
     def current_attempt(self, match_id: str) -> int:
         """How many times the match was queued again after its worker died (0 at first)."""
@@ -220,10 +243,13 @@ class Store:
             pipe.execute()
 
     def publish_live(self, match_id: str, step: int, state: dict, to_move: int | None,
-                     applied_step: int | None = None) -> None:
-        """The state the next decision is asked in; signal a pull client waiting on the
-        previous step that its move has been played."""
+                     applied_step: int | None = None, new_step: dict | None = None) -> None:
+        """The state the next decision is asked in, with the step record that led to it
+        (`new_step`), in one round trip; signal a pull client waiting on the previous step
+        that its move has been played."""
         with self.redis.pipeline() as pipe:
+            if new_step is not None:
+                pipe.rpush(match_key(match_id, "steps"), dumps(new_step))
             pipe.set(match_key(match_id, "live"), dumps({"step": step, "state": state}))
             pipe.hset(match_key(match_id), mapping={"step": step, "to_move": dumps(to_move)})
             if applied_step is not None:
@@ -240,22 +266,88 @@ class Store:
     def steps(self, match_id: str) -> list[dict]:
         return [loads(raw) for raw in self.redis.lrange(match_key(match_id, "steps"), 0, -1)]
 
-    def finish_match(self, match_id: str, record: dict, canonical_record: bytes) -> None:
-        """Store the replay and the final status in one transaction."""
-        with self.redis.pipeline() as pipe:
+    def finish_match(self, match_id: str, record: dict, canonical_record: bytes,
+                     attempt: int = 0) -> bool:
+        """Store the replay and the final status in one transaction, unless `attempt` was
+        superseded (the match was queued again meanwhile): then nothing is written and the
+        answer is False."""
+
+        def write(pipe: redis.client.Pipeline) -> None:
             pipe.set(match_key(match_id, "replay"), canonical_record)
             pipe.hset(match_key(match_id), mapping={
                 "status": MatchStatus.FINISHED.value, "result": dumps(record["result"]),
                 "forfeit": dumps(record["forfeit"]), "finished_at": record["finished_at"],
             })
-            pipe.execute()
 
-    def fail_match(self, match_id: str, error: str, finished_at: str) -> None:
-        self.redis.hset(match_key(match_id), mapping={
-            "status": MatchStatus.FAILED.value, "error": error, "finished_at": finished_at})
+        return self._write_if_current(match_id, attempt, write)
+
+    def fail_match(self, match_id: str, error: str, finished_at: str, attempt: int = 0) -> bool:
+        """Mark the match failed, unless `attempt` was superseded (then False)."""
+
+        def write(pipe: redis.client.Pipeline) -> None:
+            pipe.hset(match_key(match_id), mapping={
+                "status": MatchStatus.FAILED.value, "error": error, "finished_at": finished_at})
+
+        return self._write_if_current(match_id, attempt, write)
+
+    def _write_if_current(self, match_id: str, attempt: int,
+                          write: Callable[[redis.client.Pipeline], None]) -> bool:
+        """Run `write` in a MULTI only while `attempt` is the match's current attempt
+        (WATCH on the match hash, which `tournament.recovery.take_over` changes)."""
+        key = match_key(match_id)
+
+        def apply(pipe: redis.client.Pipeline) -> bool:
+            if int(pipe.hget(key, "attempt") or 0) != attempt:
+                return False
+            pipe.multi()
+            write(pipe)
+            return True
+
+        return self.redis.transaction(apply, key, value_from_callable=True)
 
     def get_replay(self, match_id: str) -> dict | None:
         return loads(self.redis.get(match_key(match_id, "replay")))
+
+    # ----- limits ------------------------------------------------------------------
+    def count_move(self, token: str, limit: int, window_s: int, now: float) -> float | None:
+        """Count one move posted with `token` in its fixed window of `window_s` seconds;
+        None while within `limit`, else the seconds until the window ends. The count lives
+        in Redis, so every API process shares it; only the token's sha256 is in the key."""
+        window = int(now // window_s)
+        key = rate_key(token_digest(token), window)
+        with self.redis.pipeline() as pipe:
+            pipe.incr(key)
+            pipe.expire(key, window_s + 1)
+            count, _ = pipe.execute()
+        return None if count <= limit else (window + 1) * window_s - now
+
+    def take_bot_slots(self, match_id: str, bot_ids: list[str], cap: int) -> bool:
+        """Take one concurrent-match slot of every bot for `match_id`, all or none; False
+        when a bot already plays `cap` other matches. A slot whose match has no lease (its
+        worker finished or died) is free again."""
+        keys = [playing_key(bot) for bot in sorted(set(bot_ids))]
+
+        def apply(pipe: redis.client.Pipeline) -> bool:
+            stale: dict[str, list[bytes]] = {}
+            for key in keys:
+                others = [m for m in pipe.smembers(key) if m.decode() != match_id]
+                stale[key] = [m for m in others if not pipe.exists(lease_key(m.decode()))]
+                if len(others) - len(stale[key]) >= cap:
+                    return False
+            pipe.multi()
+            for key in keys:
+                if stale[key]:
+                    pipe.srem(key, *stale[key])
+                pipe.sadd(key, match_id)
+            return True
+
+        return self.redis.transaction(apply, *keys, value_from_callable=True)
+
+    def release_bot_slots(self, match_id: str, bot_ids: list[str]) -> None:
+        with self.redis.pipeline() as pipe:
+            for bot in sorted(set(bot_ids)):
+                pipe.srem(playing_key(bot), match_id)
+            pipe.execute()
 
     # ----- pull seats --------------------------------------------------------------
     def claim_step(self, match_id: str, step: int, seat: int) -> bool:

@@ -7,6 +7,9 @@ Redis; only the first move for a step is accepted.
 
 from __future__ import annotations
 
+import math
+import time
+
 from flask import Blueprint, Response
 
 import engines
@@ -41,6 +44,7 @@ def observation(match_id: str) -> Response:
 def post_action(match_id: str) -> Response:
     match = find_match(match_id)
     seat = _seat_of_token(match_id)
+    _check_rate()
     move = load_body(MoveSchema())
     store = services().store
     if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
@@ -64,6 +68,18 @@ def _seat_of_token(match_id: str) -> int:
         raise Problem(403, "auth/forbidden", "Forbidden",
                       "this token is not a seat token of this match")
     return seat
+
+
+def _check_rate() -> None:
+    """429 with Retry-After once the token has posted its quota of moves in this window
+    (REFEREE_MOVE_RATE; counted in Redis, so shared by every API process)."""
+    limit, window_s = services().config.move_rate
+    wait_s = services().store.count_move(require_token(), limit, window_s, time.time())
+    if wait_s is not None:
+        raise Problem(429, "action/rate-limited", "Too Many Requests",
+                      f"at most {limit} moves per {window_s} s with one seat token; "
+                      f"retry in {math.ceil(wait_s)} s",
+                      headers={"Retry-After": str(max(1, math.ceil(wait_s)))})
 
 
 def _check_turn(engine: engines.Game, live: dict, seat: int, move: dict) -> None:

@@ -1,0 +1,148 @@
+"""Misbehaving bots for the hardening tests: one real HTTP server on loopback whose URL path
+picks the behaviour (a good bot is there too, for the healthy seats).
+
+| path | answer |
+| --- | --- |
+| `/good` | a legal action drawn from a generator seeded by match id and step |
+| `/slow` | a good answer, but `SLOW_S` seconds late (past the deadline) |
+| `/hang` | nothing, ever: the request is held open until the server shuts down |
+| `/close` | closes the connection without answering |
+| `/error` | HTTP 500 |
+| `/garbage` | a body that is not JSON |
+| `/huge` | a 10 MB body |
+| `/illegal` | an action of a type no game has |
+| `/other-seat` | a legal action that was offered to another seat of the match, not to this one |
+| `/stale` | a legal action of its own previous decision that is not legal any more |
+| `/trickle` | a good answer, one byte per second |
+| `/gate` | a good answer, except that its first decision at `GATE_STEP` waits for `gate` |
+
+Every decision request is kept by match, so `/other-seat` can answer with what the other
+seat was offered, and tests can compare what a bot was sent with the replay.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+SLOW_S = 2.0
+TRICKLE_S = 1.0
+HUGE_BYTES = 10_000_000
+GATE_STEP = 3
+ILLEGAL_ACTION = {"type": "__no_such_action__"}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: BadBots
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        payload = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        earlier = self.server.record(self.path, payload)
+        if self.path == "/close":
+            self.close_connection = True
+        elif self.path == "/hang":
+            self.server.stopping.wait()
+            self.close_connection = True
+        elif self.path == "/trickle":
+            self._send(200, _good(payload), per_byte_s=TRICKLE_S)
+        elif self.path == "/huge":
+            self._send(200, b'{"action": {"type": "x"}, "pad": "' + b"x" * HUGE_BYTES + b'"}')
+        else:
+            status, body = self._answer(payload, earlier)
+            self._send(status, body)
+
+    def _answer(self, payload: dict, earlier: list[dict]) -> tuple[int, bytes]:
+        if self.path == "/error":
+            return 500, b'{"error": "the bot fell over"}'
+        if self.path == "/garbage":
+            return 200, b"<html>this is not json</html>"
+        if self.path == "/illegal":
+            return 200, json.dumps({"action": ILLEGAL_ACTION}).encode()
+        if self.path == "/other-seat":
+            offered = [p for p in earlier if p["seat"] != payload["seat"]]
+            return 200, _one_of(offered[-1:], payload)
+        if self.path == "/stale":
+            mine = [p for p in earlier if p["seat"] == payload["seat"]]
+            return 200, _one_of(mine[-1:], payload)
+        if self.path == "/slow":
+            time.sleep(SLOW_S)
+        if self.path == "/gate" and payload["step"] == GATE_STEP and self.server.first_at_gate():
+            self.server.gate.wait(30)
+        return 200, _good(payload)
+
+    def _send(self, status: int, body: bytes, per_byte_s: float = 0.0) -> None:
+        head = (f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode()
+        try:
+            if not per_byte_s:
+                self.wfile.write(head + body)
+                return
+            self.wfile.write(head)
+            for index in range(len(body)):
+                time.sleep(per_byte_s)
+                self.wfile.write(body[index:index + 1])
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def log_message(self, *args) -> None:
+        """Quiet."""
+
+
+def _good(payload: dict) -> bytes:
+    chooser = random.Random(f"{payload['match_id']}:{payload['step']}")
+    return json.dumps({"action": chooser.choice(payload["legal_actions"])}).encode()
+
+
+def _one_of(earlier: list[dict], payload: dict) -> bytes:
+    """An action offered in an earlier decision that is not legal now (a legal one when
+    there is none, so the bot misbehaves at its first chance)."""
+    legal = payload["legal_actions"]
+    for old in earlier:
+        for action in old["legal_actions"]:
+            if action not in legal:
+                return json.dumps({"action": action}).encode()
+    return _good(payload)
+
+
+class BadBots(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.by_match: dict[str, list[dict]] = defaultdict(list)
+        self.stopping = threading.Event()
+        self.gate = threading.Event()
+        self.gate_reached = threading.Event()
+        self._lock = threading.Lock()
+
+    def record(self, path: str, payload: dict) -> list[dict]:
+        """Keep the request; returns the match's requests before it."""
+        with self._lock:
+            earlier = list(self.by_match[payload["match_id"]])
+            self.by_match[payload["match_id"]].append({**payload, "path": path})
+        return earlier
+
+    def first_at_gate(self) -> bool:
+        with self._lock:
+            first = not self.gate_reached.is_set()
+            self.gate_reached.set()
+        return first
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}{path}"
+
+    def start(self) -> BadBots:
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.gate.set()
+        self.shutdown()
+        self.server_close()

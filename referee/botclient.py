@@ -1,7 +1,8 @@
 """The referee's side of the push bot protocol (design.md section 4, a public contract).
 
 One `BotClient` per bot URL keeps a `requests.Session`, so consecutive decisions reuse the
-same keep-alive connection (urllib3 sets TCP_NODELAY, so a request leaves in one go).
+same keep-alive connection (urllib3 sets TCP_NODELAY, so a request leaves in one go), and
+reads the environment's proxy settings once rather than on every call.
 `decide` never raises for anything the bot does: every failure becomes a `BotReply` with a
 fault code the runner's failure policy understands.
 """
@@ -56,9 +57,7 @@ class BotClient:
     def __init__(self, url: str, deadline_ms: int = 2000):
         self.url = url
         self.deadline_ms = deadline_ms
-        self.session = requests.Session()
-        self.session.headers.update({"Content-Type": "application/json",
-                                     "Accept": "application/json"})
+        self.session = _session_for(url)
 
     def decide(self, payload: dict) -> BotReply:
         """POST one decision request; the reply is judged but the action is not checked
@@ -101,6 +100,20 @@ class BotClient:
             return response.status_code, _read_until(response.raw, deadline)
         finally:
             response.close()
+
+
+def _session_for(url: str) -> requests.Session:
+    """A Session with the environment's settings for `url` (proxies, no_proxy, CA bundle,
+    .netrc) read once: with `trust_env` requests reads them again on every call, which costs
+    about as much as the loopback call itself."""
+    session = requests.Session()
+    settings = session.merge_environment_settings(url, {}, None, None, None)
+    session.auth = requests.utils.get_netrc_auth(url)
+    session.trust_env = False
+    session.proxies = settings["proxies"]
+    session.verify = settings["verify"]
+    session.headers.update({"Content-Type": "application/json", "Accept": "application/json"})
+    return session
 
 
 def _read_until(raw: urllib3.HTTPResponse, deadline: float) -> bytes:

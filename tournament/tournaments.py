@@ -22,6 +22,7 @@ from . import jobs, pairing, ratings, recovery, results
 from .store import (
     MatchStatus,
     Store,
+    bot_key,
     dumps,
     history_key,
     loads,
@@ -238,25 +239,33 @@ def cross_table(table: dict, names: dict[str, str]) -> dict:
 # ----- leaderboards -------------------------------------------------------------------
 def leaderboard(store: Store, game: str) -> dict:
     """A game's bots by live Elo; low/high: the bot's latest tournament's Bradley-Terry
-    95% interval, shifted so that it is centred on the live Elo (null without one)."""
-    elos = {k.decode(): loads(v) for k, v in store.redis.hgetall(ratings_key(game, "elo")).items()}
-    games = {k.decode(): int(v) for k, v in
-             store.redis.hgetall(ratings_key(game, "games")).items()}
-    intervals = {k.decode(): loads(v) for k, v in
-                 store.redis.hgetall(ratings_key(game, "intervals")).items()}
+    95% interval, shifted so that it is centred on the live Elo (null without one).
+    Two round trips to Redis, whatever the number of bots."""
+    with store.redis.pipeline(transaction=False) as pipe:
+        for part in ("elo", "games", "intervals"):
+            pipe.hgetall(ratings_key(game, part))
+        elo_raw, games_raw, intervals_raw = pipe.execute()
+    elos = {k.decode(): loads(v) for k, v in elo_raw.items()}
+    games = {k.decode(): int(v) for k, v in games_raw.items()}
+    intervals = {k.decode(): loads(v) for k, v in intervals_raw.items()}
     order = sorted(elos, key=lambda bot: (-elos[bot], bot))
-    rows = [leaderboard_row(store, bot, elos[bot], games.get(bot, 0), intervals.get(bot))
+    with store.redis.pipeline(transaction=False) as pipe:
+        for bot in order:
+            pipe.get(bot_key(bot))
+            pipe.lrange(history_key(game, bot), 0, -1)
+        fetched = pipe.execute()
+    bots = dict(zip(order, (loads(raw) for raw in fetched[0::2]), strict=True))
+    rows = [leaderboard_row(bots[bot], bot, elos[bot], games.get(bot, 0), intervals.get(bot))
             for bot in order]
-    history = {bot: [loads(point) for point in store.redis.lrange(history_key(game, bot), 0, -1)]
-               for bot in order}
+    history = {bot: [loads(point) for point in points]
+               for bot, points in zip(order, fetched[1::2], strict=True)}
     return {"game": game, "leaderboard": rows,
             "history": {bot: [[n, round(r, ratings.DECIMALS)] for n, r in points]
                         for bot, points in history.items()}}
 
 
-def leaderboard_row(store: Store, bot_id: str, elo: float, games: int,
+def leaderboard_row(bot: dict | None, bot_id: str, elo: float, games: int,
                     interval: dict | None) -> dict:
-    bot = store.get_bot(bot_id)
     low = high = None
     if interval is not None:
         low = round(elo + interval["low"] - interval["rating"], ratings.DECIMALS)

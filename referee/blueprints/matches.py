@@ -62,7 +62,7 @@ def list_matches() -> Response:
     query = load_query(ListQuerySchema())
     ids, total = store.list_match_ids(query["offset"], query["limit"])
     admin = _asked_by_admin()
-    found = [store.get_match(match_id) for match_id in ids]
+    found = store.get_matches(ids)
     matches = [public_match(match, admin) for match in found if match]
     return reply(MatchListSchema(), {"matches": matches, "total": total, **query})
 

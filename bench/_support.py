@@ -1,0 +1,98 @@
+"""What the benchmark scripts share: the machine line, child processes (bots, Redis, rq
+workers, gunicorn) started on loopback ports and stopped again, and small statistics."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from referee.redis_server import RedisServer, free_port, wait_for_port  # noqa: E402
+
+
+def load() -> str:
+    """The 1-minute load average, printed next to every figure (the machine is shared)."""
+    return f"load {os.getloadavg()[0]:.2f}"
+
+
+def header(title: str, goal: str) -> None:
+    """The script's title, its goal and the machine it runs on."""
+    print(f"== {title}")
+    print(f"goal: {goal}")
+    print(f"machine: {os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
+          f"Python {platform.python_version()}, {load()}")
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **extra)
+    return env
+
+
+def start(argv: list[str], port: int | None = None, env: dict[str, str] | None = None,
+          log: Path | None = None) -> subprocess.Popen:
+    """Start a child in the repository root (output to `log` or nowhere); when `port` is
+    given, wait until it listens."""
+    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
+    process = subprocess.Popen(argv, cwd=ROOT, env=env or child_env(), stdout=out,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    if port is not None:
+        wait_for_port(port, timeout=30)
+    return process
+
+
+def stop(processes: list[subprocess.Popen]) -> None:
+    """Terminate the children this script started (each by its own process id)."""
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def start_bot(module: str = "bots.python.random_bot", *args: str) -> tuple[str, subprocess.Popen]:
+    """A push bot in its own process on a free loopback port: (url, process)."""
+    port = free_port()
+    process = start([sys.executable, "-m", module, "--port", str(port), *args], port)
+    return f"http://127.0.0.1:{port}/", process
+
+
+def start_slow_bot(delay_ms: float) -> tuple[str, subprocess.Popen]:
+    """A random bot that sleeps `delay_ms` before each answer (threaded: serves many)."""
+    port = free_port()
+    script = str(ROOT / "bench" / "slow_bot.py")
+    process = start([sys.executable, script, "--port", str(port), "--delay-ms", str(delay_ms)],
+                    port)
+    return f"http://127.0.0.1:{port}/", process
+
+
+@contextmanager
+def redis_server() -> Iterator[RedisServer]:
+    """A throw-away redis-server without persistence."""
+    with (tempfile.TemporaryDirectory(prefix="bench-redis-") as directory,
+          RedisServer(Path(directory), persistent=False) as server):
+        yield server
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """The nearest-rank percentile of `values` (fraction in 0..1)."""
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(fraction * len(ordered) + 0.5) - 1))
+    return ordered[index]
+
+
+def elapsed(started: float) -> float:
+    return time.perf_counter() - started

@@ -1,0 +1,178 @@
+"""Referee overhead: wall time per decision of a match against the SDK random bot (a real
+process on loopback), divided by the wall time of bare `requests.post` calls, on a kept-alive
+Session, sending the same payloads to the same bot in the same run. Goal: at most 1.10.
+
+    python3 bench/referee_overhead.py [--seconds 2] [--worker-matches 40] [--quick]
+
+Two matches are measured:
+- in-process: `referee.runner.run_match` with one `PushSeat` per seat, as `referee play`
+  runs it: engine, observations, JSON, bot calls, state hashes, the sealed replay;
+- on an rq worker: `referee worker` playing tournament matches with Redis recording (each
+  step and live state written to Redis, the replay stored, the result counted); the time of
+  a match is its stored finished_at - started_at.
+The baseline posts, for each match, the very payloads that match sent (rebuilt from its
+replay outside the timing), on one new `requests.Session` per match.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import _support
+import orjson
+import requests
+
+import engines
+from referee.runner import FailurePolicy, PushSeat, decision_payload, run_match
+
+GOAL = 1.10
+
+
+def match_payloads(record: dict) -> list[bytes]:
+    """The decision requests a finished match sent, rebuilt from its replay."""
+    engine = engines.get(record["game"])
+    state = engine.new_game(record["num_players"], record["seed"], record["options"])
+    bodies = []
+    for step in record["steps"]:
+        seat = record["seats"][step["seat"]]
+        payload = decision_payload(engine, state, record["match_id"], step["seat"],
+                                   step["step"], seat["deadline_ms"])
+        bodies.append(orjson.dumps(payload))
+        state = engine.apply(state, step["action"])
+    return bodies
+
+
+def bare_posts(url: str, bodies: list[bytes]) -> float:
+    """Seconds to POST every body on one kept-alive Session and read each answer."""
+    started = time.perf_counter()
+    with requests.Session() as session:
+        for body in bodies:
+            response = session.post(url, data=body, timeout=10,
+                                    headers={"Content-Type": "application/json"})
+            response.content  # noqa: B018 - read the whole answer
+    return _support.elapsed(started)
+
+
+def play(url: str, game: str, variant: dict, seed: int) -> tuple[dict, float]:
+    seats = [PushSeat(url, deadline_ms=10000) for _ in range(variant["num_players"])]
+    started = time.perf_counter()
+    try:
+        record = run_match(game, seed, variant["options"], seats, FailurePolicy(),
+                           f"bench-{seed}")
+    finally:
+        for seat in seats:
+            seat.close()
+    return record, _support.elapsed(started)
+
+
+def in_process(url: str, seconds: float) -> tuple[float, float, int]:
+    """Alternate matches and their baselines, `seconds` of matches per game variant."""
+    print(f"\nin-process run_match ({seconds:g} s of matches per variant)")
+    print(f"{'game':10} {'players':>7} {'decisions':>9} {'match us/dec':>12} "
+          f"{'post us/dec':>11} {'ratio':>6}  load")
+    total_match = total_bare = 0.0
+    total_decisions = 0
+    for name in engines.names():
+        game = engines.get(name)
+        for variant in game.variants():
+            match_s = bare_s = 0.0
+            decisions = seed = 0
+            while match_s < seconds:
+                record, spent = play(url, name, variant, seed)
+                match_s += spent
+                bare_s += bare_posts(url, match_payloads(record))
+                decisions += len(record["steps"])
+                seed += 1
+            print(f"{name:10} {variant['num_players']:>7} {decisions:>9} "
+                  f"{match_s / decisions * 1e6:>12.0f} {bare_s / decisions * 1e6:>11.0f} "
+                  f"{match_s / bare_s:>6.3f}  {_support.load()}")
+            total_match += match_s
+            total_bare += bare_s
+            total_decisions += decisions
+    return total_match, total_bare, total_decisions
+
+
+def on_worker(url: str, matches: int) -> tuple[float, float, int]:
+    """A tournament of `matches` aladino matches played by one `referee worker`."""
+    from tournament import tournaments
+    from tournament.store import Store
+
+    print(f"\nrq worker with Redis recording ({matches} aladino 2-player matches)")
+    with _support.redis_server() as server:
+        store = Store.from_url(server.url)
+        for index in (1, 2):
+            store.save_bot({"id": f"bench-{index}", "name": f"random {index}", "url": url,
+                            "games": engines.names()})
+        worker = _support.start([sys.executable, "-m", "referee.cli", "worker"],
+                                env=_support.child_env(REDIS_URL=server.url,
+                                                       REFEREE_SECRET="bench"))
+        try:
+            meta = tournaments.create_tournament(store, {
+                "game": "aladino", "bots": ["bench-1", "bench-2"], "players": 2,
+                "rounds": max(1, matches // 2), "seed": 1, "options": {}, "policy": {},
+                "deadline_ms": 10000})
+            match_ids = _wait_done(store, meta["id"], meta["total"])
+        finally:
+            _support.stop([worker])
+        match_s = bare_s = 0.0
+        decisions = 0
+        for match_id in match_ids:
+            match = store.get_match(match_id)
+            match_s += _seconds_between(match["started_at"], match["finished_at"])
+            record = store.get_replay(match_id)
+            bare_s += bare_posts(url, match_payloads(record))
+            decisions += len(record["steps"])
+    print(f"{'matches':>7} {'decisions':>9} {'match us/dec':>12} {'post us/dec':>11} "
+          f"{'ratio':>6}  load")
+    print(f"{len(match_ids):>7} {decisions:>9} {match_s / decisions * 1e6:>12.0f} "
+          f"{bare_s / decisions * 1e6:>11.0f} {match_s / bare_s:>6.3f}  {_support.load()}")
+    return match_s, bare_s, decisions
+
+
+def _wait_done(store, tournament_id: str, total: int) -> list[str]:
+    from tournament.store import tournament_key
+
+    deadline = time.monotonic() + 100
+    while store.redis.scard(tournament_key(tournament_id, "done")) < total:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the worker did not finish the matches in time")
+        time.sleep(0.1)
+    return [i.decode() for i in store.redis.lrange(tournament_key(tournament_id, "matches"),
+                                                    0, -1)]
+
+
+def _seconds_between(started_at: str, finished_at: str) -> float:
+    from datetime import datetime
+
+    start = datetime.fromisoformat(started_at.replace("Z", "+00:00"))
+    end = datetime.fromisoformat(finished_at.replace("Z", "+00:00"))
+    return (end - start).total_seconds()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=2.0,
+                        help="seconds of in-process matches per game variant")
+    parser.add_argument("--worker-matches", type=int, default=40)
+    parser.add_argument("--quick", action="store_true", help="a tiny run (smoke test)")
+    args = parser.parse_args()
+    if args.quick:
+        args.seconds, args.worker_matches = 0.05, 2
+    _support.header("referee overhead per decision against the SDK random bot",
+                    f"match time / bare requests.post time <= {GOAL}")
+    url, bot = _support.start_bot("bots.python.random_bot", "--seed", "1")
+    try:
+        match_s, bare_s, decisions = in_process(url, args.seconds)
+        print(f"in-process overall: {decisions} decisions, ratio {match_s / bare_s:.3f} "
+              f"(goal <= {GOAL})")
+        match_s, bare_s, decisions = on_worker(url, args.worker_matches)
+        print(f"rq worker overall: {decisions} decisions, ratio {match_s / bare_s:.3f} "
+              f"(goal <= {GOAL})")
+    finally:
+        _support.stop([bot])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+"""Every benchmark script runs in its tiny `--quick` mode and prints its figures and its
+goal, so the scripts cannot rot. No timing is asserted: speed is measured, not tested."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCRIPTS = {
+    "engines_speed.py": ["decisions/s", "games/s"],
+    "referee_overhead.py": ["in-process overall:", "rq worker overall:", "ratio"],
+    "replay_verify_speed.py": ["speed-up", "overall against"],
+    "tournament_throughput.py": ["matches/s", "speed-up", "CPU ms/dec"],
+    "api_latency.py": ["GET /ratings/aladino", "GET /matches/{id}", "p99 ms"],
+}
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_script_prints_its_figures_and_goal(script: str) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / script), "--quick"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "goal:" in done.stdout
+    for label in SCRIPTS[script]:
+        assert label in done.stdout, f"{label!r} missing from:\n{done.stdout}"

@@ -16,6 +16,7 @@ from .runner import FORFEIT, POLICY_CHOICES
 MAX_SEED = (1 << 63) - 1
 SHA256_HEX = validate.Regexp(r"^[0-9a-f]{64}$", error="not a sha256 hex digest")
 MAX_PAGE = 200
+MAX_OFFSET = 1 << 40
 
 
 def _known_game(name: str) -> None:
@@ -199,7 +200,8 @@ class MatchCreatedSchema(MatchSchema):
 
 
 class ListQuerySchema(Schema):
-    offset = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_OFFSET),
+                            metadata={"description": "items to skip"})
     limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=MAX_PAGE))
 
 

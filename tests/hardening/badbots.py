@@ -15,9 +15,12 @@ picks the behaviour (a good bot is there too, for the healthy seats).
 | `/stale` | a legal action of its own previous decision that is not legal any more |
 | `/trickle` | a good answer, one byte per second |
 | `/gate` | a good answer, except that its first decision at `GATE_STEP` waits for `gate` |
+| `/steady` | a good answer after `STEADY_S` seconds (well within any deadline) |
+| `/redirect` | 302 to a host outside the allowlist (the referee must not follow) |
 
-Every decision request is kept by match, so `/other-seat` can answer with what the other
-seat was offered, and tests can compare what a bot was sent with the replay.
+Every decision request is kept by match (with its arrival time, `at`), so `/other-seat`
+can answer with what the other seat was offered, and tests can compare what a bot was sent
+with the replay.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ SLOW_S = 2.0
 TRICKLE_S = 1.0
 HUGE_BYTES = 10_000_000
 GATE_STEP = 3
+STEADY_S = 0.02
+REDIRECT_TO = "http://10.255.255.1/bot"
 ILLEGAL_ACTION = {"type": "__no_such_action__"}
 
 
@@ -69,14 +74,17 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/stale":
             mine = [p for p in earlier if p["seat"] == payload["seat"]]
             return 200, _one_of(mine[-1:], payload)
-        if self.path == "/slow":
-            time.sleep(SLOW_S)
+        if self.path == "/redirect":
+            return 302, json.dumps({"location": REDIRECT_TO}).encode()
+        if self.path in ("/slow", "/steady"):
+            time.sleep(SLOW_S if self.path == "/slow" else STEADY_S)
         if self.path == "/gate" and payload["step"] == GATE_STEP and self.server.first_at_gate():
             self.server.gate.wait(30)
         return 200, _good(payload)
 
     def _send(self, status: int, body: bytes, per_byte_s: float = 0.0) -> None:
-        head = (f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
+        location = f"Location: {REDIRECT_TO}\r\n" if status == 302 else ""
+        head = (f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n{location}"
                 f"Content-Length: {len(body)}\r\n\r\n").encode()
         try:
             if not per_byte_s:
@@ -125,7 +133,8 @@ class BadBots(ThreadingHTTPServer):
         """Keep the request; returns the match's requests before it."""
         with self._lock:
             earlier = list(self.by_match[payload["match_id"]])
-            self.by_match[payload["match_id"]].append({**payload, "path": path})
+            self.by_match[payload["match_id"]].append(
+                {**payload, "path": path, "at": time.monotonic()})
         return earlier
 
     def first_at_gate(self) -> bool:

@@ -70,3 +70,16 @@ def test_demo_says_clearly_when_its_port_is_taken(tmp_path):
         )
     assert result.returncode == 1
     assert "already in use" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_demo_says_clearly_when_redis_server_is_missing(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env["PATH"] = str(tmp_path / "empty-bin")  # no redis-server on the PATH
+    result = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "demo", "--exit", "--port", str(free_port()),
+         "--state-dir", str(tmp_path / "state")],
+        capture_output=True, text=True, timeout=60, env=env,
+    )
+    assert result.returncode == 1
+    assert "redis-server is not installed" in result.stderr
+    assert "Traceback" not in result.stderr

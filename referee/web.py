@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import orjson
 from flask import Response, current_app, request
 from marshmallow import Schema
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from tournament.store import Store
 
@@ -29,12 +30,21 @@ def services() -> Services:
 def load_json() -> object:
     """The request's body parsed as JSON (400 when empty or not JSON)."""
     raw = request.get_data(cache=True)
+    _check_streamed_size(raw)
     if not raw.strip():
         raise invalid({"_body": ["a JSON body is required"]})
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as error:
         raise invalid({"_body": [f"the body is not valid JSON: {error}"]}) from None
+
+
+def _check_streamed_size(raw: bytes) -> None:
+    """413 for a chunked body (no Content-Length) that reached the limit: werkzeug stops
+    reading there, so what was read is a truncated body, not the request."""
+    limit = current_app.config["MAX_CONTENT_LENGTH"]
+    if request.content_length is None and limit is not None and len(raw) >= limit:
+        raise RequestEntityTooLarge()
 
 
 def load_body(schema: Schema) -> dict:

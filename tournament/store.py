@@ -24,6 +24,8 @@ Values are JSON (orjson), never pickle. Keys, all under the prefix `referee:`:
 - `ratings:{game}:results` (list): rated results in the order they were counted
 - `ratings:{game}:history:{bot}` (list): `[n, rating]` after each of the bot's rated matches
 - `ratings:{game}:intervals` (hash): bot id -> its latest tournament's Bradley-Terry row
+- `ratings:{game}:page` (string): the last `GET /ratings/{game}` answer, `{version}\n{JSON}`,
+  valid while the version (rated results counted, intervals) is unchanged
 - `ratelimit:moves:{token sha256}:{window}` (string, expires): moves posted with one seat
   token in one fixed window of the move rate limit
 - `bot:{id}:playing` (set): the matches holding one of the bot's concurrent-match slots
@@ -104,7 +106,8 @@ def tournament_key(tournament_id: str, part: str | None = None) -> str:
 
 
 def ratings_key(game: str, part: str) -> str:
-    """`ratings:{game}:{part}`: `counted`, `elo`, `games`, `results` or `intervals`."""
+    """`ratings:{game}:{part}`: `counted`, `elo`, `games`, `results`, `intervals` or
+    `page`."""
     return f"{PREFIX}ratings:{game}:{part}"
 
 
@@ -348,6 +351,31 @@ class Store:
             for bot in sorted(set(bot_ids)):
                 pipe.srem(playing_key(bot), match_id)
             pipe.execute()
+
+    # ----- the leaderboard's answer, kept ------------------------------------------
+    def kept_ratings_page(self, game: str) -> tuple[str, bytes | None]:
+        """(the version of the game's ratings, the answer kept for that version or None).
+
+        The version changes whenever the answer may: a rated match counted (the results
+        list grows, with Elo, games and history, in the same transaction) or a tournament's
+        intervals stored. Bots are never renamed."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.llen(ratings_key(game, "results"))
+            pipe.hgetall(ratings_key(game, "intervals"))
+            pipe.get(ratings_key(game, "page"))
+            counted, intervals, kept = pipe.execute()
+        digest = hashlib.sha256(b"\n".join(k + b"=" + v for k, v in sorted(intervals.items()))
+                                ).hexdigest()[:16]
+        version = f"{counted}/{digest}"
+        if kept is None:
+            return version, None
+        kept_version, _, page = kept.partition(b"\n")
+        return version, page if kept_version.decode() == version else None
+
+    def keep_ratings_page(self, game: str, version: str, page: bytes) -> None:
+        """Keep an answer built after reading `version` (a count in between only makes it
+        look older than it is, so it is rebuilt on the next read, never served stale)."""
+        self.redis.set(ratings_key(game, "page"), version.encode() + b"\n" + page)
 
     # ----- pull seats --------------------------------------------------------------
     def claim_step(self, match_id: str, step: int, seat: int) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any
 
 import engines
@@ -237,6 +238,16 @@ def cross_table(table: dict, names: dict[str, str]) -> dict:
 
 
 # ----- leaderboards -------------------------------------------------------------------
+def leaderboard_page(store: Store, game: str, render: Callable[[dict], bytes]) -> bytes:
+    """`render(leaderboard(...))`, kept in Redis until the ratings change: with thousands of
+    rated matches the history makes the answer large and slow to build."""
+    version, page = store.kept_ratings_page(game)
+    if page is None:
+        page = render(leaderboard(store, game))
+        store.keep_ratings_page(game, version, page)
+    return page
+
+
 def leaderboard(store: Store, game: str) -> dict:
     """A game's bots by live Elo; low/high: the bot's latest tournament's Bradley-Terry
     95% interval, shifted so that it is centred on the live Elo (null without one).
@@ -257,7 +268,7 @@ def leaderboard(store: Store, game: str) -> dict:
     bots = dict(zip(order, (loads(raw) for raw in fetched[0::2]), strict=True))
     rows = [leaderboard_row(bots[bot], bot, elos[bot], games.get(bot, 0), intervals.get(bot))
             for bot in order]
-    history = {bot: [loads(point) for point in points]
+    history = {bot: loads(b"[" + b",".join(points) + b"]")
                for bot, points in zip(order, fetched[1::2], strict=True)}
     return {"game": game, "leaderboard": rows,
             "history": {bot: [[n, round(r, ratings.DECIMALS)] for n, r in points]

@@ -1,16 +1,18 @@
 """GET /ratings/{game}: the game's leaderboard (live Elo, latest tournament interval, games
-played) and every bot's rating history (tournament.tournaments.leaderboard)."""
+played) and every bot's rating history (tournament.tournaments.leaderboard), kept in Redis
+until the ratings change."""
 
 from __future__ import annotations
 
+import orjson
 from flask import Blueprint, Response
 
 import engines
-from tournament.tournaments import leaderboard
+from tournament.tournaments import leaderboard_page
 
 from ..problems import not_found
 from ..schemas import RatingsSchema
-from ..web import reply, services
+from ..web import services
 
 bp = Blueprint("ratings", __name__)
 
@@ -19,4 +21,6 @@ bp = Blueprint("ratings", __name__)
 def get_ratings(game: str) -> Response:
     if game not in engines.names():
         raise not_found(f"game {game!r}")
-    return reply(RatingsSchema(), leaderboard(services().store, game))
+    page = leaderboard_page(services().store, game,
+                            lambda board: orjson.dumps(RatingsSchema().dump(board)))
+    return Response(page, mimetype="application/json")

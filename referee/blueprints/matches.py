@@ -12,6 +12,7 @@ from flask import Blueprint, Response
 
 import engines
 from tournament.jobs import enqueue_match
+from tournament.recovery import requeue_abandoned
 from tournament.store import MatchStatus, Store, token_digest
 
 from ..auth import bearer_token, is_admin, new_token, require_admin
@@ -69,7 +70,12 @@ def list_matches() -> Response:
 
 @bp.get("/matches/<match_id>")
 def get_match(match_id: str) -> Response:
-    return reply(MatchSchema(), public_match(find_match(match_id), _asked_by_admin()))
+    """Reading a running match also queues it again when its worker died (no lease)."""
+    match = find_match(match_id)
+    if match["status"] == MatchStatus.RUNNING and requeue_abandoned(services().store,
+                                                                    [match_id]):
+        match = find_match(match_id)
+    return reply(MatchSchema(), public_match(match, _asked_by_admin()))
 
 
 def find_match(match_id: str) -> dict:

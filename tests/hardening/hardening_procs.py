@@ -38,6 +38,15 @@ class Workers:
         return "".join(path.read_text(errors="replace")
                        for path in sorted(self.log_dir.glob("worker-*.log")))
 
+    def kill(self, proc: subprocess.Popen) -> None:
+        """kill -9 the worker and its work horses (children, each in a group of its own),
+        as a lost machine would."""
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        os.killpg(proc.pid, signal.SIGKILL)
+        for horse in children:
+            os.killpg(int(horse), signal.SIGKILL)
+        proc.wait(timeout=10)
+
     def stop_all(self) -> None:
         for proc in self.procs:
             if proc.poll() is None:

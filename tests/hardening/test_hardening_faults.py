@@ -1,10 +1,10 @@
 """Faults of the machinery around a match: Redis restarted under append-only persistence,
 and a superseded attempt that finishes after the attempt that replaced it.
 
-kill -9 of a worker mid-match (a worker with its work horse, or the work horse alone; the
-lease path and rq's own clean-up) is tested in
-tests/tournament/test_tournament_recovery.py: the match is played again and every match is
-counted exactly once.
+kill -9 of a worker mid-match: here for a single match (reading it queues it again once its
+lease lapses); for tournaments (a worker with its work horse, or the work horse alone; the
+lease path and rq's own clean-up) in tests/tournament/test_tournament_recovery.py. The
+match is played again and every match is counted exactly once.
 """
 
 from __future__ import annotations
@@ -117,3 +117,28 @@ def test_a_superseded_attempt_finishing_last_cannot_overwrite_the_replay(
         orjson.dumps(results.match_outcome(store, store.get_match(match_id)))]
     record = api.get(f"/matches/{match_id}/replay").get_json()
     assert api.post("/replays/verify", json=record).get_json()["valid"]
+
+
+def test_a_match_whose_worker_is_killed_is_played_again_when_read(api, bad_bots, workers,
+                                                                  redis_url):
+    store = Store.from_url(redis_url)
+    seats = [{"kind": "bot", "bot_id": api.register_bot(bad_bots.url("/steady"), name=n)}
+             for n in ("a", "b")]
+    match_id = api.create_match("aladino", seats, seed=6, deadline_ms=5000)["id"]
+    doomed = workers.start()
+    deadline = time.monotonic() + 30
+    while store.get_match(match_id)["step"] < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    workers.kill(doomed)
+    assert api.get(f"/matches/{match_id}").get_json()["status"] == "running"  # lease alive
+    workers.start()
+    deadline = time.monotonic() + 60
+    while (match := api.get(f"/matches/{match_id}").get_json())["status"] != "finished":
+        assert time.monotonic() < deadline, match
+        time.sleep(0.2)
+    assert store.current_attempt(match_id) == 1
+    record = api.get(f"/matches/{match_id}/replay").get_json()
+    assert record["forfeit"] is None
+    assert api.post("/replays/verify", json=record).get_json()["valid"]
+    assert store.redis.lrange(ratings_key("aladino", "results"), 0, -1) == [
+        orjson.dumps(results.match_outcome(store, store.get_match(match_id)))]

@@ -95,11 +95,13 @@ def in_process(url: str, seconds: float) -> tuple[float, float, int]:
 
 
 def on_worker(url: str, matches: int) -> tuple[float, float, int]:
-    """A tournament of `matches` aladino matches played by one `referee worker`."""
-    from tournament import tournaments
-    from tournament.store import Store
+    """`matches` aladino 2-player matches, queued one at a time as `POST /matches` queues
+    them, each played by one `referee worker` and followed by its baseline."""
+    from tournament.jobs import enqueue_match
+    from tournament.store import MatchStatus, Store
 
     print(f"\nrq worker with Redis recording ({matches} aladino 2-player matches)")
+    engine = engines.get("aladino")
     with _support.redis_server() as server:
         store = Store.from_url(server.url)
         for index in (1, 2):
@@ -108,39 +110,47 @@ def on_worker(url: str, matches: int) -> tuple[float, float, int]:
         worker = _support.start([sys.executable, "-m", "referee.cli", "worker"],
                                 env=_support.child_env(REDIS_URL=server.url,
                                                        REFEREE_SECRET="bench"))
-        try:
-            meta = tournaments.create_tournament(store, {
-                "game": "aladino", "bots": ["bench-1", "bench-2"], "players": 2,
-                "rounds": max(1, matches // 2), "seed": 1, "options": {}, "policy": {},
-                "deadline_ms": 10000})
-            match_ids = _wait_done(store, meta["id"], meta["total"])
-        finally:
-            _support.stop([worker])
         match_s = bare_s = 0.0
         decisions = 0
-        for match_id in match_ids:
-            match = store.get_match(match_id)
-            match_s += _seconds_between(match["started_at"], match["finished_at"])
-            record = store.get_replay(match_id)
-            bare_s += bare_posts(url, match_payloads(record))
-            decisions += len(record["steps"])
+        try:
+            for seed in range(matches):
+                meta = _match_meta(engine, seed)
+                state = engine.new_game(2, seed, {})
+                store.create_match(meta, state, engine.current_seat(state), {})
+                enqueue_match(store, meta)
+                match = _wait_finished(store, meta["id"], MatchStatus.FINISHED)
+                match_s += _seconds_between(match["started_at"], match["finished_at"])
+                record = store.get_replay(meta["id"])
+                bare_s += bare_posts(url, match_payloads(record))
+                decisions += len(record["steps"])
+        finally:
+            _support.stop([worker])
     print(f"{'matches':>7} {'decisions':>9} {'match us/dec':>12} {'post us/dec':>11} "
           f"{'ratio':>6}  load")
-    print(f"{len(match_ids):>7} {decisions:>9} {match_s / decisions * 1e6:>12.0f} "
+    print(f"{matches:>7} {decisions:>9} {match_s / decisions * 1e6:>12.0f} "
           f"{bare_s / decisions * 1e6:>11.0f} {match_s / bare_s:>6.3f}  {_support.load()}")
     return match_s, bare_s, decisions
 
 
-def _wait_done(store, tournament_id: str, total: int) -> list[str]:
-    from tournament.store import tournament_key
+def _match_meta(engine: engines.Game, seed: int) -> dict:
+    """A bot match as `POST /matches` stores it."""
+    from referee.replay import utc_now
 
-    deadline = time.monotonic() + 100
-    while store.redis.scard(tournament_key(tournament_id, "done")) < total:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the worker did not finish the matches in time")
-        time.sleep(0.1)
-    return [i.decode() for i in store.redis.lrange(tournament_key(tournament_id, "matches"),
-                                                    0, -1)]
+    seats = [{"seat": seat, "kind": "bot", "bot_id": f"bench-{seat + 1}",
+              "name": f"random {seat + 1}"} for seat in (0, 1)]
+    return {"id": f"m-bench{seed:05d}", "game": engine.name, "game_version": engine.version,
+            "num_players": 2, "seats": seats, "options": engine.normalize_options(2, {}),
+            "seed": seed, "policy": FailurePolicy().to_dict(), "deadline_ms": 10000,
+            "pull_deadline_ms": 10000, "created_at": utc_now()}
+
+
+def _wait_finished(store, match_id: str, finished: str) -> dict:
+    deadline = time.monotonic() + 60
+    while (match := store.get_match(match_id))["status"] != finished:
+        if time.monotonic() > deadline or match["status"] == "failed":
+            raise RuntimeError(f"match {match_id} is {match['status']} after 60 s")
+        time.sleep(0.005)
+    return match
 
 
 def _seconds_between(started_at: str, finished_at: str) -> float:

@@ -160,3 +160,18 @@ def test_a_placed_door_is_public_and_its_space_named_col_row():
     seen = GAME.observation(state, 1)["players"][0]["block"]
     assert seen == [{"space": [1, 0], "card": door, "coins": 0}]
     assert space(1) == [1, 0]
+
+
+def test_coins_on_doors_can_not_be_spent_and_a_no_coin_slot_is_free():
+    """Soldier 1: "Coins on Doors are no longer considered Coins, and may not be spent for
+    other uses." and "A Door in a slot displaying no Coins is free." """
+    state = started(2)
+    place_on(state, 0, {(1, 0): card("F3", "red")})
+    holder = state["players"][0]
+    holder["coins"][1], holder["purse"], holder["vault_coins"] = 5, 0, 0
+    slots = {a["slot"] for a in GAME.legal_actions(state) if a["type"] == "buy"}
+    assert slots == {0, 1}
+    with pytest.raises(engines.IllegalAction, match="costs 1"):
+        act(state, "buy", slot=2, from_vault=0)
+    after = act(state, "buy", slot=0, from_vault=0)
+    assert after["players"][0]["coins"][1] == 5 and after["players"][0]["purse"] == 0

@@ -155,3 +155,31 @@ def test_stacked_builders_discount_buying_but_never_below_zero():
     state["players"][0]["purse"] = 1
     state = act(state, "buy", slot=4, from_vault=0)
     assert state["players"][0]["purse"] == 0
+
+
+def test_fisher_1_with_fewer_than_two_doors_left_keeps_what_it_draws():
+    """Canonical decision: "A power that cannot do anything (no coin to move, empty deck) may
+    still be chosen and does nothing." Rulebook Fisher 1: "Draw two Doors from the deck.
+    Discard one and add the other to your hand." (one door left: it is kept) """
+    state = placed(card("F1", "red"), [1, 0])
+    state["deck"] = state["deck"][-1:]
+    last = state["deck"][0]
+    one = act(state, "power", space=[1, 0])
+    assert one["players"][0]["hand"] == [last] and one["phase"] == "actions"
+    state["deck"] = []
+    none = act(state, "power", space=[1, 0])
+    assert none["players"][0]["hand"] == [] and none["phase"] == "actions"
+    assert none["ending"] is None, "drawing the deck empty is no end trigger; refilling is"
+
+
+def test_soldier_1_with_no_coin_does_nothing_and_soldier_2_only_takes_from_the_purse():
+    """Soldier 1: "Move one Coin from your purse or Vault onto a Door in your block";
+    Soldier 2: "Move one Coin from your purse into your Vault." """
+    state = placed(card("S1", "red"), [1, 0])
+    state["players"][0]["purse"] = state["players"][0]["vault_coins"] = 0
+    state = act(state, "power", space=[1, 0])
+    assert state["phase"] == "actions" and state["players"][0]["coins"] == [0] * 12
+    state = placed(card("S2", "red"), [1, 0])
+    state["players"][0]["purse"], state["players"][0]["vault_coins"] = 0, 2
+    state = act(state, "power", space=[1, 0])
+    assert (state["players"][0]["purse"], state["players"][0]["vault_coins"]) == (0, 2)

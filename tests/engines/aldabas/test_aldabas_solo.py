@@ -259,3 +259,32 @@ def test_the_rival_filling_its_block_triggers_the_end():
     rival.build(state)
     assert r["block"][11] == card("N3", "blue")
     assert state["ending"] == {"by": "rival", "reason": "block_full"}
+
+
+def test_the_rival_triggering_the_end_finishes_its_turn_then_scoring():
+    """"The game end is triggered as normal. Complete the triggering player's turn and
+    proceed to Scoring." (here the Rival's Dock can not be refilled)"""
+    state = started(1)
+    state["deck"] = []
+    state = act(act(state, "take_coins"), "take_coins")
+    assert state["ending"] == {"by": "rival", "reason": "deck_exhausted"}
+    log = GAME.observation(state, 0)["log"]
+    last_turn = max(i for i, e in enumerate(log) if e["event"] == "turn")
+    assert log[last_turn]["seat"] == "rival", "no player turn after the Rival's"
+    assert [e["event"] for e in log[-2:]] == ["rival_advance", "game_over"]
+    assert GAME.is_over(state)
+
+
+def test_solo_most_total_influence_is_compared_with_the_rival():
+    """"All scoring is the same as normal" and "The player(s) with the most total Influence
+    ... scores 3 points." """
+    you = new_holder()
+    you["block"][at(1, 0)] = card("F3", "red")
+    the_rival = new_holder()
+    the_rival["block"][at(1, 0)] = card("N3", "red")
+    the_rival["coins"][at(1, 0)] = 1
+    mine = score_holders([you, the_rival], 1, award_second=False)[0]
+    assert mine["total_influence"] == 3 and mine["most_influence_points"] == 0
+    the_rival["coins"][at(1, 0)] = 0
+    mine = score_holders([you, the_rival], 1, award_second=False)[0]
+    assert mine["most_influence_points"] == 3, "a tie for most scores"

@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_BOT_HOSTS = "localhost,127.0.0.0/8,::1"
 MAX_BODY_BYTES = 1 << 20
-DEFAULT_MOVE_RATE = "60/10"
+DEFAULT_MOVE_RATE = (60, 10)
 DEFAULT_BOT_MAX_MATCHES = 8
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class Config:
     bot_hosts: tuple[str, ...] = tuple(DEFAULT_BOT_HOSTS.split(","))
     max_body_bytes: int = MAX_BODY_BYTES
     move_wait_s: float = 5.0
-    move_rate: tuple[int, int] = (60, 10)
+    move_rate: tuple[int, int] = DEFAULT_MOVE_RATE
     bot_max_matches: int = DEFAULT_BOT_MAX_MATCHES
 
     @classmethod
@@ -48,10 +50,9 @@ class Config:
             admin_token=env.get("REFEREE_ADMIN_TOKEN", ""),
             secret=env.get("REFEREE_SECRET", ""),
             bot_hosts=tuple(h.strip() for h in hosts.split(",") if h.strip()),
-            move_rate=parse_rate(env.get("REFEREE_MOVE_RATE") or DEFAULT_MOVE_RATE),
-            bot_max_matches=positive_int("REFEREE_BOT_MAX_MATCHES",
-                                         env.get("REFEREE_BOT_MAX_MATCHES")
-                                         or str(DEFAULT_BOT_MAX_MATCHES)),
+            move_rate=_setting(env, "REFEREE_MOVE_RATE", parse_rate, DEFAULT_MOVE_RATE),
+            bot_max_matches=_setting(env, "REFEREE_BOT_MAX_MATCHES", positive_int,
+                                     DEFAULT_BOT_MAX_MATCHES),
         )
 
     def bot_url_problem(self, url: str) -> str | None:
@@ -67,21 +68,28 @@ class Config:
         return None
 
 
-def parse_rate(text: str) -> tuple[int, int]:
-    """`N/S`: N moves per S seconds, both positive integers."""
-    count, _, seconds = text.partition("/")
-    return (positive_int("REFEREE_MOVE_RATE", count),
-            positive_int("REFEREE_MOVE_RATE", seconds or "1"))
-
-
-def positive_int(name: str, text: str) -> int:
+def _setting(env: Mapping[str, str], name: str, parse: Callable[[str], T], default: T) -> T:
+    """The variable `name` parsed, or `default` when it is unset or empty; a value that
+    does not parse is a ValueError naming the variable."""
+    text = env.get(name, "").strip()
+    if not text:
+        return default
     try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"{name}: {text!r} is not a positive integer")
-    return value
+        return parse(text)
+    except ValueError as error:
+        raise ValueError(f"{name}={text!r}: {error}") from None
+
+
+def parse_rate(text: str) -> tuple[int, int]:
+    """`N/S`: N moves per S seconds, both positive integers (`N` alone: per second)."""
+    count, _, seconds = text.partition("/")
+    return positive_int(count), positive_int(seconds or "1")
+
+
+def positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ValueError(f"{text!r} is not a positive integer")
+    return int(text)
 
 
 def host_allowed(host: str, allowlist: tuple[str, ...]) -> bool:

@@ -80,6 +80,7 @@ def test_the_limits_come_from_the_environment():
     assert Config.from_env({}).move_rate == (60, 10)
     assert Config.from_env({}).bot_max_matches == 8
     for bad in ({"REFEREE_MOVE_RATE": "fast"}, {"REFEREE_MOVE_RATE": "0/10"},
+                {"REFEREE_MOVE_RATE": "/10"}, {"REFEREE_MOVE_RATE": "5/x"},
                 {"REFEREE_BOT_MAX_MATCHES": "-1"}):
         with pytest.raises(ValueError):
             Config.from_env(bad)

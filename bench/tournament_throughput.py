@@ -84,6 +84,7 @@ def main() -> None:
     _support.header(f"tournament throughput, bots taking {args.delay_ms:g} ms per move",
                     f"8 workers >= {GOAL:g}x the matches/s of 1 worker")
     bot_processes = [_support.start_slow_bot(args.delay_ms) for _ in range(2)]
+    split: list[tuple[int, int, float, float, float]] = []
     per_round = pairing.match_count(BOTS, 2, 1)
     match_seconds = 35 * (args.delay_ms / 1000 + 0.002)  # about 35 decisions a match
     try:
@@ -101,12 +102,16 @@ def main() -> None:
                 workers = start_workers(count, server.url, store)
                 pids = [w.pid for w in workers] + [p.pid for _, p in bot_processes] + \
                     [server.process.pid]
-                cpu_before = sum(cpu_seconds(pid) for pid in pids)
+                cpu_before = [cpu_seconds(pid) for pid in pids]
                 try:
                     spent, matches, decisions = play_tournament(store, rounds, count)
-                    cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
+                    used = [cpu_seconds(pid) - before for pid, before in zip(pids, cpu_before,
+                                                                              strict=True)]
                 finally:
                     _support.stop(workers)
+                cpu = sum(used)
+                split.append((count, decisions, sum(used[:count]),
+                              sum(used[count:-1]), used[-1]))
                 rate = matches / spent
                 base = base or rate
                 print(f"{count:>7} {matches:>7} {spent:>7.2f} {rate:>9.2f} "
@@ -114,6 +119,11 @@ def main() -> None:
                       f"{cpu / decisions * 1000:>10.2f}  {_support.load()}")
     finally:
         _support.stop([process for _, process in bot_processes])
+    print("\nCPU ms per decision, by process: workers (their match processes included), "
+          "bots, Redis")
+    for count, decisions, workers_s, bots_s, redis_s in split:
+        print(f"{count:>7} workers: {workers_s / decisions * 1000:.2f} + "
+              f"{bots_s / decisions * 1000:.2f} + {redis_s / decisions * 1000:.2f}")
 
 
 if __name__ == "__main__":

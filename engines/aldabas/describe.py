@@ -68,6 +68,30 @@ ACTIONS = {
                 "doc": "end of turn: discard down to the hand limit of seven"},
 }
 
+SOLO = {
+    "rival": "automated inside the engine (not a seat); it plays first, then after each of "
+             "your turns; its hand (in order), goals, block and vault coins are public, its "
+             "vault door is not",
+    "rival_turn": [
+        "1. claim: the Dock door of highest value = influence - slot cost + 2 if its aldaba "
+        "matches a goal's; a tie goes to the more expensive slot; it joins the right end of "
+        "the Rival's hand and the Dock refills",
+        "2. build: only with 3+ doors in hand, the leftmost goes to the next empty space "
+        "[1,0] [2,0] [3,0] [0,1] .. [3,1] [0,2] .. [3,2], colour ignored; then the powers of "
+        "the new door, the door left of it and the door below it, in that order",
+        "3. advance: the door in the cost-0 slot is discarded and the Dock refills",
+    ],
+    "rival_powers": {
+        "S1": "1 + (N2 in its block) coins from the supply onto the new door",
+        "S2": "1 + (N2 in its block) coins from the supply into its vault",
+        "F1": "draw two, keep the more valuable (cost 0; a tie keeps the first drawn), "
+              "discard the other",
+        "C1": "a full claim step",
+        "F3, N3, B2B": "no effect",
+    },
+    "end": "the turn in progress (yours or the Rival's) is finished, then scoring",
+}
+
 
 def description(cards: list[dict], types: list[dict], colours: tuple[str, ...]) -> dict:
     return {
@@ -91,6 +115,7 @@ def description(cards: list[dict], types: list[dict], colours: tuple[str, ...]) 
         },
         "scoring": SCORING,
         "actions": ACTIONS,
+        "solo": SOLO,
         "turn": "two actions per turn (the same twice allowed); a placement opens its Powers, "
                 "activated one at a time in any order or skipped; then the hand limit.",
         "end": "the supply runs out, a block is filled, or the Dock can not be refilled: the "

@@ -64,3 +64,12 @@ def test_appraisal_is_available_to_bots_through_public_data():
         door = cards[slot["card"]]
         expected = door["influence"] - slot["cost"] + 2 * (door["aldaba"] in goal_aldabas)
         assert appraise(state, slot["card"], slot["cost"]) == expected
+
+
+def test_describe_publishes_the_rivals_procedure():
+    """"The Rival's turn follows these three steps in order." (Claim, Build, Advance the
+    Dock) with "Minor changes to how the Rival uses the Powers" """
+    solo = GAME.describe()["solo"]
+    steps = [step.split(":")[0] for step in solo["rival_turn"]]
+    assert steps == ["1. claim", "2. build", "3. advance"]
+    assert set(solo["rival_powers"]) == {"S1", "S2", "F1", "C1", "F3, N3, B2B"}

@@ -21,13 +21,14 @@ GIVE_KEYS = ("gold", "cards", "passages", *TOKENS)
 TAKE_KEYS = ("gold", "card_types", "passages", *TOKENS)
 
 
-def _bundle_schema(card_key: str, card_items: dict, card_text: str) -> dict:
+def _bundle_schema(card_key: str, card_items: dict, card_text: str, unique: bool) -> dict:
     return {
         "type": "object",
         "additionalProperties": False,
         "properties": {
             "gold": {"type": "integer", "minimum": 0},
-            card_key: {"type": "array", "items": card_items, "description": card_text},
+            card_key: {"type": "array", "uniqueItems": unique, "items": card_items,
+                       "description": card_text},
             "passages": {"type": "array", "uniqueItems": True,
                          "items": {"type": "string", "enum": list(COLOURS)},
                          "description": "rights of passage, by map colour"},
@@ -47,10 +48,11 @@ OFFER_SCHEMA = {
         "to": {"type": "integer", "minimum": 0, "maximum": 3,
                "description": "the seat the offer is made to (not yourself)"},
         "give": _bundle_schema("cards", {"type": "integer"},
-                               "ids of cards in your hand (unique)"),
+                               "ids of cards in your hand", unique=True),
         "take": _bundle_schema("card_types", {"type": "string", "enum": list(CITY_TYPES)},
-                               "city types; the other player hands over their lowest-id "
-                               "cards of those types"),
+                               "city types, repeated for several cards of one type; the other "
+                               "player hands over their lowest-id cards of those types",
+                               unique=False),
     },
 }
 

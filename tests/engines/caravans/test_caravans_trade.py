@@ -120,3 +120,21 @@ def test_the_offer_schema_is_published():
     listed = [a for a in GAME.legal_actions(state) if a["type"] == "offer_trade"]
     assert listed[0] == {"type": "offer_trade", "to": 1,
                          "give": {"cards": [min(state["hands"][0])]}, "take": {"gold": 1}}
+
+
+def test_the_offer_schema_states_what_apply_refuses_for_its_shape():
+    """Issue 4: "describe() publishes their JSON Schema, apply validates them": a card or a
+    right of passage listed twice is refused as malformed, so the schema says so
+    (`uniqueItems`); asking for two cards of one type is fine, so `card_types` may repeat."""
+    schema = GAME.describe()["offer_schema"]["properties"]
+    assert schema["give"]["properties"]["cards"].get("uniqueItems") is True
+    assert schema["give"]["properties"]["passages"].get("uniqueItems") is True
+    assert schema["take"]["properties"]["passages"].get("uniqueItems") is True
+    assert not schema["take"]["properties"]["card_types"].get("uniqueItems")
+    state = action_phase(seat=0)
+    mine = state["hands"][0][0]
+    with pytest.raises(engines.InvalidAction, match="lists a value twice"):
+        offer(state, 1, give={"cards": [mine, mine]})
+    state["hands"][1] = [card("gems", "blue", 0), card("gems", "blue", 1)]
+    state = offer(state, 1, give={"gold": 1}, take={"card_types": ["gems", "gems"]})
+    assert GAME.legal_actions(state)[0] == {"type": "accept_trade"}

@@ -21,10 +21,13 @@ from .routes import check_route_in_play, place_route, route_id
 
 ACTION_REFERENCE = {
     "free_route": "setup: {route} a route of your own map, free (two each, in seat order)",
-    "open_auction": "bidding, your opening chance: {item, amount}; item is 'card:<id>' (face "
-                    "up), 'rop:<colour>' (in the bank), 'shah', 'eyes' or 'pirate_queen'",
+    "open_auction": "bidding, your one opening chance: {item, amount}; item is 'card:<id>' "
+                    "(face up), 'rop:<colour>' (in the bank, never your own right of "
+                    "passage), 'shah', 'eyes' or 'pirate_queen', each auctioned once per turn; "
+                    "amount from 0 to your gold, only 0 once your camel is face down",
     "decline_auction": "bidding: open no auction this turn",
-    "bid": "auction: {amount} more than the current bid, at most your gold",
+    "bid": "auction: {amount} more than the current bid, at most your gold; never once your "
+           "camel is face down (you then pass automatically)",
     "pass": "auction: drop out of this auction for good",
     "name_shah": "after winning the Favor of the Shah: {seat} who holds it now (any seat)",
     "build": "actions: {route, card} pay 1 gold (0 with the Eyes on land / Pirate Queen at "

@@ -67,3 +67,21 @@ def test_hidden_variants_keep_what_the_seat_knows():
         assert GAME.observation(variant, 1) == GAME.observation(state, 1)
         changed += variant["hands"] != state["hands"] or variant["deck"] != state["deck"]
     assert changed
+
+
+def test_the_action_reference_names_every_move_and_the_bidding_limits():
+    """Rulebook: "A player who has bi[d] and payed gold for any item this turn may not bid more
+    than zero on an item"; "A player may never bid on their own right of passage"; "Each item
+    ... can only be bid on once per turn": describe()'s action reference states these limits
+    and names every action type a game can ask for."""
+    reference = GAME.describe()["actions"]
+    for kind in ("open_auction", "bid"):
+        assert "face down" in reference[kind] and "your gold" in reference[kind]
+    assert "own right of passage" in reference["open_auction"]
+    assert "once per turn" in reference["open_auction"]
+    state, seen = GAME.new_game(num_players=3, seed=11, options={}), set()
+    while not GAME.is_over(state):
+        legal = GAME.legal_actions(state)
+        seen.update(a["type"] for a in legal)
+        state = GAME.apply(state, legal[len(legal) // 2])
+    assert seen <= set(reference)

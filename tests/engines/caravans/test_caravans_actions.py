@@ -109,6 +109,29 @@ def test_control_pays_the_degree_and_removes_the_opponents_routes():
     assert claim["removed"] == ["red:ivory-incense"] and claim["gold"] == 3
 
 
+def test_a_city_is_claimed_once_and_later_routes_into_it_stay():
+    """Rulebook: "Immediately after a player controls the majority of routes into a city, he/she
+    places a control marker onto it. That player gains gold equal to the number of routes going
+    into that city"; "In other words, the routes are only destroyed at the moment a city is
+    controlled.\""""
+    state = action_phase(seat=1)  # blue.ivory has 4 routes
+    own(state, 1, "blue:ivory-metal", "blue:ivory-spices")
+    give_cards(state, 1, card("silk", "blue"))
+    state["gold"][1] = 6
+    state = act(state, "build", route="blue:ivory-silk", card=card("silk", "blue"))
+    assert state["control"] == {"blue.ivory": 1} and state["gold"][1] == 6 - 1 + 4
+    state = act(state, "buy", route="blue:ivory-incense")  # 4 + 3 - 1 = 6
+    assert state["gold"][1] == 9 - 6, "a further route into a controlled city pays nothing"
+    assert [e["event"] for e in state["log"]].count("claim") == 1
+
+    state = action_phase(seat=0)  # seat 0 holds blue's right of passage
+    own(state, 1, "blue:ivory-metal", "blue:ivory-spices", "blue:ivory-silk")
+    state["control"]["blue.ivory"] = 1
+    state["gold"][0] = 6
+    state = act(state, "buy", route="blue:ivory-incense")
+    assert state["owner"]["blue:ivory-incense"] == 0 and state["control"] == {"blue.ivory": 1}
+
+
 def test_half_of_the_routes_is_not_a_majority():
     """Rules: "a player controls a city when they own more than half of its routes"."""
     state = action_phase(seat=1)  # blue.ivory has 4 routes

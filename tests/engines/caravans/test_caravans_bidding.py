@@ -62,6 +62,42 @@ def test_two_free_routes_on_your_own_map_with_a_control_claim():
     assert state["phase"] == "bidding" and state["turn"] == 1
 
 
+def test_a_free_route_cannot_be_built_twice():
+    """Rulebook: "all players may build two routes on their map"; rules: "A route has at most
+    one owner.\""""
+    state = GAME.new_game(num_players=2, seed=1, options={})
+    state = act(state, "free_route", route="red:ivory-metal")
+    assert {"type": "free_route", "route": "red:ivory-metal"} not in GAME.legal_actions(state)
+    with pytest.raises(engines.IllegalAction, match="already built"):
+        act(state, "free_route", route="red:ivory-metal")
+
+
+def test_each_turn_the_shah_holder_reveals_the_cards_and_opens_the_bidding():
+    """Rulebook: "The player with the Favor of the Shah takes commodity cards equal to the number
+    of players from the top of the deck"; "The player with the favor of the Shah begins by
+    bidding"; "The bidding continues in this fashion with each player (moving clockwise)
+    getting a chance to initiate a bid.\""""
+    state = skip_setup(GAME.new_game(num_players=3, seed=0, options={}))
+    state = act(state, "open_auction", item="shah", amount=0)
+    state = act(state, "pass")
+    state = act(state, "pass")
+    state = act(state, "name_shah", seat=2)
+    state = act(state, "decline_auction")  # seat 1
+    state = act(state, "decline_auction")  # seat 2
+    assert state["phase"] == "actions"
+    state["actions"]["acted"] = True
+    deck = list(state["deck"])
+    for _ in range(3):
+        state = act(state, "end_actions")
+    assert state["turn"] == 2 and state["face_up"] == deck[:3]
+    assert state["log"][-1]["event"] == "turn" and state["log"][-1]["shah"] == 2
+    openers = []
+    while state["phase"] == "bidding":
+        openers.append(GAME.current_seat(state))
+        state = act(state, "decline_auction")
+    assert openers == [2, 0, 1]
+
+
 # ----- the bidding example ------------------------------------------------------------------
 def _example_start() -> dict:
     """Four players after setup, at the first bidding phase, with a gems card face up."""

@@ -75,7 +75,13 @@ def build_actions(state: State, seat: int) -> list[Action]:
 
 def buy_actions(state: State, seat: int) -> list[Action]:
     gold = state["gold"][seat]
-    return [{"type": "buy", "route": r} for r in open_routes(state, seat) if buy_cost(r) <= gold]
+    return [{"type": "buy", "route": r} for r in open_routes(state, seat)
+            if buy_cost(r) <= gold and not matching_cards(state, seat, r)]
+
+
+def matching_cards(state: State, seat: int, route: str) -> list[int]:
+    """The cards of `seat`'s hand whose type is one of the route's two cities."""
+    return [card for card in state["hands"][seat] if CARDS[card]["type"] in ROUTES[route]["types"]]
 
 
 def destroy_actions(state: State, seat: int) -> list[Action]:
@@ -134,7 +140,7 @@ def build(state: State, seat: int, action: Action) -> None:
     card = field(action, "card", int)
     if card not in state["hands"][seat]:
         raise IllegalAction(f"you do not hold card {card}")
-    if CARDS[card]["type"] not in ROUTES[route]["types"]:
+    if card not in matching_cards(state, seat, route):
         raise IllegalAction(f"card {card} ({CARDS[card]['type']}) matches neither city of {route}")
     cost = build_gold(state, seat, route)
     pay(state, seat, cost, f"building {route}")
@@ -151,8 +157,12 @@ def discard_from_hand(state: State, seat: int, card: int) -> None:
 
 
 def buy(state: State, seat: int, action: Action) -> None:
-    """Without a card: as much gold as there are routes out of both cities."""
+    """Only without a card matching either city: as much gold as there are routes out of both
+    cities."""
     route = open_route_for(state, seat, action)
+    if matching_cards(state, seat, route):
+        raise IllegalAction(f"you hold a matching card for {route}: build it; buying outright is "
+                            "for a player who does not have a card matching either city")
     cost = buy_cost(route)
     pay(state, seat, cost, f"buying {route}")
     log_event(state, {"event": "buy", "seat": seat, "route": route, "paid": cost})

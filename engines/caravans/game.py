@@ -32,7 +32,8 @@ ACTION_REFERENCE = {
     "name_shah": "after winning the Favor of the Shah: {seat} who holds it now (any seat)",
     "build": "actions: {route, card} pay 1 gold (0 with the Eyes on land / Pirate Queen at "
              "sea) and discard a card whose type matches either end",
-    "buy": "actions: {route} pay degree(a) + degree(b) - 1 gold, no card",
+    "buy": "actions: {route} pay degree(a) + degree(b) - 1 gold, no card; only when you hold "
+           "no card matching either city",
     "destroy": "actions: {route} another player's route, at twice its buy cost",
     "sell_passage": "actions: {colour} a right of passage you hold, to the bank, for the number "
                     "of controlled cities on that map",
@@ -47,7 +48,7 @@ class CaravansGame(Game):
     """Caravans of Ahldarahd for 2 to 4 players."""
 
     name = "caravans"
-    version = "1"
+    version = "2"
     min_players = 2
     max_players = 4
     open_action_types = frozenset({"offer_trade"})

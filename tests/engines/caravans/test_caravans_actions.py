@@ -55,12 +55,31 @@ def test_buying_costs_the_routes_out_of_both_cities():
     number of routes going out of both connected cities"; rules: "degree(a) + degree(b) − 1
     gold (... this one counted once)"."""
     state = action_phase(seat=1)  # blue: ivory and silk have 4 routes each
+    state["hands"][1] = []  # buying outright: no card matching either city
     state["gold"][1] = 7
     state = act(state, "buy", route="blue:ivory-silk")
     assert state["owner"]["blue:ivory-silk"] == 1 and state["gold"][1] == 0
     state["gold"][1] = 4
     with pytest.raises(engines.IllegalAction, match="costs 6 gold"):
         act(state, "buy", route="blue:ivory-metal")  # 4 + 3 - 1 = 6
+
+
+def test_buying_outright_is_for_a_player_without_a_matching_card():
+    """Rulebook: "Buy One or More Routes: If a player does not have a card matching one of the
+    cities he/she wants to build a route between, it is possible to buy the route outright.\""""
+    state = action_phase(seat=0)
+    state["hands"][0] = [card("gems", "red")]
+    state["gold"][0] = 20
+    buys = {a["route"] for a in GAME.legal_actions(state) if a["type"] == "buy"}
+    assert "red:ivory-gems" not in buys and "red:metal-gems" not in buys
+    assert "red:ivory-metal" in buys
+    with pytest.raises(engines.IllegalAction, match="matching card"):
+        act(state, "buy", route="red:gems-silk")
+    state = act(state, "buy", route="red:ivory-metal")
+    assert state["owner"]["red:ivory-metal"] == 0 and state["gold"][0] == 20 - 5
+    state["hands"][0] = []
+    state = act(state, "buy", route="red:gems-silk")
+    assert state["owner"]["red:gems-silk"] == 0
 
 
 def test_destroying_costs_double_and_never_your_own_route():
@@ -82,6 +101,7 @@ def test_you_work_on_your_map_or_one_whose_right_of_passage_you_hold():
     """Rulebook: "The first three actions may be taken on the players map or on another map if
     that player holds the corresponding right of passage.\""""
     state = action_phase(seat=0)  # seat 0 is red and holds blue's right of passage
+    state["hands"][0] = []  # buying outright: no card matching either city
     state["gold"][0] = 20
     maps = {a["route"].split(":")[0] for a in GAME.legal_actions(state) if a["type"] == "buy"}
     assert maps == {"red", "blue"}
@@ -116,6 +136,7 @@ def test_a_city_is_claimed_once_and_later_routes_into_it_stay():
     controlled.\""""
     state = action_phase(seat=1)  # blue.ivory has 4 routes
     own(state, 1, "blue:ivory-metal", "blue:ivory-spices")
+    state["hands"][1] = []  # buying outright, later: no card matching either city
     give_cards(state, 1, card("silk", "blue"))
     state["gold"][1] = 6
     state = act(state, "build", route="blue:ivory-silk", card=card("silk", "blue"))
@@ -125,6 +146,7 @@ def test_a_city_is_claimed_once_and_later_routes_into_it_stay():
     assert [e["event"] for e in state["log"]].count("claim") == 1
 
     state = action_phase(seat=0)  # seat 0 holds blue's right of passage
+    state["hands"][0] = []  # buying outright: no card matching either city
     own(state, 1, "blue:ivory-metal", "blue:ivory-spices", "blue:ivory-silk")
     state["control"]["blue.ivory"] = 1
     state["gold"][0] = 6
@@ -135,6 +157,7 @@ def test_a_city_is_claimed_once_and_later_routes_into_it_stay():
 def test_half_of_the_routes_is_not_a_majority():
     """Rules: "a player controls a city when they own more than half of its routes"."""
     state = action_phase(seat=1)  # blue.ivory has 4 routes
+    state["hands"][1] = []  # buying outright: no card matching either city
     own(state, 1, "blue:ivory-metal")
     state["gold"][1] = 30
     state = act(state, "buy", route="blue:ivory-spices")
@@ -150,6 +173,7 @@ def test_removed_routes_cascade_into_lost_control_elsewhere():
     own(state, 3, "red:ivory-incense", "red:spices-incense")
     state["control"]["red.incense"] = 3
     own(state, 0, "red:ivory-metal")
+    state["hands"][0], state["hands"][3] = [], []  # buying outright: no matching card
     state["gold"][0] = 5
     state = act(state, "buy", route="red:ivory-gems")
     assert state["control"] == {"red.ivory": 0}

@@ -45,6 +45,7 @@ def test_the_game_ends_when_nobody_takes_an_action():
     action goes on to the next turn."""
     state = action_phase(num_players=2, seat=1)
     state["gold"][1] = 6
+    state["hands"][1] = []  # buying outright: no card matching either city
     state = act(state, "buy", route="red:ivory-metal")
     state = act(state, "end_actions")
     state = act(state, "end_actions")

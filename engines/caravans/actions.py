@@ -65,11 +65,10 @@ def open_routes(state: State, seat: int) -> list[str]:
 
 def build_actions(state: State, seat: int) -> list[Action]:
     gold = state["gold"][seat]
-    hand = sorted(state["hands"][seat])
     return [
         {"type": "build", "route": r, "card": card}
         for r in open_routes(state, seat) if build_gold(state, seat, r) <= gold
-        for card in hand if CARDS[card]["type"] in ROUTES[r]["types"]
+        for card in sorted(matching_cards(state, seat, r))
     ]
 
 

@@ -38,6 +38,9 @@ ERROR_TEXT = {
     503: "Redis is unreachable",
 }
 
+URI_TOO_LONG = ("request line over 4094 bytes: refused by the HTTP server (gunicorn) before "
+                "the API sees it, as HTML")
+
 MATCH_ID = {"name": "match_id", "in": "path", "required": True, "schema": {"type": "string"}}
 BOT_ID = {"name": "bot_id", "in": "path", "required": True, "schema": {"type": "string"}}
 STEP = {"name": "step", "in": "path", "required": True,
@@ -56,6 +59,8 @@ def operation(summary: str, tag: str, ok: tuple[int, type | None], errors: tuple
     for status in sorted({*errors, 500}):
         responses[str(status)] = {"description": ERROR_TEXT[status],
                                   "content": {MEDIA_TYPE: {"schema": schemas.ProblemSchema}}}
+    responses["414"] = {"description": URI_TOO_LONG, "content": {"text/html": {
+        "schema": {"type": "string"}}}}
     if 429 in errors:
         responses["429"]["headers"] = {"Retry-After": {
             "description": "seconds until the token may post again",

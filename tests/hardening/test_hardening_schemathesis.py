@@ -4,7 +4,11 @@ and every answer (status, content type, headers, body) is one the spec describes
 
 Schemathesis' "schema-valid request accepted" check is left out: a schema-valid bot URL
 may still point outside the allowlist, and a schema-valid bot id may not be registered,
-which the spec cannot express (both are 400s naming the field).
+which the spec cannot express (both are 400s naming the field). The examples are the same
+on every run (derandomized), so CI is stable; a longer, random run is
+`pytest tests/hardening/test_hardening_schemathesis.py --hypothesis-seed=N` with a larger
+`max_examples` (done while writing it: it found the 500 on a huge list offset and the
+undocumented 414 of gunicorn for an over-long request line).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ SCHEMA = schemathesis.openapi.from_path(SPEC_PATH)
 
 
 @SCHEMA.parametrize()
-@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
 def test_the_api_answers_within_its_spec(case, live_server):
     case.call_and_validate(base_url=live_server.url, timeout=10,
                            headers={"Authorization": f"Bearer {ADMIN}"},

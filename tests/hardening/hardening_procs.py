@@ -10,8 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+import redis
 import requests
 from apitest import ADMIN, ROOT, SECRET, worker_command, worker_env
+from rq import Worker
 
 from referee.redis_server import free_port
 
@@ -33,6 +35,19 @@ class Workers:
                 stderr=subprocess.STDOUT, start_new_session=True)
         self.procs.append(proc)
         return proc
+
+    def start_ready(self, count: int, **env: str) -> list[subprocess.Popen]:
+        """Start `count` waiting workers; return once all have registered with rq, so
+        jobs queued afterwards are taken at once, by whichever worker is idle."""
+        connection = redis.Redis.from_url(self.redis_url)
+        before = Worker.count(connection=connection)
+        started = [self.start(**env) for _ in range(count)]
+        deadline = time.monotonic() + 30
+        while Worker.count(connection=connection) < before + count:
+            assert time.monotonic() < deadline, f"workers did not start: {self.logs()}"
+            time.sleep(0.05)
+        connection.close()
+        return started
 
     def logs(self) -> str:
         return "".join(path.read_text(errors="replace")

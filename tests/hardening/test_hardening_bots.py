@@ -82,8 +82,8 @@ def test_every_misbehaving_bot_is_handled_while_a_healthy_match_plays_beside(
         api, bad_bots, workers):
     good = api.register_bot(bad_bots.url("/good"), name="good")
     bad = {path: api.register_bot(bad_bots.url(path), name=path) for path in CATALOGUE}
+    workers.start_ready(2)
     hang = start(api, good, bad["/hang"], "forfeit", "timeout", HANG_DEADLINE_MS)
-    first = workers.start(burst=True)
     wait_status(api, hang, "running")
     while not any(r["path"] == "/hang" for r in bad_bots.by_match[hang]):
         time.sleep(0.02)
@@ -94,7 +94,6 @@ def test_every_misbehaving_bot_is_handled_while_a_healthy_match_plays_beside(
                for path, code in CATALOGUE.items() if path != "/hang"
                for policy in ("forfeit", "random") if policy == "forfeit"
                or path in RANDOM_POLICY]
-    second = workers.start(burst=True)
     done = wait_status(api, healthy, "finished", timeout=30)
     hung = api.get(f"/matches/{hang}").get_json()
     assert hung["status"] == "running", "the healthy match finished while a bot hung"
@@ -109,6 +108,5 @@ def test_every_misbehaving_bot_is_handled_while_a_healthy_match_plays_beside(
     check_faults(api, bad_bots, hang, "/hang", "timeout", "forfeit")
     for match_id, path, code, policy in matches:
         check_faults(api, bad_bots, match_id, path, code, policy)
-    for proc in (first, second):
-        assert proc.wait(timeout=30) == 0
+    assert all(proc.poll() is None for proc in workers.procs), "no worker died"
     assert "Traceback" not in workers.logs()

@@ -93,23 +93,28 @@ def test_a_bot_over_its_cap_of_concurrent_matches_waits_for_a_slot(api, bad_bots
     bots is played beside them."""
     capped, other, third = (api.register_bot(bad_bots.url("/steady"), name=n)
                             for n in ("a", "b", "c"))
+    workers.start_ready(2, REFEREE_BOT_MAX_MATCHES="1")
     first = api.create_match("aladino", [{"kind": "bot", "bot_id": capped},
                                          {"kind": "bot", "bot_id": other}], seed=1)["id"]
     second = api.create_match("aladino", [{"kind": "bot", "bot_id": third},
                                           {"kind": "bot", "bot_id": capped}], seed=2)["id"]
     free = api.create_match("aladino", [{"kind": "bot", "bot_id": other},
                                         {"kind": "bot", "bot_id": third}], seed=3)["id"]
-    procs = [workers.start(burst=True, REFEREE_BOT_MAX_MATCHES="1") for _ in range(2)]
-    for proc in procs:
-        assert proc.wait(timeout=60) == 0
+    for match_id in (first, second, free):
+        wait_finished(api, match_id)
     asked = {m: [r["at"] for r in bad_bots.by_match[m]] for m in (first, second, free)}
     earlier, later = sorted((first, second), key=lambda m: asked[m][0])
     assert max(asked[earlier]) < min(asked[later]), "bot a played two matches at once"
     assert min(asked[free]) < max(asked[earlier]) or min(asked[free]) < max(asked[later])
-    for match_id in (first, second, free):
-        assert api.get(f"/matches/{match_id}").get_json()["status"] == "finished"
     store = Store.from_url(redis_url)
     assert not store.redis.exists(playing_key(capped)), "every slot was given back"
+
+
+def wait_finished(api: ApiClient, match_id: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while api.get(f"/matches/{match_id}").get_json()["status"] != "finished":
+        assert time.monotonic() < deadline, f"match {match_id} unfinished"
+        time.sleep(0.05)
 
 
 def test_a_slot_held_by_a_dead_worker_is_free_again(redis_url):

@@ -13,6 +13,7 @@ import threading
 import time
 
 import orjson
+import pytest
 import redis
 from apitest import ADMIN, ApiClient
 from hardening_procs import Workers
@@ -49,8 +50,20 @@ def wait_over(api: ApiClient, tournament_id: str, timeout: float = 60) -> dict:
     raise AssertionError(f"tournament unfinished: {view['progress']}")
 
 
+def stop_redis(server: RedisServer, how: str) -> None:
+    """A clean shutdown (SIGTERM: Redis flushes the append-only file), or kill -9 once the
+    file had its fsync (`appendfsync everysec`: at most the last second is at risk)."""
+    if how == "shutdown":
+        server.stop()
+        return
+    time.sleep(1.2)
+    server.process.kill()
+    server.process.wait()
+
+
+@pytest.mark.parametrize("how", ["shutdown", "kill -9"])
 def test_a_redis_restart_with_append_only_persistence_loses_and_doubles_nothing(
-        bad_bots, openapi, tmp_path):
+        bad_bots, openapi, tmp_path, how):
     server = RedisServer(tmp_path / "redis", persistent=True).start()
     try:
         api = ApiClient(create_app(Config(redis_url=server.url, admin_token=ADMIN,
@@ -67,7 +80,7 @@ def test_a_redis_restart_with_append_only_persistence_loses_and_doubles_nothing(
         before = snapshot(api, client, tournament_id)
         assert len(before["counted"]) == len(before["results"]) == 6
 
-        server.stop()
+        stop_redis(server, how)
         assert api.get("/health").status_code == 503
         server.start()
         after = snapshot(api, client, tournament_id)

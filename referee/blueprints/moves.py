@@ -76,10 +76,10 @@ def _check_rate() -> None:
     limit, window_s = services().config.move_rate
     wait_s = services().store.count_move(require_token(), limit, window_s, time.time())
     if wait_s is not None:
+        retry_s = max(1, math.ceil(wait_s))
         raise Problem(429, "action/rate-limited", "Too Many Requests",
                       f"at most {limit} moves per {window_s} s with one seat token; "
-                      f"retry in {math.ceil(wait_s)} s",
-                      headers={"Retry-After": str(max(1, math.ceil(wait_s)))})
+                      f"retry in {retry_s} s", headers={"Retry-After": str(retry_s)})
 
 
 def _check_turn(engine: engines.Game, live: dict, seat: int, move: dict) -> None:

@@ -11,7 +11,9 @@ Two matches are measured:
   step and live state written to Redis, the replay stored, the result counted); the time of
   a match is its stored finished_at - started_at.
 The baseline posts, for each match, the very payloads that match sent (rebuilt from its
-replay outside the timing), on one new `requests.Session` per match.
+replay outside the timing), on one new `requests.Session` per match; a second, stricter
+baseline uses a Session with `trust_env = False` (no proxy lookup per call, as the
+referee's `BotClient` does).
 """
 
 from __future__ import annotations
@@ -44,10 +46,14 @@ def match_payloads(record: dict) -> list[bytes]:
     return bodies
 
 
-def bare_posts(url: str, bodies: list[bytes]) -> float:
-    """Seconds to POST every body on one kept-alive Session and read each answer."""
+def bare_posts(url: str, bodies: list[bytes], trust_env: bool = True) -> float:
+    """Seconds to POST every body on one kept-alive Session and read each answer.
+
+    `trust_env=False`: a leaner Session that does not read the environment's proxy
+    settings on every call, as `BotClient` does (the stricter baseline)."""
     started = time.perf_counter()
     with requests.Session() as session:
+        session.trust_env = trust_env
         for body in bodies:
             response = session.post(url, data=body, timeout=10,
                                     headers={"Content-Type": "application/json"})
@@ -71,27 +77,31 @@ def in_process(url: str, seconds: float) -> tuple[float, float, int]:
     """Alternate matches and their baselines, `seconds` of matches per game variant."""
     print(f"\nin-process run_match ({seconds:g} s of matches per variant)")
     print(f"{'game':10} {'players':>7} {'decisions':>9} {'match us/dec':>12} "
-          f"{'post us/dec':>11} {'ratio':>6}  load")
-    total_match = total_bare = 0.0
+          f"{'post us/dec':>11} {'ratio':>6} {'lean us/dec':>11} {'ratio':>6}  load")
+    total_match = total_bare = total_lean = 0.0
     total_decisions = 0
     for name in engines.names():
         game = engines.get(name)
         for variant in game.variants():
-            match_s = bare_s = 0.0
+            match_s = bare_s = lean_s = 0.0
             decisions = seed = 0
             while match_s < seconds:
                 record, spent = play(url, name, variant, seed)
                 match_s += spent
-                bare_s += bare_posts(url, match_payloads(record))
+                bodies = match_payloads(record)
+                bare_s += bare_posts(url, bodies)
+                lean_s += bare_posts(url, bodies, trust_env=False)
                 decisions += len(record["steps"])
                 seed += 1
             print(f"{name:10} {variant['num_players']:>7} {decisions:>9} "
                   f"{match_s / decisions * 1e6:>12.0f} {bare_s / decisions * 1e6:>11.0f} "
-                  f"{match_s / bare_s:>6.3f}  {_support.load()}")
+                  f"{match_s / bare_s:>6.3f} {lean_s / decisions * 1e6:>11.0f} "
+                  f"{match_s / lean_s:>6.3f}  {_support.load()}")
             total_match += match_s
             total_bare += bare_s
+            total_lean += lean_s
             total_decisions += decisions
-    return total_match, total_bare, total_decisions
+    return total_match, total_bare, total_lean, total_decisions
 
 
 def on_worker(url: str, matches: int) -> tuple[float, float, int]:
@@ -110,7 +120,7 @@ def on_worker(url: str, matches: int) -> tuple[float, float, int]:
         worker = _support.start([sys.executable, "-m", "referee.cli", "worker"],
                                 env=_support.child_env(REDIS_URL=server.url,
                                                        REFEREE_SECRET="bench"))
-        match_s = bare_s = 0.0
+        match_s = bare_s = lean_s = 0.0
         decisions = 0
         try:
             for seed in range(matches):
@@ -121,15 +131,18 @@ def on_worker(url: str, matches: int) -> tuple[float, float, int]:
                 match = _wait_finished(store, meta["id"], MatchStatus.FINISHED)
                 match_s += _seconds_between(match["started_at"], match["finished_at"])
                 record = store.get_replay(meta["id"])
-                bare_s += bare_posts(url, match_payloads(record))
+                bodies = match_payloads(record)
+                bare_s += bare_posts(url, bodies)
+                lean_s += bare_posts(url, bodies, trust_env=False)
                 decisions += len(record["steps"])
         finally:
             _support.stop([worker])
     print(f"{'matches':>7} {'decisions':>9} {'match us/dec':>12} {'post us/dec':>11} "
-          f"{'ratio':>6}  load")
+          f"{'ratio':>6} {'lean us/dec':>11} {'ratio':>6}  load")
     print(f"{matches:>7} {decisions:>9} {match_s / decisions * 1e6:>12.0f} "
-          f"{bare_s / decisions * 1e6:>11.0f} {match_s / bare_s:>6.3f}  {_support.load()}")
-    return match_s, bare_s, decisions
+          f"{bare_s / decisions * 1e6:>11.0f} {match_s / bare_s:>6.3f} "
+          f"{lean_s / decisions * 1e6:>11.0f} {match_s / lean_s:>6.3f}  {_support.load()}")
+    return match_s, bare_s, lean_s, decisions
 
 
 def _match_meta(engine: engines.Game, seed: int) -> dict:
@@ -149,7 +162,7 @@ def _wait_finished(store, match_id: str, finished: str) -> dict:
     while (match := store.get_match(match_id))["status"] != finished:
         if time.monotonic() > deadline or match["status"] == "failed":
             raise RuntimeError(f"match {match_id} is {match['status']} after 60 s")
-        time.sleep(0.005)
+        time.sleep(0.01)
     return match
 
 
@@ -159,6 +172,11 @@ def _seconds_between(started_at: str, finished_at: str) -> float:
     start = datetime.fromisoformat(started_at.replace("Z", "+00:00"))
     end = datetime.fromisoformat(finished_at.replace("Z", "+00:00"))
     return (end - start).total_seconds()
+
+
+def summary(label: str, match_s: float, bare_s: float, lean_s: float, decisions: int) -> None:
+    print(f"{label} overall: {decisions} decisions, ratio {match_s / bare_s:.3f} "
+          f"(goal <= {GOAL}); against the lean Session {match_s / lean_s:.3f}")
 
 
 def main() -> None:
@@ -174,12 +192,8 @@ def main() -> None:
                     f"match time / bare requests.post time <= {GOAL}")
     url, bot = _support.start_bot("bots.python.random_bot", "--seed", "1")
     try:
-        match_s, bare_s, decisions = in_process(url, args.seconds)
-        print(f"in-process overall: {decisions} decisions, ratio {match_s / bare_s:.3f} "
-              f"(goal <= {GOAL})")
-        match_s, bare_s, decisions = on_worker(url, args.worker_matches)
-        print(f"rq worker overall: {decisions} decisions, ratio {match_s / bare_s:.3f} "
-              f"(goal <= {GOAL})")
+        summary("in-process", *in_process(url, args.seconds))
+        summary("rq worker", *on_worker(url, args.worker_matches))
     finally:
         _support.stop([bot])
 

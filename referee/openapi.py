@@ -114,7 +114,7 @@ def paths() -> dict[str, dict]:
                             "gets a token, shown only in this answer."),
             "get": operation("The matches, newest first", "matches",
                              (200, schemas.MatchListSchema), (400,),
-                             parameters=[{"in": "query", "schema": schemas.ListQuerySchema}],
+                             parameters=[{"in": "query", "schema": schemas.MatchListQuerySchema}],
                              security="admin", optional_security=True),
         },
         "/matches/{match_id}": {"get": operation(

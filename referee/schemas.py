@@ -205,6 +205,10 @@ class ListQuerySchema(Schema):
     limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=MAX_PAGE))
 
 
+class MatchListQuerySchema(ListQuerySchema):
+    game = fields.String(validate=_known_game, metadata={"description": "only this game's"})
+
+
 class MatchListSchema(Schema):
     matches = _required(fields.List, fields.Nested(MatchSchema))
     total = _required(fields.Integer)

@@ -12,7 +12,7 @@ Values are JSON (orjson), never pickle. Keys, all under the prefix `referee:`:
 - `match:{id}:inbox:{seat}` (list): moves posted by a pull seat's client, `{"step", "action"}`
 - `match:{id}:claim:{step}` (string): set by the first move accepted for that step
 - `match:{id}:applied:{step}` (list): pushed once the runner has moved past that step
-- `matches` (sorted set): match ids by creation time
+- `matches`, `matches:{game}` (sorted sets): match ids by creation time, all and per game
 - `match:{id}:lease` (string, expires): the attempt playing the match, renewed while it runs
 - `tournament:{id}` (hash): `meta` (JSON), `finished_at`, `ratings` (JSON, at the end)
 - `tournament:{id}:matches` (list): match ids in schedule order
@@ -69,8 +69,9 @@ def bots_key() -> str:
     return f"{PREFIX}bots"
 
 
-def matches_key() -> str:
-    return f"{PREFIX}matches"
+def matches_key(game: str | None = None) -> str:
+    """Every match id by creation time, or only those of one game."""
+    return f"{PREFIX}matches" if game is None else f"{PREFIX}matches:{game}"
 
 
 def match_key(match_id: str, part: str | None = None) -> str:
@@ -204,7 +205,9 @@ class Store:
                 pipe.hset(match_key(match_id, "tokens"),
                           mapping={str(seat): digest for seat, digest in token_digests.items()})
             pipe.set(match_key(match_id, "live"), dumps({"step": 0, "state": state}))
-            pipe.zadd(matches_key(), {match_id: time.time()})
+            created = time.time()
+            pipe.zadd(matches_key(), {match_id: created})
+            pipe.zadd(matches_key(meta["game"]), {match_id: created})
             pipe.execute()
 
     def get_match(self, match_id: str) -> dict | None:
@@ -222,10 +225,14 @@ class Store:
         """How many times the match was queued again after its worker died (0 at first)."""
         return int(self.redis.hget(match_key(match_id), "attempt") or 0)
 
-    def list_match_ids(self, offset: int, limit: int) -> tuple[list[str], int]:
-        """Newest first: one page of ids and the total count."""
-        ids = self.redis.zrevrange(matches_key(), offset, offset + limit - 1)
-        return [i.decode() for i in ids], self.redis.zcard(matches_key())
+    def list_match_ids(self, offset: int, limit: int,
+                       game: str | None = None) -> tuple[list[str], int]:
+        """Newest first (of one game, or all): one page of ids and the total count."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zrevrange(matches_key(game), offset, offset + limit - 1)
+            pipe.zcard(matches_key(game))
+            ids, total = pipe.execute()
+        return [i.decode() for i in ids], total
 
     def seat_for_token(self, match_id: str, token: str) -> int | None:
         """The seat whose token this is, comparing digests in constant time."""

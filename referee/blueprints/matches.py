@@ -21,9 +21,9 @@ from ..replay import utc_now
 from ..runner import FailurePolicy
 from ..schemas import (
     MAX_SEED,
-    ListQuerySchema,
     MatchCreatedSchema,
     MatchCreateSchema,
+    MatchListQuerySchema,
     MatchListSchema,
     MatchSchema,
 )
@@ -60,8 +60,8 @@ def create_match() -> Response:
 @bp.get("/matches")
 def list_matches() -> Response:
     store = services().store
-    query = load_query(ListQuerySchema())
-    ids, total = store.list_match_ids(query["offset"], query["limit"])
+    query = load_query(MatchListQuerySchema())
+    ids, total = store.list_match_ids(query["offset"], query["limit"], query.get("game"))
     admin = _asked_by_admin()
     found = store.get_matches(ids)
     matches = [public_match(match, admin) for match in found if match]

@@ -168,6 +168,18 @@ def test_a_new_match_is_queued_and_hides_its_seed(api, bot_server):
     assert api.get("/matches/m-nope").status_code == 404
 
 
+def test_matches_are_listed_per_game_newest_first(api):
+    first = api.create_match("aladino", [{"kind": "pull"}, {"kind": "pull"}], seed=1)["id"]
+    other = api.create_match("caravans", [{"kind": "pull"}, {"kind": "pull"}], seed=2)["id"]
+    second = api.create_match("aladino", [{"kind": "pull"}, {"kind": "pull"}], seed=3)["id"]
+    aladino = api.get("/matches?game=aladino").get_json()
+    assert [m["id"] for m in aladino["matches"]] == [second, first] and aladino["total"] == 2
+    assert [m["id"] for m in api.get("/matches?game=caravans").get_json()["matches"]] == [other]
+    assert api.get("/matches").get_json()["total"] == 3
+    unknown = api.get("/matches?game=chess")
+    assert unknown.status_code == 400 and "game" in unknown.get_json()["errors"]
+
+
 def test_a_live_replay_is_for_the_admin_only(api):
     match = api.create_match("aladino", [{"kind": "pull"}, {"kind": "pull"}], seed=5)
     url = f"/matches/{match['id']}/replay"

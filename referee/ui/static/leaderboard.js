@@ -114,8 +114,8 @@ async function showLeaderboard(game) {
 async function showGameMatches(game) {
   const box = document.getElementById("matches");
   try {
-    const {matches} = await api("/matches?limit=100");
-    setChildren(box, matchesTable(matches.filter(m => m.game === game).slice(0, 20)));
+    const {matches} = await api(`/matches?game=${encodeURIComponent(game)}&limit=20`);
+    setChildren(box, matchesTable(matches));
   } catch (error) {
     setChildren(box, errorBox(error));
   }

@@ -1,6 +1,7 @@
 """API latency with 10,000 finished matches stored: p50 and p99 of GET /ratings/{game} and
-GET /matches/{id}, and of the rest of the leaderboard page's data (GET
-/matches?game=G&limit=20, GET /games), plus a page of 100 matches of all games, against `referee serve` (gunicorn, 2 workers x 8 threads). Goal: p99 <= 10 ms.
+GET /matches/{id}, of the rest of the leaderboard page's data (GET /matches?game=G&limit=20,
+GET /games) and of a page of 100 matches of all games, against `referee serve` (gunicorn,
+2 workers x 8 threads). Goal: p99 <= 10 ms.
 
     python3 bench/api_latency.py [--matches 10000] [--requests 400] [--quick]
 

@@ -104,20 +104,21 @@ def in_process(url: str, seconds: float) -> tuple[float, float, int]:
     return total_match, total_bare, total_lean, total_decisions
 
 
-def on_worker(url: str, matches: int) -> tuple[float, float, int]:
+def on_worker(url: str, matches: int, *worker_args: str) -> tuple[float, float, int]:
     """`matches` aladino 2-player matches, queued one at a time as `POST /matches` queues
-    them, each played by one `referee worker` and followed by its baseline."""
+    them, each played by one `referee worker [worker_args]` and followed by its baseline."""
     from tournament.jobs import enqueue_match
     from tournament.store import MatchStatus, Store
 
-    print(f"\nrq worker with Redis recording ({matches} aladino 2-player matches)")
+    print(f"\nrq worker {' '.join(worker_args)} with Redis recording ({matches} aladino "
+          "2-player matches)")
     engine = engines.get("aladino")
     with _support.redis_server() as server:
         store = Store.from_url(server.url)
         for index in (1, 2):
             store.save_bot({"id": f"bench-{index}", "name": f"random {index}", "url": url,
                             "games": engines.names()})
-        worker = _support.start([sys.executable, "-m", "referee.cli", "worker"],
+        worker = _support.start([sys.executable, "-m", "referee.cli", "worker", *worker_args],
                                 env=_support.child_env(REDIS_URL=server.url,
                                                        REFEREE_SECRET="bench"))
         match_s = bare_s = lean_s = 0.0
@@ -194,6 +195,7 @@ def main() -> None:
     try:
         summary("in-process", *in_process(url, args.seconds))
         summary("rq worker", *on_worker(url, args.worker_matches))
+        summary("rq worker --no-fork", *on_worker(url, args.worker_matches, "--no-fork"))
     finally:
         _support.stop([bot])
 

@@ -51,8 +51,9 @@ def api(config, openapi) -> ApiClient:
 def run_worker(redis_url):
     """Run `referee worker --burst` to the end of the queue; returns its output."""
 
-    def run(timeout: float = 60) -> str:
-        done = subprocess.run(worker_command("--burst"), env=worker_env(redis_url), cwd=ROOT,
+    def run(timeout: float = 60, *extra: str) -> str:
+        done = subprocess.run(worker_command("--burst", *extra), env=worker_env(redis_url),
+                              cwd=ROOT,
                               capture_output=True, text=True, timeout=timeout)
         assert done.returncode == 0, done.stderr
         return done.stdout + done.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import engines
 from referee import replay
 
@@ -23,7 +25,9 @@ def check_replay_matches_the_engine(record: dict) -> None:
         assert engine.is_over(state) and record["result"] == engine.result(state)
 
 
-def test_every_game_and_variant_plays_to_the_end_on_a_worker(api, bot_server, run_worker):
+@pytest.mark.parametrize("worker_args", [(), ("--no-fork",)], ids=["forking", "no-fork"])
+def test_every_game_and_variant_plays_to_the_end_on_a_worker(api, bot_server, run_worker,
+                                                             worker_args):
     bot = api.register_bot(bot_server.url("/random"), name="random")
     created = []
     for game in engines.names():
@@ -32,8 +36,9 @@ def test_every_game_and_variant_plays_to_the_end_on_a_worker(api, bot_server, ru
             match = api.create_match(game, seats, seed=21, options=variant["options"])
             assert match["status"] == "queued"
             created.append((game, match))
-    output = run_worker()
+    output = run_worker(60, *worker_args)
     assert "referee-matches" in output
+    assert ("without forking" in output) == bool(worker_args)
     for game, match in created:
         status = api.get(f"/matches/{match['id']}").get_json()
         assert status["status"] == "finished", status

@@ -1,7 +1,7 @@
 """The rq match job: plays one stored match on a worker and records its replay in Redis.
 
 The job's only argument is a JSON payload `{"match_id": "..."}` (rq's JSON serializer,
-never pickle); everything else is read from the store. The job is idempotent: a match
+no Python-only format); everything else is read from the store. The job is idempotent: a match
 already finished is not played again, and a match whose earlier attempt died is replayed
 from the start (its partial steps are discarded).
 """

@@ -1,6 +1,6 @@
 """Everything the referee keeps in Redis, and every Redis key it uses, built in one place.
 
-Values are JSON (orjson), never pickle. Keys, all under the prefix `referee:`:
+Values are JSON (orjson), never a Python-only format. Keys, all under the prefix `referee:`:
 
 - `bot:{id}` (string): a registered bot; `bots` (sorted set): bot ids by registration time
 - `match:{id}` (hash): `meta` (JSON, fixed at creation), `status`, `step`, `to_move`,

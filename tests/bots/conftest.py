@@ -2,10 +2,8 @@
 each on a free loopback port and stopped at the end of the test."""
 
 import shutil
-import socket
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,25 +11,9 @@ from pathlib import Path
 import pytest
 
 from bots.python.sdk import Choose, make_server
+from referee.redis_server import free_port, wait_for_port
 
 NODE_BOT = Path(__file__).resolve().parents[2] / "bots" / "node" / "random_bot.js"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_port(port: int, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
 
 
 @contextmanager

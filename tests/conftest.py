@@ -1,10 +1,9 @@
 """Shared fixtures: a real redis-server on a free loopback port for the whole run."""
 
 import pytest
+import redis
 
-from referee.redis_server import RedisServer, free_port, wait_for_port
-
-__all__ = ["free_port", "wait_for_port"]
+from referee.redis_server import RedisServer
 
 
 @pytest.fixture(scope="session")
@@ -17,8 +16,6 @@ def redis_server(tmp_path_factory):
 @pytest.fixture
 def redis_url(redis_server):
     """The shared server's URL with the database flushed before the test."""
-    import redis
-
     client = redis.Redis.from_url(redis_server)
     client.flushall()
     client.close()

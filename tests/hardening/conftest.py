@@ -20,6 +20,7 @@ REFEREE_TESTS = Path(__file__).resolve().parents[1] / "referee"
 sys.path.insert(0, str(REFEREE_TESTS))
 apitest = importlib.import_module("apitest")  # the referee tests' helpers, by their own name
 procs = importlib.import_module("hardening_procs")
+worker_procs = importlib.import_module("worker_procs")
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def api(config, openapi):
 
 @pytest.fixture
 def workers(redis_url, tmp_path) -> Iterator:
-    pool = procs.Workers(redis_url, tmp_path)
+    pool = worker_procs.Workers(redis_url, tmp_path)
     yield pool
     pool.stop_all()
 

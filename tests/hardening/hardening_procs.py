@@ -1,5 +1,6 @@
 """Processes of the hardening tests (imported by name: `conftest` is ambiguous across test
-folders): `referee worker` processes and `referee serve` with their output kept in files."""
+folders): `referee serve` with its output kept in a file; the workers are the referee tests'
+`worker_procs.Workers`."""
 
 from __future__ import annotations
 
@@ -10,64 +11,10 @@ import sys
 import time
 from pathlib import Path
 
-import redis
 import requests
-from apitest import ADMIN, ROOT, SECRET, worker_command, worker_env
-from rq import Worker
+from apitest import ADMIN, ROOT, SECRET
 
 from referee.redis_server import free_port
-
-
-class Workers:
-    """`referee worker` processes in their own sessions, their output in log files."""
-
-    def __init__(self, redis_url: str, log_dir: Path):
-        self.redis_url = redis_url
-        self.log_dir = log_dir
-        self.procs: list[subprocess.Popen] = []
-
-    def start(self, burst: bool = False, **env: str) -> subprocess.Popen:
-        log_path = self.log_dir / f"worker-{len(self.procs)}.log"
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen(
-                worker_command(*(["--burst"] if burst else [])),
-                env={**worker_env(self.redis_url), **env}, cwd=ROOT, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True)
-        self.procs.append(proc)
-        return proc
-
-    def start_ready(self, count: int, **env: str) -> list[subprocess.Popen]:
-        """Start `count` waiting workers; return once all have registered with rq, so
-        jobs queued afterwards are taken at once, by whichever worker is idle."""
-        connection = redis.Redis.from_url(self.redis_url)
-        before = Worker.count(connection=connection)
-        started = [self.start(**env) for _ in range(count)]
-        deadline = time.monotonic() + 30
-        while Worker.count(connection=connection) < before + count:
-            assert time.monotonic() < deadline, f"workers did not start: {self.logs()}"
-            time.sleep(0.05)
-        connection.close()
-        return started
-
-    def logs(self) -> str:
-        return "".join(path.read_text(errors="replace")
-                       for path in sorted(self.log_dir.glob("worker-*.log")))
-
-    def kill(self, proc: subprocess.Popen) -> None:
-        """kill -9 the worker and its work horses (children, each in a group of its own),
-        as a lost machine would."""
-        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
-        os.killpg(proc.pid, signal.SIGKILL)
-        for horse in children:
-            os.killpg(int(horse), signal.SIGKILL)
-        proc.wait(timeout=10)
-
-    def stop_all(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
-
 
 
 class LiveServer:

@@ -16,7 +16,7 @@ import orjson
 import pytest
 import redis
 from apitest import ADMIN, ApiClient
-from hardening_procs import Workers
+from worker_procs import Workers
 
 from referee.app import create_app
 from referee.config import Config
@@ -74,7 +74,7 @@ def test_a_redis_restart_with_append_only_persistence_loses_and_doubles_nothing(
         assert created.status_code == 201, created.get_json()
         tournament_id = created.get_json()["id"]
         pool = Workers(server.url, tmp_path)
-        assert pool.start(burst=True).wait(timeout=60) == 0
+        assert pool.start(burst=True)[0].wait(timeout=60) == 0
         wait_over(api, tournament_id)
         client = redis.Redis.from_url(server.url)
         before = snapshot(api, client, tournament_id)
@@ -90,7 +90,7 @@ def test_a_redis_restart_with_append_only_persistence_loses_and_doubles_nothing(
         for match_id in before["view"]["matches"]:  # every job and sweep run once more
             assert not results.count_finished(store, match_id)
             jobs.enqueue_match(store, store.get_match(match_id), attempt=0)
-        assert pool.start(burst=True).wait(timeout=60) == 0
+        assert pool.start(burst=True)[0].wait(timeout=60) == 0
         assert snapshot(api, client, tournament_id) == before
         counted = [orjson.loads(raw) for raw in before["results"]]
         board = {row["bot_id"]: row["rating"] for row in before["ratings"]["leaderboard"]}
@@ -138,7 +138,7 @@ def test_a_match_whose_worker_is_killed_is_played_again_when_read(api, bad_bots,
     seats = [{"kind": "bot", "bot_id": api.register_bot(bad_bots.url("/steady"), name=n)}
              for n in ("a", "b")]
     match_id = api.create_match("aladino", seats, seed=6, deadline_ms=5000)["id"]
-    doomed = workers.start()
+    (doomed,) = workers.start()
     deadline = time.monotonic() + 30
     while store.get_match(match_id)["step"] < 4 and time.monotonic() < deadline:
         time.sleep(0.01)

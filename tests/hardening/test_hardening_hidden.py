@@ -44,7 +44,7 @@ def played(api, bad_bots, workers) -> list[dict]:
     matches = [api.create_match(name, [{"kind": "bot", "bot_id": bot}] * variant["num_players"],
                                 seed=31, options=variant["options"])
                for name, variant in CONFIGS]
-    assert workers.start(burst=True).wait(timeout=60) == 0
+    assert workers.start(burst=True)[0].wait(timeout=60) == 0
     return matches
 
 

@@ -7,9 +7,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import os
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -31,6 +28,7 @@ apitest = importlib.import_module("apitest")  # the referee tests' helpers, by t
 ADMIN = apitest.ADMIN
 ApiClient = apitest.ApiClient
 ROOT = apitest.ROOT
+Workers = importlib.import_module("worker_procs").Workers
 
 
 def hashing_bot(salt: str, delay_s: float = 0.0) -> Choose:
@@ -105,47 +103,8 @@ def register_bots(api, bot_farm) -> Callable[..., list[str]]:
     return register
 
 
-class Workers:
-    """`referee worker` processes (not burst: they wait for jobs) in their own sessions."""
-
-    def __init__(self, redis_url: str):
-        self.env = apitest.worker_env(redis_url)
-        self.procs: list[subprocess.Popen] = []
-
-    def start(self, count: int = 1) -> list[subprocess.Popen]:
-        started = [subprocess.Popen(apitest.worker_command(), env=self.env, cwd=ROOT,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                    start_new_session=True) for _ in range(count)]
-        self.procs += started
-        return started
-
-    @staticmethod
-    def horses(proc: subprocess.Popen) -> list[int]:
-        """The worker's work horses: its children, each in a process group of its own."""
-        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text()
-        return [int(pid) for pid in children.split()]
-
-    def kill(self, proc: subprocess.Popen) -> None:
-        """kill -9 the worker and its work horse, as a lost machine would."""
-        horses = self.horses(proc)
-        os.killpg(proc.pid, signal.SIGKILL)
-        for horse in horses:
-            os.killpg(horse, signal.SIGKILL)
-        proc.wait(timeout=10)
-
-    def kill_horse(self, proc: subprocess.Popen) -> None:
-        """kill -9 only the work horse playing the current job; the worker lives on."""
-        for horse in self.horses(proc):
-            os.killpg(horse, signal.SIGKILL)
-
-    def stop_all(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                self.kill(proc)
-
-
 @pytest.fixture
-def workers(redis_url) -> Iterator[Workers]:
-    pool = Workers(redis_url)
+def workers(redis_url, tmp_path) -> Iterator[Workers]:
+    pool = Workers(redis_url, tmp_path)
     yield pool
     pool.stop_all()

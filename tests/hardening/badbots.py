@@ -26,11 +26,19 @@ with the replay.
 from __future__ import annotations
 
 import json
-import random
 import threading
 import time
 from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from botserver import (
+    ERROR_ANSWER,
+    GARBAGE_ANSWER,
+    ILLEGAL_ANSWER,
+    huge_answer,
+    random_answer,
+    send,
+)
 
 SLOW_S = 2.0
 TRICKLE_S = 1.0
@@ -38,7 +46,6 @@ HUGE_BYTES = 10_000_000
 GATE_STEP = 3
 STEADY_S = 0.02
 REDIRECT_TO = "http://10.255.255.1/bot"
-ILLEGAL_ACTION = {"type": "__no_such_action__"}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -54,20 +61,18 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.stopping.wait()
             self.close_connection = True
         elif self.path == "/trickle":
-            self._send(200, _good(payload), per_byte_s=TRICKLE_S)
+            send(self, 200, random_answer(payload), per_byte_s=TRICKLE_S)
         elif self.path == "/huge":
-            self._send(200, b'{"action": {"type": "x"}, "pad": "' + b"x" * HUGE_BYTES + b'"}')
+            send(self, 200, huge_answer(HUGE_BYTES))
         else:
             status, body = self._answer(payload, earlier)
-            self._send(status, body)
+            extra = f"Location: {REDIRECT_TO}\r\n" if status == 302 else ""
+            send(self, status, body, extra_headers=extra)
 
     def _answer(self, payload: dict, earlier: list[dict]) -> tuple[int, bytes]:
-        if self.path == "/error":
-            return 500, b'{"error": "the bot fell over"}'
-        if self.path == "/garbage":
-            return 200, b"<html>this is not json</html>"
-        if self.path == "/illegal":
-            return 200, json.dumps({"action": ILLEGAL_ACTION}).encode()
+        canned = {"/error": ERROR_ANSWER, "/garbage": GARBAGE_ANSWER, "/illegal": ILLEGAL_ANSWER}
+        if self.path in canned:
+            return canned[self.path]
         if self.path == "/other-seat":
             offered = [p for p in earlier if p["seat"] != payload["seat"]]
             return 200, _one_of(offered[-1:], payload)
@@ -80,30 +85,10 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(SLOW_S if self.path == "/slow" else STEADY_S)
         if self.path == "/gate" and payload["step"] == GATE_STEP and self.server.first_at_gate():
             self.server.gate.wait(30)
-        return 200, _good(payload)
-
-    def _send(self, status: int, body: bytes, per_byte_s: float = 0.0) -> None:
-        location = f"Location: {REDIRECT_TO}\r\n" if status == 302 else ""
-        head = (f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n{location}"
-                f"Content-Length: {len(body)}\r\n\r\n").encode()
-        try:
-            if not per_byte_s:
-                self.wfile.write(head + body)
-                return
-            self.wfile.write(head)
-            for index in range(len(body)):
-                time.sleep(per_byte_s)
-                self.wfile.write(body[index:index + 1])
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
+        return 200, random_answer(payload)
 
     def log_message(self, *args) -> None:
         """Quiet."""
-
-
-def _good(payload: dict) -> bytes:
-    chooser = random.Random(f"{payload['match_id']}:{payload['step']}")
-    return json.dumps({"action": chooser.choice(payload["legal_actions"])}).encode()
 
 
 def _one_of(earlier: list[dict], payload: dict) -> bytes:
@@ -114,7 +99,7 @@ def _one_of(earlier: list[dict], payload: dict) -> bytes:
         for action in old["legal_actions"]:
             if action not in legal:
                 return json.dumps({"action": action}).encode()
-    return _good(payload)
+    return random_answer(payload)
 
 
 class BadBots(ThreadingHTTPServer):

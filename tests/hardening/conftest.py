@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from badbots import BadBots
 from openapi_core import OpenAPI
 
 from referee.app import create_app
@@ -21,11 +20,12 @@ sys.path.insert(0, str(REFEREE_TESTS))
 apitest = importlib.import_module("apitest")  # the referee tests' helpers, by their own name
 procs = importlib.import_module("hardening_procs")
 worker_procs = importlib.import_module("worker_procs")
+badbots = importlib.import_module("badbots")
 
 
 @pytest.fixture
-def bad_bots() -> Iterator[BadBots]:
-    server = BadBots().start()
+def bad_bots() -> Iterator:
+    server = badbots.BadBots().start()
     yield server
     server.stop()
 

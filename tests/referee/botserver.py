@@ -31,30 +31,53 @@ TRICKLE_S = 0.05
 ILLEGAL_ACTION = {"type": "__no_such_action__"}
 
 
-def _random_action(payload: dict) -> dict:
+# Answers the test bots share (the hardening tests' bots reuse them).
+ERROR_ANSWER = (500, b'{"error": "the bot fell over"}')
+GARBAGE_ANSWER = (200, b"<html>this is not json</html>")
+ILLEGAL_ANSWER = (200, json.dumps({"action": ILLEGAL_ACTION}).encode())
+
+
+def random_answer(payload: dict) -> bytes:
+    """A legal action drawn from a generator seeded by match id and step."""
     chooser = random.Random(f"{payload['match_id']}:{payload['step']}")
-    return {"action": chooser.choice(payload["legal_actions"])}
+    return json.dumps({"action": chooser.choice(payload["legal_actions"])}).encode()
+
+
+def huge_answer(size: int) -> bytes:
+    return b'{"action": {"type": "x"}, "pad": "' + b"x" * size + b'"}'
+
+
+def send(handler: BaseHTTPRequestHandler, status: int, body: bytes, per_byte_s: float = 0.0,
+         extra_headers: str = "") -> None:
+    """Answer in one write, or (`per_byte_s`) the head and then one byte at a time."""
+    head = (f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n{extra_headers}"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    try:
+        if not per_byte_s:
+            handler.wfile.write(head + body)
+            return
+        handler.wfile.write(head)
+        for index in range(len(body)):
+            time.sleep(per_byte_s)
+            handler.wfile.write(body[index:index + 1])
+    except (BrokenPipeError, ConnectionResetError):
+        handler.close_connection = True
 
 
 def _answer(path: str, payload: dict) -> tuple[int, bytes]:
     if path == "/random":
-        return 200, json.dumps(_random_action(payload)).encode()
+        return 200, random_answer(payload)
     if path == "/first":
         return 200, json.dumps({"action": payload["legal_actions"][0]}).encode()
     if path == "/slow":
         time.sleep(SLOW_S)
-        return 200, json.dumps(_random_action(payload)).encode()
-    if path == "/error":
-        return 500, b'{"error": "the bot fell over"}'
-    if path == "/garbage":
-        return 200, b"<html>this is not json</html>"
+        return 200, random_answer(payload)
     if path == "/noaction":
         return 200, json.dumps({"move": payload["legal_actions"][0]}).encode()
     if path == "/huge":
-        return 200, b'{"action": {"type": "x"}, "pad": "' + b"x" * 2_000_000 + b'"}'
-    if path == "/illegal":
-        return 200, json.dumps({"action": ILLEGAL_ACTION}).encode()
-    return 404, b'{"error": "unknown bot"}'
+        return 200, huge_answer(2_000_000)
+    canned = {"/error": ERROR_ANSWER, "/garbage": GARBAGE_ANSWER, "/illegal": ILLEGAL_ANSWER}
+    return canned.get(path, (404, b'{"error": "unknown bot"}'))
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -69,26 +92,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if self.path == "/trickle":
-            self._trickle(json.dumps(_random_action(payload)).encode())
+            send(self, 200, random_answer(payload), per_byte_s=TRICKLE_S)
             return
-        status, body = _answer(self.path, payload)
-        head = (f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n").encode()
-        try:
-            self.wfile.write(head + body)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
-
-    def _trickle(self, body: bytes) -> None:
-        head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n").encode()
-        try:
-            self.wfile.write(head)
-            for index in range(len(body)):
-                time.sleep(TRICKLE_S)
-                self.wfile.write(body[index:index + 1])
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True
+        send(self, *_answer(self.path, payload))
 
     def log_message(self, *args) -> None:
         """Quiet."""

@@ -15,7 +15,7 @@ import time
 import orjson
 import pytest
 import redis
-from apitest import ADMIN, ApiClient
+from apitest import ADMIN, ApiClient, wait_finished
 from worker_procs import Workers
 
 from referee.app import create_app
@@ -38,16 +38,6 @@ def snapshot(api: ApiClient, client: redis.Redis, tournament_id: str) -> dict:
         "replays": {m: client.get(match_key(m, "replay")) for m in view["matches"]},
         "matches": {m: api.get(f"/matches/{m}").get_json() for m in view["matches"]},
     }
-
-
-def wait_over(api: ApiClient, tournament_id: str, timeout: float = 60) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        view = api.get(f"/tournaments/{tournament_id}").get_json()
-        if view["status"] == "finished":
-            return view
-        time.sleep(0.1)
-    raise AssertionError(f"tournament unfinished: {view['progress']}")
 
 
 def stop_redis(server: RedisServer, how: str) -> None:
@@ -75,7 +65,7 @@ def test_a_redis_restart_with_append_only_persistence_loses_and_doubles_nothing(
         tournament_id = created.get_json()["id"]
         pool = Workers(server.url, tmp_path)
         assert pool.start(burst=True)[0].wait(timeout=60) == 0
-        wait_over(api, tournament_id)
+        wait_finished(api, tournament_id)
         client = redis.Redis.from_url(server.url)
         before = snapshot(api, client, tournament_id)
         assert len(before["counted"]) == len(before["results"]) == 6

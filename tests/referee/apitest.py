@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import jsonschema
@@ -95,3 +96,15 @@ def worker_command(*extra: str) -> list[str]:
 def worker_env(redis_url: str) -> dict:
     return {**os.environ, "REDIS_URL": redis_url, "REFEREE_SECRET": SECRET,
             "PYTHONPATH": str(ROOT)}
+
+
+def wait_finished(api: ApiClient, tournament_id: str, timeout: float = 60) -> dict:
+    """Poll the tournament (as `referee tournament` does) until it is over."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        view = api.get(f"/tournaments/{tournament_id}").get_json()
+        if view["status"] == "finished":
+            return view
+        time.sleep(0.2)
+    raise AssertionError(f"tournament {tournament_id} unfinished after {timeout}s: "
+                         f"{view['progress']}")

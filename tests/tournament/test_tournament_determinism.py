@@ -4,7 +4,8 @@ the matches in: Bradley-Terry depends only on the results, never on their order.
 from __future__ import annotations
 
 import redis
-from tournament_checks import start, wait_finished
+from apitest import wait_finished
+from tournament_checks import start
 
 from tournament.jobs import match_queue
 from tournament.store import Store, loads, ratings_key

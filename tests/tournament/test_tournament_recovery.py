@@ -10,7 +10,7 @@ import time
 
 import pytest
 import redis
-from apitest import ADMIN
+from apitest import ADMIN, wait_finished
 from rq import Worker
 from rq.job import Job
 from rq.registry import FailedJobRegistry
@@ -19,7 +19,6 @@ from tournament_checks import (
     check_live_elo,
     check_round_robin,
     finished_matches,
-    wait_finished,
 )
 
 from tournament import jobs, lease, recovery, results

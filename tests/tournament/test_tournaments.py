@@ -8,14 +8,13 @@ from math import comb
 
 import pytest
 import redis
-from apitest import ADMIN
+from apitest import ADMIN, wait_finished
 from tournament_checks import (
     check_live_elo,
     check_round_robin,
     finished_matches,
     match_results,
     start,
-    wait_finished,
 )
 
 import engines

@@ -4,7 +4,6 @@ Elo agree with the matches stored by the workers."""
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from itertools import combinations
 from math import comb
@@ -12,7 +11,7 @@ from math import comb
 import orjson
 import pytest
 import redis
-from apitest import ADMIN, ApiClient
+from apitest import ADMIN
 
 from tournament import ratings
 from tournament.store import ratings_key
@@ -103,15 +102,3 @@ def check_first_update_by_hand(board: dict, first: dict) -> None:
                  for j, other in enumerate(ranks) if j != seat]
         expected = 1500 + 32 / (n - 1) * sum(score - 0.5 for score in pairs)
         assert board["history"][bot][0] == [1, pytest.approx(expected, abs=1e-6)]
-
-
-def wait_finished(api: ApiClient, tournament_id: str, timeout: float = 60) -> dict:
-    """Poll the tournament (as `referee tournament` does) until it is over."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        view = api.get(f"/tournaments/{tournament_id}").get_json()
-        if view["status"] == "finished":
-            return view
-        time.sleep(0.2)
-    raise AssertionError(f"tournament {tournament_id} unfinished after {timeout}s: "
-                         f"{view['progress']}")

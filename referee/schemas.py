@@ -209,11 +209,16 @@ class MatchListQuerySchema(ListQuerySchema):
     game = fields.String(validate=_known_game, metadata={"description": "only this game's"})
 
 
-class MatchListSchema(Schema):
-    matches = _required(fields.List, fields.Nested(MatchSchema))
+class PageSchema(Schema):
+    """What every list answers besides its items: the total and the page asked for."""
+
     total = _required(fields.Integer)
     offset = _required(fields.Integer)
     limit = _required(fields.Integer)
+
+
+class MatchListSchema(PageSchema):
+    matches = _required(fields.List, fields.Nested(MatchSchema))
 
 
 # ----- seats: observation and moves -----------------------------------------------------
@@ -447,11 +452,8 @@ class TournamentSchema(TournamentSummarySchema):
     matches = _required(fields.List, fields.String(), metadata={"description": "schedule order"})
 
 
-class TournamentListSchema(Schema):
+class TournamentListSchema(PageSchema):
     tournaments = _required(fields.List, fields.Nested(TournamentSummarySchema))
-    total = _required(fields.Integer)
-    offset = _required(fields.Integer)
-    limit = _required(fields.Integer)
 
 
 class LeaderboardEntrySchema(TournamentBotSchema):

@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from referee.redis_server import RedisServer, free_port, wait_for_port  # noqa: E402
+from referee.processes import spawn  # noqa: E402
+from referee.redis_server import RedisServer, free_port  # noqa: E402
 
 
 def load() -> str:
@@ -42,25 +43,7 @@ def start(argv: list[str], port: int | None = None, env: dict[str, str] | None =
           log: Path | None = None) -> subprocess.Popen:
     """Start a child in the repository root (output to `log` or nowhere); when `port` is
     given, wait until it listens."""
-    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
-    process = subprocess.Popen(argv, cwd=ROOT, env=env or child_env(), stdout=out,
-                               stderr=subprocess.STDOUT, start_new_session=True)
-    if port is not None:
-        wait_for_port(port, timeout=30)
-    return process
-
-
-def stop(processes: list[subprocess.Popen]) -> None:
-    """Terminate the children this script started (each by its own process id)."""
-    for process in processes:
-        if process.poll() is None:
-            process.terminate()
-    for process in processes:
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    return spawn(argv, env or child_env(), log, port, cwd=ROOT)
 
 
 def start_bot(module: str = "bots.python.random_bot", *args: str) -> tuple[str, subprocess.Popen]:

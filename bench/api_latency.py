@@ -26,6 +26,7 @@ import _support
 import engines
 from referee import replay
 from referee.botclient import BotReply
+from referee.processes import stop_all
 from referee.runner import FailurePolicy, run_match
 from tournament import results
 from tournament.store import Store
@@ -137,7 +138,7 @@ def main() -> None:
         try:
             run(port, match_ids, args.requests)
         finally:
-            _support.stop([api])
+            stop_all([api])
 
 
 def run(port: int, match_ids: list[str], count: int) -> None:

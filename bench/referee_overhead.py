@@ -27,6 +27,7 @@ import orjson
 import requests
 
 import engines
+from referee.processes import stop_all
 from referee.runner import FailurePolicy, PushSeat, decision_payload, run_match
 
 GOAL = 1.10
@@ -137,7 +138,7 @@ def on_worker(url: str, matches: int, *worker_args: str) -> tuple[float, float, 
                 lean_s += bare_posts(url, bodies, trust_env=False)
                 decisions += len(record["steps"])
         finally:
-            _support.stop([worker])
+            stop_all([worker])
     print(f"{'matches':>7} {'decisions':>9} {'match us/dec':>12} {'post us/dec':>11} "
           f"{'ratio':>6} {'lean us/dec':>11} {'ratio':>6}  load")
     print(f"{matches:>7} {decisions:>9} {match_s / decisions * 1e6:>12.0f} "
@@ -197,7 +198,7 @@ def main() -> None:
         summary("rq worker", *on_worker(url, args.worker_matches))
         summary("rq worker --no-fork", *on_worker(url, args.worker_matches, "--no-fork"))
     finally:
-        _support.stop([bot])
+        stop_all([bot])
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import _support
 
 import engines
 from referee import audit
+from referee.processes import stop_all
 from referee.runner import FailurePolicy, PushSeat, run_match
 
 GOAL = 50.0
@@ -88,7 +89,7 @@ def main() -> None:
         measure(f"random bot taking {args.delay_ms:g} ms per move", slow_url,
                 args.slow_matches)
     finally:
-        _support.stop([bot, slow_bot])
+        stop_all([bot, slow_bot])
 
 
 if __name__ == "__main__":

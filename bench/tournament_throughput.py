@@ -24,6 +24,7 @@ import _support
 from rq import Worker
 
 import engines
+from referee.processes import stop_all
 from tournament import pairing, tournaments
 from tournament.store import Store, tournament_key
 
@@ -108,7 +109,7 @@ def main() -> None:
                     used = [cpu_seconds(pid) - before for pid, before in zip(pids, cpu_before,
                                                                               strict=True)]
                 finally:
-                    _support.stop(workers)
+                    stop_all(workers)
                 cpu = sum(used)
                 split.append((count, decisions, sum(used[:count]),
                               sum(used[count:-1]), used[-1]))
@@ -118,7 +119,7 @@ def main() -> None:
                       f"{decisions / spent:>11.1f} {rate / base:>7.2f}x {cpu:>6.1f} "
                       f"{cpu / decisions * 1000:>10.2f}  {_support.load()}")
     finally:
-        _support.stop([process for _, process in bot_processes])
+        stop_all([process for _, process in bot_processes])
     print("\nCPU ms per decision, by process: workers (their match processes included), "
           "bots, Redis")
     for count, decisions, workers_s, bots_s, redis_s in split:

@@ -1,4 +1,5 @@
-"""Child processes of one command (the demo): started in order, all stopped together."""
+"""Child processes (the demo's, the benchmarks'): each in a session of its own, output in a
+log file, stopped together with their own children."""
 
 from __future__ import annotations
 
@@ -12,8 +13,34 @@ from pathlib import Path
 from .redis_server import wait_for_port
 
 
+def spawn(argv: list[str], env: dict[str, str], log_path: Path | None = None,
+          port: int | None = None, cwd: Path | None = None) -> subprocess.Popen:
+    """Start `argv` in a new session, its output appended to `log_path` (or discarded);
+    when `port` is given, wait until it listens (RuntimeError after 30 s)."""
+    with open(log_path, "ab") if log_path else open(os.devnull, "wb") as out:
+        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                   cwd=cwd, start_new_session=True)
+    if port is not None:
+        wait_for_port(port, timeout=30)
+    return process
+
+
+def stop_all(processes: list[subprocess.Popen]) -> None:
+    """SIGTERM each process group, then SIGKILL what is still there after 10 s."""
+    for process in processes:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    for process in processes:
+        try:
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
 class Supervisor:
-    """Starts child processes with their output in log files; `stop_all` ends them all."""
+    """Named children with their logs in one folder; `stop_all` ends them all."""
 
     def __init__(self, log_dir: Path, env: dict[str, str]):
         self.log_dir = Path(log_dir)
@@ -24,16 +51,14 @@ class Supervisor:
     def start(self, name: str, argv: list[str], port: int | None = None) -> subprocess.Popen:
         """Start `argv`; when `port` is given, wait until it listens (or fail with its log)."""
         log_path = self.log_dir / f"{name}.log"
-        with open(log_path, "ab") as log:
-            process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=self.env,
-                                       start_new_session=True)
-        self.children.append((name, process))
-        if port is not None:
-            try:
+        try:
+            process = spawn(argv, self.env, log_path)
+            self.children.append((name, process))
+            if port is not None:
                 wait_for_port(port, timeout=30)
-            except RuntimeError:
-                raise RuntimeError(f"{name} did not start listening on port {port}; "
-                                   f"see {log_path}") from None
+        except RuntimeError:
+            raise RuntimeError(f"{name} did not start listening on port {port}; "
+                               f"see {log_path}") from None
         return process
 
     def check_alive(self) -> None:
@@ -44,16 +69,7 @@ class Supervisor:
                                    f"see {self.log_dir / (name + '.log')}")
 
     def stop_all(self) -> None:
-        for _, process in reversed(self.children):
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        for _, process in reversed(self.children):
-            try:
-                process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        stop_all([process for _, process in reversed(self.children)])
         self.children.clear()
 
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import engines
 from engines.base import Game, State
-from referee.botclient import PROTOCOL, BotClient, Fault
+from referee.botclient import BotClient, Fault
+from referee.runner import decision_payload
 
 NAME = "check-bot"
 HELP = "send a bot real decisions from every phase of a game and report faulty answers"
@@ -122,13 +123,8 @@ def spread(items: list, count: int) -> list:
 # ----- asking the bot ------------------------------------------------------------------------
 def payload(game: Game, decision: Decision, index: int, deadline_ms: int) -> dict:
     """What the referee POSTs for this decision (design.md section 4)."""
-    seat = game.current_seat(decision.state)
-    return {
-        "protocol": PROTOCOL, "match_id": f"check-bot-{index}", "game": game.name,
-        "seat": seat, "step": decision.step, "deadline_ms": deadline_ms,
-        "observation": game.observation(decision.state, seat),
-        "legal_actions": game.legal_actions(decision.state),
-    }
+    return decision_payload(game, decision.state, f"check-bot-{index}",
+                            game.current_seat(decision.state), decision.step, deadline_ms)
 
 
 def check(game: Game, url: str, decisions: list[Decision], deadline_ms: int

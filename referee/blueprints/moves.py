@@ -16,8 +16,8 @@ import engines
 from tournament.store import MatchStatus
 
 from ..auth import require_token
-from ..botclient import PROTOCOL
 from ..problems import Problem, conflict, invalid
+from ..runner import decision_payload
 from ..schemas import MoveAcceptedSchema, MoveSchema, ObservationSchema
 from ..web import load_body, reply, services
 from .matches import find_match
@@ -31,13 +31,10 @@ def observation(match_id: str) -> Response:
     seat = _seat_of_token(match_id)
     live = services().store.get_live(match_id)
     engine = engines.get(match["game"])
-    view = engine.observation(live["state"], seat)
-    return reply(ObservationSchema(), {
-        "protocol": PROTOCOL, "match_id": match_id, "game": match["game"], "seat": seat,
-        "step": live["step"], "to_move": engine.current_seat(live["state"]),
-        "status": match["status"], "deadline_ms": match["pull_deadline_ms"],
-        "observation": view, "legal_actions": view["legal_actions"],
-    })
+    payload = decision_payload(engine, live["state"], match_id, seat, live["step"],
+                               match["pull_deadline_ms"])
+    return reply(ObservationSchema(), {**payload, "status": match["status"],
+                                       "to_move": engine.current_seat(live["state"])})
 
 
 @bp.post("/matches/<match_id>/actions")

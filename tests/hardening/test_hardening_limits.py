@@ -88,18 +88,19 @@ def test_the_limits_come_from_the_environment():
 
 def test_a_bot_over_its_cap_of_concurrent_matches_waits_for_a_slot(api, bad_bots, workers,
                                                                     redis_url):
-    """Cap 1, two workers: the two matches of bot A are played one after the other (every
-    request of the second comes after the last of the first), while a match of two other
-    bots is played beside them."""
-    capped, other, third = (api.register_bot(bad_bots.url("/steady"), name=n)
-                            for n in ("a", "b", "c"))
-    workers.start_ready(2, REFEREE_BOT_MAX_MATCHES="1")
+    """Cap 1, three workers: the two matches of bot A are played one after the other (every
+    request of the second comes after the last of the first), while a match of two bots in
+    no other match is played beside them. (The cap holds for every bot, and a match waiting
+    for a slot holds its worker: so the other match has bots and a worker of its own.)"""
+    capped, other, third, free_1, free_2 = (api.register_bot(bad_bots.url("/steady"), name=n)
+                                            for n in ("a", "b", "c", "d", "e"))
+    workers.start_ready(3, REFEREE_BOT_MAX_MATCHES="1")
     first = api.create_match("aladino", [{"kind": "bot", "bot_id": capped},
                                          {"kind": "bot", "bot_id": other}], seed=1)["id"]
     second = api.create_match("aladino", [{"kind": "bot", "bot_id": third},
                                           {"kind": "bot", "bot_id": capped}], seed=2)["id"]
-    free = api.create_match("aladino", [{"kind": "bot", "bot_id": other},
-                                        {"kind": "bot", "bot_id": third}], seed=3)["id"]
+    free = api.create_match("aladino", [{"kind": "bot", "bot_id": free_1},
+                                        {"kind": "bot", "bot_id": free_2}], seed=3)["id"]
     for match_id in (first, second, free):
         wait_finished(api, match_id)
     asked = {m: [r["at"] for r in bad_bots.by_match[m]] for m in (first, second, free)}

@@ -15,10 +15,16 @@ FAULTS = [("/slow", "timeout"), ("refused", "crash"), ("/error", "crash"),
           ("/garbage", "malformed"), ("/noaction", "malformed"), ("/illegal", "illegal")]
 
 
+HEALTHY_DEADLINE_MS = 3000
+
+
 def play(game: str, urls: list[str], policy: FailurePolicy, seed: int = 11,
-         options: dict | None = None, deadline_ms: int = 1000) -> tuple[dict, list[dict]]:
-    seats = [PushSeat(url, deadline_ms, bot_id=f"b{i}", name=f"bot {i}")
-             for i, url in enumerate(urls)]
+         options: dict | None = None,
+         deadlines_ms: list[int] | None = None) -> tuple[dict, list[dict]]:
+    """One match in-process; each seat's deadline defaults to a generous 3 s."""
+    deadlines_ms = deadlines_ms or [HEALTHY_DEADLINE_MS] * len(urls)
+    seats = [PushSeat(url, deadline, bot_id=f"b{i}", name=f"bot {i}")
+             for i, (url, deadline) in enumerate(zip(urls, deadlines_ms, strict=True))]
     seen: list[dict] = []
     try:
         record = run_match(game, seed, options or {}, seats, policy, "m-runner",
@@ -67,13 +73,14 @@ def test_random_bots_play_every_variant_to_the_end(bot_server, game, variant):
     report = verify(record)
     assert report.valid and report.chain == "valid" and report.signature == "missing"
     assert record["seats"][0] == {"seat": 0, "kind": "bot", "bot_id": "b0", "name": "bot 0",
-                                  "deadline_ms": 1000}
+                                  "deadline_ms": HEALTHY_DEADLINE_MS}
 
 
 def deadline_for(path: str) -> int:
     """Short for the slow bot (a timeout), generous for the others: on a loaded machine a
-    loopback round trip can take far longer than usual, and must not turn into a timeout."""
-    return 250 if path == "/slow" else 3000
+    loopback round trip can take far longer than usual, and must not turn into a timeout.
+    Only the faulty seat gets it; the healthy seat keeps the generous deadline."""
+    return 250 if path == "/slow" else HEALTHY_DEADLINE_MS
 
 
 def fault_url(bot_server, refused_url: str, path: str) -> str:
@@ -84,7 +91,8 @@ def fault_url(bot_server, refused_url: str, path: str) -> str:
 def test_a_fault_under_forfeit_ends_the_match_with_the_seat_last(bot_server, refused_url,
                                                                    path, code):
     urls = [bot_server.url("/random"), fault_url(bot_server, refused_url, path)]
-    record, _ = play("aladino", urls, FailurePolicy(), deadline_ms=deadline_for(path))
+    record, _ = play("aladino", urls, FailurePolicy(),
+                     deadlines_ms=[HEALTHY_DEADLINE_MS, deadline_for(path)])
     last = record["steps"][-1]
     assert last["seat"] == 1 and last["action"] is None
     assert last["fault"]["code"] == code and last["fault"]["policy"] == "forfeit"
@@ -102,7 +110,7 @@ def test_a_fault_under_random_substitutes_a_seeded_legal_move(bot_server, refuse
                                                               path, code):
     urls = [fault_url(bot_server, refused_url, path), bot_server.url("/random")]
     record, _ = play("aladino", urls, FailurePolicy.uniform("random"),
-                     deadline_ms=deadline_for(path))
+                     deadlines_ms=[deadline_for(path), HEALTHY_DEADLINE_MS])
     engine = engines.get("aladino")
     states = replay_states(record)
     assert engine.is_over(states[-1]) and record["forfeit"] is None

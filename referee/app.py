@@ -12,7 +12,7 @@ from .config import Config
 from .web import Services
 
 BLUEPRINTS = (health.bp, games.bp, bots.bp, matches.bp, moves.bp, replays.bp, spec.bp, ui.bp,
-              tournaments.bp, ratings.bp)
+              ui.root, tournaments.bp, ratings.bp)
 
 
 def create_app(config: Config | None = None) -> Flask:

@@ -6,12 +6,20 @@ everything in the browser (vanilla JS and SVG, no build step, nothing from the n
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, render_template
+from flask import Blueprint, abort, redirect, render_template, url_for
+from werkzeug.wrappers import Response
 
 import engines
 
 bp = Blueprint("ui", __name__, url_prefix="/ui", template_folder="templates",
                static_folder="static")
+root = Blueprint("root", __name__)
+
+
+@root.get("/")
+def home() -> Response:
+    """The site's root: a person who opens the server's address lands on the pages."""
+    return redirect(url_for("ui.index"))
 
 
 @bp.get("/")

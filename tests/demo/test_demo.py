@@ -39,6 +39,8 @@ def test_demo_prints_a_leaderboard_per_game_serves_the_pages_and_stops_on_ctrl_c
         for game in ("aladino", "aldabas", "caravans"):
             assert f"Leaderboard — {game}" in output
         assert "greedy (py)" in output and "Solo ranking" in output
+        home = requests.get(f"http://127.0.0.1:{port}/", timeout=10, allow_redirects=False)
+        assert home.status_code == 302 and home.headers["Location"].endswith("/ui/")
         page = requests.get(f"http://127.0.0.1:{port}/ui/games/aladino", timeout=10)
         assert page.status_code == 200 and "text/html" in page.headers["Content-Type"]
         board = requests.get(f"http://127.0.0.1:{port}/ratings/caravans", timeout=10).json()

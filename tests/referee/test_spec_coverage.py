@@ -1,6 +1,7 @@
 """openapi.yaml describes every endpoint the app serves, and nothing it does not serve.
 
-The web pages under /ui are HTML for people, documented in docs/web.md, not API endpoints."""
+The web pages under /ui (and the root, which redirects to them) are HTML for people, documented
+in docs/web.md, not API endpoints."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def served_operations() -> set[tuple[str, str]]:
     app = create_app(Config(redis_url="redis://127.0.0.1:1/0"))
     operations = set()
     for rule in app.url_map.iter_rules():
-        if rule.rule.startswith(PAGES):
+        if rule.rule == "/" or rule.rule.startswith(PAGES):
             continue
         path = re.sub(r"<[^<>]+>", "{}", rule.rule)
         operations |= {(path, method.lower()) for method in rule.methods - IMPLICIT}

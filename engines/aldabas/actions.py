@@ -92,10 +92,11 @@ def do_setup_done(state: State, action: Action) -> None:
 # ----- the three actions and the free vault move ------------------------------------------
 def legal_actions_phase(state: State) -> list[Action]:
     holder = player(state)
+    spaces = open_spaces(holder["block"])
     places = [
         {"type": "place", "card": card, "space": space(idx)}
         for card in holder["hand"]
-        for idx in open_spaces(holder["block"])
+        for idx in spaces
         if colour_reason(holder["block"], idx, card) is None
     ]
     withdraws = [{"type": "withdraw", "coins": n} for n in range(1, holder["vault_coins"] + 1)]

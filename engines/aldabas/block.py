@@ -8,7 +8,7 @@ list of 12 integers.
 
 from __future__ import annotations
 
-from .cards import CARD_COLOUR
+from .cards import CARD_COLOUR, kind
 
 COLS, ROWS = 4, 3
 VAULT = 0
@@ -72,3 +72,14 @@ def open_spaces(block: list) -> list[int]:
 
 def is_full(block: list) -> bool:
     return all(block[i] is not None for i in SPACES)
+
+
+def count_in_block(block: list, door: str) -> int:
+    """How many doors of type `door` (e.g. "N2") the block holds."""
+    return sum(1 for card in block if card is not None and kind(card) == door)
+
+
+def soldier_count(block: list) -> int:
+    """Coins a Soldier power moves (player or Rival): one, plus one per Noble (Influence 2)
+    in the block."""
+    return 1 + count_in_block(block, "N2")

@@ -5,13 +5,13 @@ from __future__ import annotations
 from engines.base import State, log_event
 from engines.errors import IllegalAction
 
-from .cards import kind
+from .block import count_in_block
 from .table import pay, take_from_dock
 
 
 def discount(holder: dict) -> int:
     """One coin per Builder (key Aldaba) in the block; several add up."""
-    return sum(1 for card in holder["block"] if card is not None and kind(card) == "B2D")
+    return count_in_block(holder["block"], "B2D")
 
 
 def cost(state: State, holder: dict, slot: int) -> int:

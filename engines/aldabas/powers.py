@@ -6,7 +6,7 @@ from __future__ import annotations
 from engines.base import State, log_event
 from engines.errors import IllegalAction
 
-from .block import below, left_of, space
+from .block import below, left_of, soldier_count, space
 from .buying import buy_options
 from .cards import CARD_TYPE, kind
 from .flow import finish_action, player, set_phase
@@ -43,11 +43,6 @@ def skip_powers(state: State) -> None:
     power_done(state)
 
 
-def soldier_count(holder: dict) -> int:
-    """Coins a Soldier power moves: one, plus one per Noble (Influence 2) in the block."""
-    return 1 + sum(1 for card in holder["block"] if card is not None and kind(card) == "N2")
-
-
 def activate(state: State, idx: int) -> None:
     """Resolve the Power of the door at `idx`; open a decision where it needs one."""
     if idx not in state["pending_powers"]:
@@ -62,7 +57,7 @@ def activate(state: State, idx: int) -> None:
 
 
 def start_soldier_coin(state: State, holder: dict) -> None:
-    moves = soldier_count(holder)
+    moves = soldier_count(holder["block"])
     if holder["purse"] + holder["vault_coins"] == 0:
         power_done(state)
         return
@@ -70,7 +65,7 @@ def start_soldier_coin(state: State, holder: dict) -> None:
 
 
 def soldier_to_vault(state: State, holder: dict) -> None:
-    moved = min(holder["purse"], soldier_count(holder))
+    moved = min(holder["purse"], soldier_count(holder["block"]))
     holder["purse"] -= moved
     holder["vault_coins"] += moved
     log_event(state, {"event": "to_vault", "seat": state["active"], "coins": moved})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engines.base import State, log_event
 
-from .block import SPACES, below, is_full, left_of
+from .block import SPACES, below, is_full, left_of, soldier_count
 from .cards import CARD_TYPE, influence, kind
 from .table import draw, refill_dock, take_from_dock, take_from_supply, trigger_end
 
@@ -60,21 +60,16 @@ def build(state: State) -> None:
             use_power(state, rival["block"][source], idx)
 
 
-def soldier_coins(rival: dict) -> int:
-    """One coin, plus one per Noble (Influence 2) in the Rival's block."""
-    return 1 + sum(1 for card in rival["block"] if card is not None and kind(card) == "N2")
-
-
 def use_power(state: State, card: int, new_idx: int) -> None:
     """The Rival's modified powers; doors not listed by the rulebook have no effect."""
     rival = state["rival"]
     door = kind(card)
     if door == "S1":
-        coins = soldier_coins(rival)
+        coins = soldier_count(rival["block"])
         take_from_supply(state, coins)
         rival["coins"][new_idx] += coins
     elif door == "S2":
-        coins = soldier_coins(rival)
+        coins = soldier_count(rival["block"])
         take_from_supply(state, coins)
         rival["vault_coins"] += coins
     elif door == "F1":

@@ -7,7 +7,8 @@ points for the most total influence. Nothing here changes the state.
 
 from __future__ import annotations
 
-from .cards import PROFESSIONS, influence, kind, profession
+from .block import count_in_block
+from .cards import PROFESSIONS, influence, profession
 
 VAULT_COIN_POINTS = 2
 N3_BONUS = 3
@@ -92,7 +93,7 @@ def breakdown(holder: dict, influences: dict[str, int], placed: dict[str, int | 
                "points": points_if[prof][placed[prof] - 1] if placed[prof] else 0}
         for prof in PROFESSIONS
     }
-    n3 = sum(1 for card, _ in block_doors(holder) if kind(card) == "N3")
+    n3 = count_in_block(holder["block"], "N3")
     parts = {
         "vault_coins": holder["vault_coins"],
         "vault_coin_points": VAULT_COIN_POINTS * holder["vault_coins"],

@@ -76,12 +76,18 @@ def legal_setup_discard(state: State) -> list[Action]:
     return [{"type": "setup_done"}, *discards]
 
 
-def do_setup_discard(state: State, action: Action) -> None:
-    holder = player(state)
-    card = card_in(action, holder["hand"], "in your hand")
-    holder["hand"].remove(card)
+def discard_from_hand(state: State, action: Action) -> int:
+    """Move the action's card from the active player's hand onto the discard pile."""
+    hand = player(state)["hand"]
+    card = card_in(action, hand, "in your hand")
+    hand.remove(card)
     state["discard"].append(card)
-    gain_coins(state, holder, 1)
+    return card
+
+
+def do_setup_discard(state: State, action: Action) -> None:
+    card = discard_from_hand(state, action)
+    gain_coins(state, player(state), 1)
     log_event(state, {"event": "setup_discard", "seat": state["active"], "card": card})
 
 
@@ -243,12 +249,9 @@ def legal_hand_limit(state: State) -> list[Action]:
 
 
 def do_discard(state: State, action: Action) -> None:
-    holder = player(state)
-    card = card_in(action, holder["hand"], "in your hand")
-    holder["hand"].remove(card)
-    state["discard"].append(card)
+    card = discard_from_hand(state, action)
     log_event(state, {"event": "discard", "seat": state["active"], "card": card})
-    if len(holder["hand"]) <= HAND_LIMIT:
+    if len(player(state)["hand"]) <= HAND_LIMIT:
         pass_turn(state)
 
 

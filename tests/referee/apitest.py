@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import time
+from functools import cache
 from pathlib import Path
 
 import jsonschema
@@ -30,6 +31,13 @@ def load_openapi() -> OpenAPI:
         str(SPEC_PATH), config=OpenAPIConfig(extra_media_type_deserializers=problem_json))
 
 
+@cache
+def problem_schema() -> dict:
+    """The spec's Problem schema with the components it refers to, parsed once per run."""
+    spec = yaml.safe_load(SPEC_PATH.read_text())
+    return {**spec["components"]["schemas"]["Problem"], "components": spec["components"]}
+
+
 class _SentRequest(WerkzeugOpenAPIRequest):
     """The request as sent; its body is not read back (the app may not have read it)."""
 
@@ -45,9 +53,6 @@ class ApiClient:
         self.app = app
         self.client = app.test_client()
         self.openapi = openapi
-        spec = yaml.safe_load(SPEC_PATH.read_text())
-        self.problem_schema = {**spec["components"]["schemas"]["Problem"],
-                               "components": spec["components"]}
 
     def request(self, method: str, path: str, *, token: str | None = None, **kwargs):
         headers = dict(kwargs.pop("headers", {}))
@@ -86,7 +91,7 @@ class ApiClient:
         except Exception as error:
             if response.status_code not in (404, 405) or "not found" not in str(error).lower():
                 raise
-            jsonschema.validate(response.get_json(), self.problem_schema)
+            jsonschema.validate(response.get_json(), problem_schema())
 
 
 def worker_command(*extra: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""Bearer tokens: the admin token from the config, and one token per pull seat.
+"""Bearer tokens: the admin token from the app's config, and one token per pull seat.
 
 Tokens travel as `Authorization: Bearer <token>`, are compared with
 `hmac.compare_digest`, and never appear in replays, logs or error bodies.
@@ -12,6 +12,7 @@ import secrets
 from flask import request
 
 from .problems import Problem
+from .web import services
 
 
 def new_token() -> str:
@@ -43,7 +44,12 @@ def is_admin(token: str | None, admin_token: str) -> bool:
     return bool(token and admin_token) and hmac.compare_digest(token.encode(), admin_token.encode())
 
 
-def require_admin(admin_token: str) -> None:
-    """401 without a token, 403 with a token that is not the admin token."""
-    if not is_admin(require_token(), admin_token):
+def asked_by_admin() -> bool:
+    """Whether the request carries the app's admin token (no token: False)."""
+    return is_admin(bearer_token(), services().config.admin_token)
+
+
+def require_admin() -> None:
+    """401 without a token, 403 with a token that is not the app's admin token."""
+    if not is_admin(require_token(), services().config.admin_token):
         raise Problem(403, "auth/forbidden", "Forbidden", "this request needs the admin token")

@@ -15,15 +15,14 @@ bp = Blueprint("bots", __name__)
 
 @bp.post("/bots")
 def register_bot() -> Response:
-    config, store = services().config, services().store
-    require_admin(config.admin_token)
+    require_admin()
     data = load_body(BotCreateSchema())
-    problem = config.bot_url_problem(data["url"])
+    problem = services().config.bot_url_problem(data["url"])
     if problem:
         raise invalid({"url": [problem]})
     bot = {"id": f"bot-{secrets.token_hex(6)}", "name": data["name"], "url": data["url"],
            "games": sorted(set(data["games"])), "created_at": utc_now()}
-    store.save_bot(bot)
+    services().store.save_bot(bot)
     return reply(BotSchema(), bot, 201, headers={"Location": f"/bots/{bot['id']}"})
 
 

@@ -15,7 +15,7 @@ from tournament.jobs import enqueue_match
 from tournament.recovery import requeue_abandoned
 from tournament.store import MatchStatus, Store, token_digest
 
-from ..auth import bearer_token, is_admin, new_token, require_admin
+from ..auth import asked_by_admin, new_token, require_admin
 from ..problems import invalid, not_found
 from ..replay import utc_now
 from ..runner import FailurePolicy
@@ -34,8 +34,8 @@ bp = Blueprint("matches", __name__)
 
 @bp.post("/matches")
 def create_match() -> Response:
-    config, store = services().config, services().store
-    require_admin(config.admin_token)
+    require_admin()
+    store = services().store
     data = load_body(MatchCreateSchema())
     engine = engines.get(data["game"])
     seats = _seat_infos(store, data["seats"], engine.name)
@@ -62,7 +62,7 @@ def list_matches() -> Response:
     store = services().store
     query = load_query(MatchListQuerySchema())
     ids, total = store.list_match_ids(query["offset"], query["limit"], query.get("game"))
-    admin = _asked_by_admin()
+    admin = asked_by_admin()
     found = store.get_matches(ids)
     matches = [public_match(match, admin) for match in found if match]
     return reply(MatchListSchema(), {"matches": matches, "total": total, **query})
@@ -75,7 +75,7 @@ def get_match(match_id: str) -> Response:
     if match["status"] == MatchStatus.RUNNING and requeue_abandoned(services().store,
                                                                     [match_id]):
         match = find_match(match_id)
-    return reply(MatchSchema(), public_match(match, _asked_by_admin()))
+    return reply(MatchSchema(), public_match(match, asked_by_admin()))
 
 
 def find_match(match_id: str) -> dict:
@@ -90,10 +90,6 @@ def public_match(match: dict, admin: bool) -> dict:
     the match is over, or for the admin."""
     over = match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED)
     return {**match, "seed": match["seed"] if over or admin else None}
-
-
-def _asked_by_admin() -> bool:
-    return is_admin(bearer_token(), services().config.admin_token)
 
 
 def _seat_infos(store: Store, specs: list[dict], game: str) -> list[dict]:

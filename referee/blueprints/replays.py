@@ -76,7 +76,7 @@ def state_before(engine: engines.Game, record: dict, step: int) -> dict:
 def _readable_record(match: dict) -> dict:
     if match["status"] == MatchStatus.FINISHED:
         return services().store.get_replay(match["id"])
-    require_admin(services().config.admin_token)
+    require_admin()
     return live_record(match)
 
 

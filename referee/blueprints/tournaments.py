@@ -10,7 +10,7 @@ from flask import Blueprint, Response
 from tournament import tournaments
 from tournament.tournaments import SetupError
 
-from ..auth import bearer_token, is_admin, require_admin
+from ..auth import asked_by_admin, require_admin
 from ..problems import invalid, not_found
 from ..runner import FailurePolicy
 from ..schemas import (
@@ -27,8 +27,8 @@ bp = Blueprint("tournaments", __name__)
 
 @bp.post("/tournaments")
 def create_tournament() -> Response:
-    config, store = services().config, services().store
-    require_admin(config.admin_token)
+    require_admin()
+    store = services().store
     data = load_body(TournamentCreateSchema())
     policy = FailurePolicy.from_dict(data.pop("failure_policy")).to_dict()
     spec = {"seed": secrets.randbelow(MAX_SEED + 1), **data, "policy": policy}
@@ -50,8 +50,7 @@ def list_tournaments() -> Response:
 
 @bp.get("/tournaments/<tournament_id>")
 def get_tournament(tournament_id: str) -> Response:
-    admin = is_admin(bearer_token(), services().config.admin_token)
-    view = tournaments.tournament_view(services().store, tournament_id, admin)
+    view = tournaments.tournament_view(services().store, tournament_id, asked_by_admin())
     if view is None:
         raise not_found(f"tournament {tournament_id!r}")
     return reply(TournamentSchema(), view)

@@ -53,29 +53,34 @@ def actions_legal_actions(state: State) -> list[Action]:
     if state["actions"]["offer"] is not None:
         return trade.reply_legal_actions(state)
     seat = acting_seat(state)
-    return (build_actions(state, seat) + buy_actions(state, seat) + destroy_actions(state, seat)
-            + sell_actions(state, seat) + trade.canonical_offers(state, seat)
-            + [{"type": "end_actions"}])
+    matches = open_route_matches(state, seat)
+    return (build_actions(state, seat, matches) + buy_actions(state, seat, matches)
+            + destroy_actions(state, seat) + sell_actions(state, seat)
+            + trade.canonical_offers(state, seat) + [{"type": "end_actions"}])
 
 
-def open_routes(state: State, seat: int) -> list[str]:
+def open_route_matches(state: State, seat: int) -> dict[str, list[int]]:
+    """Every unowned route `seat` may work on, with the matching cards of their hand."""
     owner = state["owner"]
-    return [r for c in accessible_maps(state, seat) for r in MAP_ROUTES[c] if owner[r] is None]
+    return {
+        r: matching_cards(state, seat, r)
+        for c in accessible_maps(state, seat) for r in MAP_ROUTES[c] if owner[r] is None
+    }
 
 
-def build_actions(state: State, seat: int) -> list[Action]:
+def build_actions(state: State, seat: int, matches: dict[str, list[int]]) -> list[Action]:
     gold = state["gold"][seat]
     return [
         {"type": "build", "route": r, "card": card}
-        for r in open_routes(state, seat) if build_gold(state, seat, r) <= gold
-        for card in sorted(matching_cards(state, seat, r))
+        for r, cards in matches.items() if build_gold(state, seat, r) <= gold
+        for card in sorted(cards)
     ]
 
 
-def buy_actions(state: State, seat: int) -> list[Action]:
+def buy_actions(state: State, seat: int, matches: dict[str, list[int]]) -> list[Action]:
     gold = state["gold"][seat]
-    return [{"type": "buy", "route": r} for r in open_routes(state, seat)
-            if buy_cost(r) <= gold and not matching_cards(state, seat, r)]
+    return [{"type": "buy", "route": r} for r, cards in matches.items()
+            if buy_cost(r) <= gold and not cards]
 
 
 def matching_cards(state: State, seat: int, route: str) -> list[int]:

@@ -33,8 +33,8 @@ def play(game: engines.Game, chooses: list[Choose], seed: int, options: dict | N
         seat = game.current_seat(state)
         if seat is None:
             return game.result(state)
-        legal = game.legal_actions(state)
-        state = game.apply(state, chooses[seat](game.observation(state, seat), legal))
+        observation = game.observation(state, seat)  # its legal actions included
+        state = game.apply(state, chooses[seat](observation, observation["legal_actions"]))
     raise RuntimeError(f"{game.name} seed {seed} did not finish in {MAX_DECISIONS} decisions")
 
 

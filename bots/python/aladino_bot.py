@@ -27,21 +27,29 @@ def my_board(observation: dict) -> Board:
     return [[[token["id"] for token in square] for square in row] for row in rows]
 
 
-def gain(board: Board, favourite: str, token_id: int) -> float:
-    """Points the token adds to the board (a Genie: on its best square), plus its ability."""
-    token = TOKENS[token_id]
-    if token.kind is None:
-        return max(placement_gain(board, favourite, token_id, k, v) for k in KINDS for v in VALUES)
-    points = placement_gain(board, favourite, token_id, token.kind, token.value)
-    return points + ABILITY_BONUS.get(token.character or "", 0.0)
+class OwnBoard:
+    """The seat's own board and its points now, scored once per decision: what a token
+    would add to it."""
 
+    def __init__(self, observation: dict):
+        self.board = my_board(observation)
+        self.favourite = observation["favourites"][observation["seat"]]
+        self.points = score(self.board, self.favourite)
 
-def placement_gain(board: Board, favourite: str, token_id: int, kind: str, value: int) -> int:
-    square = board[KINDS.index(kind)][value - 1]
-    square.append(token_id)
-    after = score(board, favourite)
-    square.pop()
-    return after - score(board, favourite)
+    def gain(self, token_id: int) -> float:
+        """Points the token adds (a Genie: on its best square), plus its ability."""
+        token = TOKENS[token_id]
+        if token.kind is None:
+            return max(self.placement_gain(token_id, k, v) for k in KINDS for v in VALUES)
+        points = self.placement_gain(token_id, token.kind, token.value)
+        return points + ABILITY_BONUS.get(token.character or "", 0.0)
+
+    def placement_gain(self, token_id: int, kind: str, value: int) -> int:
+        square = self.board[KINDS.index(kind)][value - 1]
+        square.append(token_id)
+        after = score(self.board, self.favourite)
+        square.pop()
+        return after - self.points
 
 
 def unseen_by_back(observation: dict) -> dict[str, list[int]]:
@@ -63,17 +71,16 @@ class Appraiser:
     """Expected gains of the tokens in the cave, for one decision."""
 
     def __init__(self, observation: dict):
-        self.board = my_board(observation)
-        self.favourite = observation["favourites"][observation["seat"]]
+        self.own = OwnBoard(observation)
         self.pools = unseen_by_back(observation)
         self.cave = {tuple(space["space"]): space["token"] for space in observation["cave"]}
 
     def value_at(self, space: tuple[int, int]) -> float:
         token = self.cave[space]
         if token["face"] == "up":
-            return gain(self.board, self.favourite, token["id"])
+            return self.own.gain(token["id"])
         pool = self.pools.get(token["back"]) or [t.id for t in TOKENS if back(t) == token["back"]]
-        return fmean(gain(self.board, self.favourite, t) for t in pool)
+        return fmean(self.own.gain(t) for t in pool)
 
     def destination(self, start: tuple[int, int], direction: int, roll: int) -> tuple[int, int]:
         """Where a move stops: `roll` token spaces on, empty spaces uncounted, the wall ends it."""
@@ -90,10 +97,8 @@ def choose_greedy(observation: dict, legal_actions: list[dict]) -> dict:
     """The legal action with the highest expected gain (the first one on ties)."""
     kind = legal_actions[0]["type"]
     if kind == "place_genie":
-        board, favourite = my_board(observation), observation["favourites"][observation["seat"]]
-        genie = observation["pending_genie"]["id"]
-        return max(legal_actions, key=lambda a: placement_gain(board, favourite, genie,
-                                                               a["kind"], a["value"]))
+        own, genie = OwnBoard(observation), observation["pending_genie"]["id"]
+        return max(legal_actions, key=lambda a: own.placement_gain(genie, a["kind"], a["value"]))
     appraiser = Appraiser(observation)
     if kind == "carpet":
         return max(legal_actions, key=lambda a: appraiser.value_at(tuple(a["space"])))

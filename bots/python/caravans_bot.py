@@ -94,11 +94,11 @@ class Position:
 def choose_routes(observation: dict, legal_actions: list[dict]) -> dict:
     """Setup and action phase: the action leading to the best position; else stop."""
     here = Position(observation)
-    candidates = [a for a in legal_actions
-                  if a["type"] in ("free_route", "build", "buy", "destroy", "sell_passage")]
-    best = max(candidates, key=lambda a: here.after(a).worth(), default=None)
+    scored = [(here.after(a).worth(), a) for a in legal_actions
+              if a["type"] in ("free_route", "build", "buy", "destroy", "sell_passage")]
+    best_worth, best = max(scored, key=lambda pair: pair[0], default=(None, None))
     stop = next((a for a in legal_actions if a["type"] == "end_actions"), None)
-    if best is None or (stop is not None and here.after(best).worth() <= here.worth()):
+    if best is None or (stop is not None and best_worth <= here.worth()):
         return stop or legal_actions[0]
     return best
 
@@ -124,9 +124,10 @@ def choose_bidding(observation: dict, legal_actions: list[dict]) -> dict:
         worth = item_worth(observation, auction["item"])
         raises = [a for a in legal_actions if a["type"] == "bid" and a["amount"] < worth]
         return raises[0] if raises else {"type": "pass"}
-    opens = [a for a in legal_actions if a["type"] == "open_auction" and a["amount"] == 0]
-    wanted = max(opens, key=lambda a: item_worth(observation, a["item"]), default=None)
-    if wanted is None or item_worth(observation, wanted["item"]) <= 0:
+    opens = [(item_worth(observation, a["item"]), a) for a in legal_actions
+             if a["type"] == "open_auction" and a["amount"] == 0]
+    worth, wanted = max(opens, key=lambda pair: pair[0], default=(0.0, None))
+    if wanted is None or worth <= 0:
         return {"type": "decline_auction"}
     return wanted
 

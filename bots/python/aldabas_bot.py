@@ -43,23 +43,17 @@ def placement_worth(observation: dict, action: dict) -> float:
         POWER_WORTH.get(CARD_TYPE[card].id, 0.0) for card in neighbours if card is not None)
 
 
-def dock_cost(observation: dict, slot: int) -> int:
-    return next(d["cost"] for d in observation["dock"] if d["slot"] == slot)
-
-
-def dock_card(observation: dict, slot: int) -> int:
-    return next(d["card"] for d in observation["dock"] if d["slot"] == slot)
+def purchase_gain(observation: dict, buy: dict) -> float:
+    """The worth of the Dock door a purchase takes, less its price."""
+    slot = next(d for d in observation["dock"] if d["slot"] == buy["slot"])
+    return door_worth(slot["card"]) - slot["cost"]
 
 
 def best_buy(observation: dict, buys: list[dict]) -> dict | None:
     """The purse-paid purchase with the best worth for its price, if it is worth it."""
-    from_purse = [a for a in buys if a["from_vault"] == 0]
-    best = max(from_purse, key=lambda a: door_worth(dock_card(observation, a["slot"]))
-               - dock_cost(observation, a["slot"]), default=None)
-    if best is None:
-        return None
-    value = door_worth(dock_card(observation, best["slot"])) - dock_cost(observation, best["slot"])
-    return best if value >= BUY_THRESHOLD else None
+    from_purse = [(purchase_gain(observation, a), a) for a in buys if a["from_vault"] == 0]
+    gain, best = max(from_purse, key=lambda pair: pair[0], default=(0.0, None))
+    return best if best is not None and gain >= BUY_THRESHOLD else None
 
 
 def choose_main_action(observation: dict, by_type: dict[str, list[dict]]) -> dict:
@@ -109,8 +103,8 @@ def choose_greedy(observation: dict, legal_actions: list[dict]) -> dict:
     if "soldier_coin" in by_type:
         return strongest_door(observation, by_type["soldier_coin"])
     if "builder_buy" in by_type:
-        return max(by_type["builder_buy"], key=lambda a: (a["from_vault"] == 0, door_worth(
-            dock_card(observation, a["slot"])) - dock_cost(observation, a["slot"])))
+        return max(by_type["builder_buy"],
+                   key=lambda a: (a["from_vault"] == 0, purchase_gain(observation, a)))
     return legal_actions[0]
 
 

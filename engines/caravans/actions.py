@@ -12,6 +12,7 @@ from engines.errors import IllegalAction, InvalidAction
 
 from . import trade
 from .data import CARDS, MAP_CITIES, MAP_ROUTES, ROUTES, buy_cost, destroy_cost
+from .hands import take_from_hand
 from .routes import (
     accessible_maps,
     build_gold,
@@ -148,16 +149,10 @@ def build(state: State, seat: int, action: Action) -> None:
         raise IllegalAction(f"card {card} ({CARDS[card]['type']}) matches neither city of {route}")
     cost = build_gold(state, seat, route)
     pay(state, seat, cost, f"building {route}")
-    discard_from_hand(state, seat, card)
+    take_from_hand(state, seat, card)
+    state["discard"].append(card)
     log_event(state, {"event": "build", "seat": seat, "route": route, "card": card, "paid": cost})
     place_route(state, seat, route)
-
-
-def discard_from_hand(state: State, seat: int, card: int) -> None:
-    state["hands"][seat].remove(card)
-    if card in state["known"][seat]:
-        state["known"][seat].remove(card)
-    state["discard"].append(card)
 
 
 def buy(state: State, seat: int, action: Action) -> None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from engines.base import Action, State, field, log_event
 from engines.errors import IllegalAction, InvalidAction
 
+from .hands import receive_card
+
 SPECIAL_ITEMS = ("shah", "eyes", "pirate_queen")
 
 
@@ -200,8 +202,7 @@ def give_item(state: State, seat: int, item: str) -> None:
     if item.startswith("card:"):
         card = int(item[5:])
         state["face_up"].remove(card)
-        state["hands"][seat].append(card)
-        state["known"][seat].append(card)
+        receive_card(state, seat, card)
     elif item.startswith("rop:"):
         state["rop"][item[4:]] = seat
     else:

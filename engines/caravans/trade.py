@@ -15,6 +15,7 @@ from engines.base import Action, State, clone, field, log_event
 from engines.errors import IllegalAction, InvalidAction
 
 from .data import CARDS, CITY_TYPES, COLOURS, MAX_OFFERS_PER_PHASE
+from .hands import receive_card, take_from_hand
 
 TOKENS = ("eyes", "pirate_queen", "shah")
 GIVE_KEYS = ("gold", "cards", "passages", *TOKENS)
@@ -212,11 +213,8 @@ def hand_over(state: State, giver: int, receiver: int, bundle: dict, cards: list
     state["gold"][giver] -= bundle["gold"]
     state["gold"][receiver] += bundle["gold"]
     for card in cards:
-        state["hands"][giver].remove(card)
-        if card in state["known"][giver]:
-            state["known"][giver].remove(card)
-        state["hands"][receiver].append(card)
-        state["known"][receiver].append(card)
+        take_from_hand(state, giver, card)
+        receive_card(state, receiver, card)
     for colour in bundle["passages"]:
         state["rop"][colour] = receiver
     for token in TOKENS:

@@ -81,15 +81,16 @@ def setups(game: Game) -> Iterator[tuple[str, dict]]:
         yield f"{variant['num_players']}p {options}".strip(), variant
 
 
-def playout(game: Game, variant: dict, seed: int) -> Iterator[tuple[int, State]]:
-    """(step, state) for every decision of one random playout."""
+def playout(game: Game, variant: dict, seed: int) -> Iterator[tuple[int, State, list[dict]]]:
+    """(step, state, legal actions) for every decision of one random playout."""
     chooser = random.Random(seed)
     state = game.new_game(variant["num_players"], seed, variant["options"])
     for step in range(MAX_PLAYOUT_STEPS):
         if game.is_over(state):
             return
-        yield step, state
-        state = game.apply(state, chooser.choice(game.legal_actions(state)))
+        legal = game.legal_actions(state)
+        yield step, state, legal
+        state = game.apply(state, chooser.choice(legal))
 
 
 def sample_decisions(game: Game, first_seed: int, playouts: int, per_phase: int
@@ -104,8 +105,8 @@ def sample_decisions(game: Game, first_seed: int, playouts: int, per_phase: int
         if seed >= first_seed + playouts and wanted <= offered:
             break
         for label, variant in setups(game):
-            for step, state in playout(game, variant, seed):
-                phase = tuple(sorted({a["type"] for a in game.legal_actions(state)}))
+            for step, state, legal in playout(game, variant, seed):
+                phase = tuple(sorted({a["type"] for a in legal}))
                 offered.update(phase)
                 by_phase.setdefault((label, phase), []).append(Decision(label, step, state, phase))
     return [pick for found in by_phase.values() for pick in spread(found, per_phase)]

@@ -30,11 +30,10 @@ def observation(match_id: str) -> Response:
     match = find_match(match_id)
     seat = _seat_of_token(match_id)
     live = services().store.get_live(match_id)
-    engine = engines.get(match["game"])
-    payload = decision_payload(engine, live["state"], match_id, seat, live["step"],
-                               match["pull_deadline_ms"])
+    payload = decision_payload(engines.get(match["game"]), live["state"], match_id, seat,
+                               live["step"], match["pull_deadline_ms"])
     return reply(ObservationSchema(), {**payload, "status": match["status"],
-                                       "to_move": engine.current_seat(live["state"])})
+                                       "to_move": payload["observation"]["to_move"]})
 
 
 @bp.post("/matches/<match_id>/actions")

@@ -44,7 +44,7 @@ def get_replay_step(match_id: str, step: int) -> Response:
     view = engine.observation(state, seat)
     played = record["steps"][step] if step < len(record["steps"]) else None
     return reply(ReplayStepSchema(), {"match_id": match_id, "step": step, "seat": seat,
-                                      "to_move": engine.current_seat(state), "view": view,
+                                      "to_move": view["to_move"], "view": view,
                                       "played": played})
 
 

@@ -19,7 +19,7 @@ PUBLIC_KEYS = ("colours", "phase", "turn", "final_turn", "gold", "camel_up", "ow
 
 def view(state: State, seat: int | None) -> dict:
     """A seat's view; a spectator (`seat=None`) has no hand."""
-    out = {key: clone(state[key]) for key in PUBLIC_KEYS if key in state}
+    out = clone({key: state[key] for key in PUBLIC_KEYS if key in state})
     out["hand"] = None if seat is None else sorted(state["hands"][seat])
     out["hand_counts"] = [len(hand) for hand in state["hands"]]
     out["known_cards"] = [sorted(known) for known in state["known"]]

@@ -1,5 +1,6 @@
 """What the benchmark scripts share: the machine line, child processes (bots, Redis, rq
-workers, gunicorn) started on loopback ports and stopped again, and small statistics."""
+workers, gunicorn) started on loopback ports and stopped again, an in-process match against
+a bot, and small statistics."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ if str(ROOT) not in sys.path:
 
 from referee.processes import spawn  # noqa: E402
 from referee.redis_server import RedisServer, free_port  # noqa: E402
+from referee.runner import FailurePolicy, PushSeat, run_match  # noqa: E402
 
 
 def load() -> str:
@@ -60,6 +62,20 @@ def start_slow_bot(delay_ms: float) -> tuple[str, subprocess.Popen]:
     process = start([sys.executable, script, "--port", str(port), "--delay-ms", str(delay_ms)],
                     port)
     return f"http://127.0.0.1:{port}/", process
+
+
+def play_match(url: str, game: str, variant: dict, seed: int, secret: str = ""
+               ) -> tuple[dict, float]:
+    """One in-process `run_match`, every seat the bot at `url`: (replay record, seconds)."""
+    seats = [PushSeat(url, deadline_ms=10000) for _ in range(variant["num_players"])]
+    started = time.perf_counter()
+    try:
+        record = run_match(game, seed, variant["options"], seats, FailurePolicy(),
+                           f"bench-{seed}", secret=secret)
+    finally:
+        for seat in seats:
+            seat.close()
+    return record, elapsed(started)
 
 
 @contextmanager

@@ -28,7 +28,7 @@ import requests
 
 import engines
 from referee.processes import stop_all
-from referee.runner import FailurePolicy, PushSeat, decision_payload, run_match
+from referee.runner import FailurePolicy, decision_payload
 
 GOAL = 1.10
 
@@ -62,18 +62,6 @@ def bare_posts(url: str, bodies: list[bytes], trust_env: bool = True) -> float:
     return _support.elapsed(started)
 
 
-def play(url: str, game: str, variant: dict, seed: int) -> tuple[dict, float]:
-    seats = [PushSeat(url, deadline_ms=10000) for _ in range(variant["num_players"])]
-    started = time.perf_counter()
-    try:
-        record = run_match(game, seed, variant["options"], seats, FailurePolicy(),
-                           f"bench-{seed}")
-    finally:
-        for seat in seats:
-            seat.close()
-    return record, _support.elapsed(started)
-
-
 def in_process(url: str, seconds: float) -> tuple[float, float, int]:
     """Alternate matches and their baselines, `seconds` of matches per game variant."""
     print(f"\nin-process run_match ({seconds:g} s of matches per variant)")
@@ -87,7 +75,7 @@ def in_process(url: str, seconds: float) -> tuple[float, float, int]:
             match_s = bare_s = lean_s = 0.0
             decisions = seed = 0
             while match_s < seconds:
-                record, spent = play(url, name, variant, seed)
+                record, spent = _support.play_match(url, name, variant, seed)
                 match_s += spent
                 bodies = match_payloads(record)
                 bare_s += bare_posts(url, bodies)

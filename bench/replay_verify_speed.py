@@ -19,22 +19,9 @@ import _support
 import engines
 from referee import audit
 from referee.processes import stop_all
-from referee.runner import FailurePolicy, PushSeat, run_match
 
 GOAL = 50.0
 SECRET = "bench-secret"
-
-
-def play(url: str, game: str, variant: dict, seed: int) -> tuple[dict, float]:
-    seats = [PushSeat(url, deadline_ms=10000) for _ in range(variant["num_players"])]
-    started = time.perf_counter()
-    try:
-        record = run_match(game, seed, variant["options"], seats, FailurePolicy(),
-                           f"bench-{seed}", secret=SECRET)
-    finally:
-        for seat in seats:
-            seat.close()
-    return record, _support.elapsed(started)
 
 
 def verify_seconds(record: dict) -> float:
@@ -56,7 +43,7 @@ def measure(label: str, url: str, matches: int) -> tuple[float, float]:
             match_s = verify_s = 0.0
             steps = 0
             for seed in range(matches):
-                record, spent = play(url, name, variant, seed)
+                record, spent = _support.play_match(url, name, variant, seed, SECRET)
                 match_s += spent
                 verify_s += verify_seconds(record)
                 steps += len(record["steps"])

@@ -137,7 +137,7 @@ def play_stored_match(store: Store, match_id: str, secret: str = "",
     if match is None:
         raise LookupError(f"no match {match_id}")
     if match["status"] == MatchStatus.FINISHED:
-        results.count_finished(store, match_id)  # in case an earlier attempt died before
+        results.count_outcome(store, match)  # in case an earlier attempt died before counting
         return _summary(match_id, match["result"])
     store.mark_running(match_id, replay.utc_now())
     try:

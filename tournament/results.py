@@ -37,31 +37,30 @@ Result = dict[str, Any]
 
 def count_finished(store: Store, match_id: str) -> bool:
     """Count a finished match once; True if this call counted it."""
-    match = store.get_match(match_id)
-    if match is None or match["status"] != MatchStatus.FINISHED:
-        return False
-    counted = _count(store, match, match_outcome(store, match))
-    finish_tournament_of(store, match)
-    return counted
+    return _count_stored(store, match_id, MatchStatus.FINISHED)
 
 
 def count_failed(store: Store, match_id: str) -> bool:
     """Count a failed match once (in its tournament's progress; no rating changes)."""
+    return _count_stored(store, match_id, MatchStatus.FAILED)
+
+
+def _count_stored(store: Store, match_id: str, status: MatchStatus) -> bool:
     match = store.get_match(match_id)
-    if match is None or match["status"] != MatchStatus.FAILED:
-        return False
-    counted = _count(store, match, None)
-    finish_tournament_of(store, match)
-    return counted
+    return match is not None and match["status"] == status and count_outcome(store, match)
 
 
 def count_outcome(store: Store, match: dict) -> bool:
-    """Count a match that is over, finished or failed; False when it is not over."""
+    """Count a match that is over, finished or failed, as read; False when it is not over
+    (or was counted before)."""
     if match["status"] == MatchStatus.FINISHED:
-        return count_finished(store, match["id"])
-    if match["status"] == MatchStatus.FAILED:
-        return count_failed(store, match["id"])
-    return False
+        counted = _count(store, match, match_outcome(store, match))
+    elif match["status"] == MatchStatus.FAILED:
+        counted = _count(store, match, None)
+    else:
+        return False
+    finish_tournament_of(store, match)
+    return counted
 
 
 def is_rated(match: dict) -> bool:
@@ -151,22 +150,25 @@ def finish_tournament_of(store: Store, match: dict) -> None:
 
 def tournament_results(store: Store, tournament_id: str) -> list[Result]:
     """The counted results, in schedule order (their order changes no number anyway)."""
-    raw = store.redis.hgetall(tournament_key(tournament_id, "results"))
-    results = [loads(value) for value in raw.values()]
-    order = {match_id.decode(): index for index, match_id in
-             enumerate(store.redis.lrange(tournament_key(tournament_id, "matches"), 0, -1))}
-    return sorted(results, key=lambda result: order[result["match_id"]])
+    with store.redis.pipeline(transaction=False) as pipe:
+        pipe.hvals(tournament_key(tournament_id, "results"))
+        pipe.lrange(tournament_key(tournament_id, "matches"), 0, -1)
+        raw, match_ids = pipe.execute()
+    order = {match_id.decode(): index for index, match_id in enumerate(match_ids)}
+    return sorted(map(loads, raw), key=lambda result: order[result["match_id"]])
 
 
 def finish_if_complete(store: Store, tournament_id: str) -> bool:
     """Once every match is counted, store the final ratings (once); True if this call did."""
-    key = tournament_key(tournament_id)
-    meta = loads(store.redis.hget(key, "meta"))
-    if meta is None or store.redis.hexists(key, "finished_at"):
+    with store.redis.pipeline(transaction=False) as pipe:
+        pipe.hmget(tournament_key(tournament_id), "meta", "finished_at")
+        pipe.scard(tournament_key(tournament_id, "done"))
+        pipe.scard(tournament_key(tournament_id, "failed"))
+        (raw_meta, finished_at), done, failed = pipe.execute()
+    if raw_meta is None or finished_at is not None:
         return False
-    over = (store.redis.scard(tournament_key(tournament_id, "done"))
-            + store.redis.scard(tournament_key(tournament_id, "failed")))
-    if over < meta["total"]:
+    meta = loads(raw_meta)
+    if done + failed < meta["total"]:
         return False
     final = final_ratings(meta, tournament_results(store, tournament_id))
     return _store_final(store, meta, final)

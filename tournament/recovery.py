@@ -35,16 +35,9 @@ log = logging.getLogger(__name__)
 def requeue_abandoned(store: Store, match_ids: Iterable[str]) -> list[str]:
     """Queue again every running match of `match_ids` that lost its lease; count the ones
     found over. Returns the ids queued again."""
-    requeued = []
-    for match_id in match_ids:
-        match = store.get_match(match_id)
-        if match is None:
-            continue
-        if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
-            results.count_outcome(store, match)
-        elif match["status"] == MatchStatus.RUNNING and requeue(store, match):
-            requeued.append(match_id)
-    return requeued
+    return [match["id"] for match in store.get_matches(list(match_ids))
+            if match is not None and match["status"] != MatchStatus.QUEUED
+            and _recover(store, match)]
 
 
 def on_job_failure(job: Job, connection: redis.Redis, kind: type[BaseException] | None,
@@ -52,13 +45,18 @@ def on_job_failure(job: Job, connection: redis.Redis, kind: type[BaseException] 
     """rq's failure callback of every match job (see the module docstring)."""
     store = Store(connection)
     match = store.get_match(job.args[0]["match_id"])
-    if match is None:
-        return
-    if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
-        results.count_outcome(store, match)
-    elif requeue(store, match, dead_job_id=job.id):
+    if match is not None and _recover(store, match, dead_job_id=job.id):
         log.warning("match %s: job %s is dead (%s); queued again", match["id"], job.id,
                     kind.__name__ if kind else "unknown")
+
+
+def _recover(store: Store, match: dict, dead_job_id: str | None = None) -> bool:
+    """Count the match if it is over, else queue it again if its attempt is dead (`requeue`);
+    True if it was queued again."""
+    if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
+        results.count_outcome(store, match)
+        return False
+    return requeue(store, match, dead_job_id)
 
 
 def requeue(store: Store, match: dict, dead_job_id: str | None = None) -> bool:

@@ -12,8 +12,9 @@ HAND_LIMIT = 7
 ACTIONS_PER_TURN = 2
 
 
-def player(state: State, seat: int | None = None) -> dict:
-    return state["players"][state["active"] if seat is None else seat]
+def player(state: State) -> dict:
+    """The active player's holdings."""
+    return state["players"][state["active"]]
 
 
 def set_phase(state: State, phase: str, power: dict | None = None) -> None:

@@ -24,6 +24,7 @@ from .block import (
 from .buying import buy, buy_options
 from .flow import HAND_LIMIT, finish_action, finish_setup, pass_turn, player, set_phase
 from .powers import (
+    STEAL_COINS,
     activate,
     hand_to_vault,
     keep_drawn,
@@ -216,7 +217,7 @@ def legal_steal(state: State) -> list[Action]:
 
 def do_steal(state: State, action: Action) -> None:
     victims = field(action, "from", list)
-    if len(victims) != 2 or not all(
+    if len(victims) != STEAL_COINS or not all(
         isinstance(v, int) and not isinstance(v, bool) for v in victims
     ):
         raise InvalidAction('field "from" must list two seats (the same seat twice to take '

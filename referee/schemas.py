@@ -6,6 +6,8 @@ the generated `openapi.yaml` (components) is exactly what the views produce.
 
 from __future__ import annotations
 
+import secrets
+
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 import engines
@@ -17,6 +19,11 @@ MAX_SEED = (1 << 63) - 1
 SHA256_HEX = validate.Regexp(r"^[0-9a-f]{64}$", error="not a sha256 hex digest")
 MAX_PAGE = 200
 MAX_OFFSET = 1 << 40
+
+
+def random_seed() -> int:
+    """A seed drawn by the server for a match or tournament created without one."""
+    return secrets.randbelow(MAX_SEED + 1)
 
 
 def _known_game(name: str) -> None:
@@ -127,6 +134,7 @@ class MatchCreateSchema(Schema):
     seats = fields.List(fields.Nested(SeatSpecSchema), required=True,
                         validate=validate.Length(min=1, max=16))
     seed = fields.Integer(strict=True, validate=validate.Range(min=0, max=MAX_SEED),
+                          load_default=random_seed,
                           metadata={"description": "drawn by the server when absent"})
     options = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=dict)
     failure_policy = fields.Nested(FailurePolicySchema, load_default=dict)
@@ -360,6 +368,7 @@ class TournamentCreateSchema(Schema):
                             metadata={"description": "times the whole round-robin is played, "
                                                      "each on new seeds"})
     seed = fields.Integer(strict=True, validate=validate.Range(min=0, max=MAX_SEED),
+                          load_default=random_seed,
                           metadata={"description": "derives every match seed; drawn by the "
                                                    "server when absent"})
     options = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=dict)

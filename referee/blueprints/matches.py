@@ -20,7 +20,6 @@ from ..problems import invalid, not_found
 from ..replay import utc_now
 from ..runner import FailurePolicy
 from ..schemas import (
-    MAX_SEED,
     MatchCreatedSchema,
     MatchCreateSchema,
     MatchListQuerySchema,
@@ -39,7 +38,7 @@ def create_match() -> Response:
     data = load_body(MatchCreateSchema())
     engine = engines.get(data["game"])
     seats = _seat_infos(store, data["seats"], engine.name)
-    seed = data["seed"] if "seed" in data else secrets.randbelow(MAX_SEED + 1)
+    seed = data["seed"]
     state = _initial_state(engine, len(seats), seed, data["options"])
     meta = {
         "id": f"m-{secrets.token_hex(8)}", "game": engine.name, "game_version": engine.version,

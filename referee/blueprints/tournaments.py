@@ -3,8 +3,6 @@ tournaments played by rq workers, one job per match (tournament.tournaments)."""
 
 from __future__ import annotations
 
-import secrets
-
 from flask import Blueprint, Response
 
 from tournament import tournaments
@@ -14,7 +12,6 @@ from ..auth import asked_by_admin, require_admin
 from ..problems import invalid, not_found
 from ..runner import FailurePolicy
 from ..schemas import (
-    MAX_SEED,
     ListQuerySchema,
     TournamentCreateSchema,
     TournamentListSchema,
@@ -31,7 +28,7 @@ def create_tournament() -> Response:
     store = services().store
     data = load_body(TournamentCreateSchema())
     policy = FailurePolicy.from_dict(data.pop("failure_policy")).to_dict()
-    spec = {"seed": secrets.randbelow(MAX_SEED + 1), **data, "policy": policy}
+    spec = {**data, "policy": policy}
     try:
         meta = tournaments.create_tournament(store, spec)
     except SetupError as error:

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from referee.processes import spawn  # noqa: E402
+from referee.processes import python_module, spawn  # noqa: E402
 from referee.redis_server import RedisServer, free_port  # noqa: E402
 from referee.runner import FailurePolicy, PushSeat, run_match  # noqa: E402
 
@@ -51,7 +51,7 @@ def start(argv: list[str], port: int | None = None, env: dict[str, str] | None =
 def start_bot(module: str = "bots.python.random_bot", *args: str) -> tuple[str, subprocess.Popen]:
     """A push bot in its own process on a free loopback port: (url, process)."""
     port = free_port()
-    process = start([sys.executable, "-m", module, "--port", str(port), *args], port)
+    process = start(python_module(module, "--port", str(port), *args), port)
     return f"http://127.0.0.1:{port}/", process
 
 

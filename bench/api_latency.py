@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import random
-import sys
 import time
 
 import _support
@@ -26,7 +25,7 @@ import _support
 import engines
 from referee import replay
 from referee.botclient import BotReply
-from referee.processes import stop_all
+from referee.processes import python_module, stop_all
 from referee.runner import FailurePolicy, run_match
 from tournament import results
 from tournament.store import Store
@@ -133,7 +132,7 @@ def main() -> None:
         print(f"seeded {len(match_ids):,} matches in {_support.elapsed(started):.1f} s")
         port = _support.free_port()
         api = _support.start(
-            [sys.executable, "-m", "referee.cli", "serve", "--port", str(port)], port,
+            python_module("referee.cli", "serve", "--port", str(port)), port,
             env=_support.child_env(REDIS_URL=server.url, REFEREE_ADMIN_TOKEN=ADMIN_TOKEN))
         try:
             run(port, match_ids, args.requests)

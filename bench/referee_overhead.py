@@ -19,7 +19,6 @@ referee's `BotClient` does).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
 import _support
@@ -27,7 +26,7 @@ import orjson
 import requests
 
 import engines
-from referee.processes import stop_all
+from referee.processes import python_module, stop_all
 from referee.runner import FailurePolicy, decision_payload
 
 GOAL = 1.10
@@ -107,7 +106,7 @@ def on_worker(url: str, matches: int, *worker_args: str) -> tuple[float, float, 
         for index in (1, 2):
             store.save_bot({"id": f"bench-{index}", "name": f"random {index}", "url": url,
                             "games": engines.names()})
-        worker = _support.start([sys.executable, "-m", "referee.cli", "worker", *worker_args],
+        worker = _support.start(python_module("referee.cli", "worker", *worker_args),
                                 env=_support.child_env(REDIS_URL=server.url,
                                                        REFEREE_SECRET="bench"))
         match_s = bare_s = lean_s = 0.0

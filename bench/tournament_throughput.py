@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import _support
 from rq import Worker
 
 import engines
-from referee.processes import stop_all
+from referee.processes import python_module, stop_all
 from tournament import pairing, tournaments
 from tournament.store import Store, tournament_key
 
@@ -43,7 +42,7 @@ def cpu_seconds(pid: int) -> float:
 def start_workers(count: int, redis_url: str, store: Store) -> list:
     env = _support.child_env(REDIS_URL=redis_url, REFEREE_SECRET="bench",
                              REFEREE_BOT_MAX_MATCHES="64")
-    workers = [_support.start([sys.executable, "-m", "referee.cli", "worker"], env=env)
+    workers = [_support.start(python_module("referee.cli", "worker"), env=env)
                for _ in range(count)]
     deadline = time.monotonic() + 60
     while Worker.count(connection=store.redis) < count:

@@ -151,12 +151,15 @@ def legal_directions(state: State) -> list[int]:
     return [d for d in range(len(DIRECTIONS)) if destination(state, d) is not None]
 
 
+def shows_character(state: State, token: int) -> bool:
+    """The token lies face up with a character on it (the Magic Carpet may not take it)."""
+    return state["up"][token] and TOKENS[token].character is not None
+
+
 def carpet_targets(state: State) -> list[int]:
     """Token spaces that do not show a character face up."""
-    cells, up = state["cells"], state["up"]
     return [
-        c for c, t in enumerate(cells)
-        if t is not None and not (up[t] and TOKENS[t].character is not None)
+        c for c, t in enumerate(state["cells"]) if t is not None and not shows_character(state, t)
     ]
 
 
@@ -261,7 +264,7 @@ def _do_carpet(state: State, action: Action, rng: Rng) -> None:
         raise IllegalAction(
             f"space {list(CELLS[cell])} is empty: the Magic Carpet flies to a token"
         )
-    if state["up"][token] and TOKENS[token].character is not None:
+    if shows_character(state, token):
         raise IllegalAction(
             f"the token on {list(CELLS[cell])} shows a character: the Magic Carpet may only take "
             "a token that hasn't a visible character on it"

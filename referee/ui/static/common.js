@@ -63,6 +63,23 @@ function seatColour(seat) {
   return seat === null || seat === undefined ? "#9aa0a6" : SEAT_COLOURS[seat % SEAT_COLOURS.length];
 }
 
+/** A small square of colour, e.g. a seat's. */
+function swatch(colour) {
+  return h("span", {class: "swatch", style: `background:${colour}`});
+}
+
+/** A seat's panel on a game board: the seat's colour, name and "to move" badge above
+    `children`; `own` marks the seat the replay is viewed as. */
+function seatPanelFrame(kind, seat, own, observation, context, ...children) {
+  const toMove = observation.to_move === seat;
+  const name = (context.seats[seat] || {}).name || `seat ${seat}`;
+  return h("div", {class: `panel ${kind} ${toMove ? "to-move" : ""} ${own ? "viewer-seat" : ""}`,
+    "data-seat": seat},
+    h("h3", null, swatch(seatColour(seat)), `seat ${seat} · ${name}`,
+      toMove ? h("span", {class: "badge"}, "to move") : ""),
+    children);
+}
+
 function uiLink(path, text) {
   return h("a", {href: window.REFEREE.ui + path.replace(/^\//, "")}, text);
 }

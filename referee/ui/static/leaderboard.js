@@ -23,7 +23,7 @@ function leaderboardTable(board, colourOf) {
   return table([
     {title: "#", cell: (e, i) => i + 1, cls: "num"},
     {title: "bot", cell: e => h("span", null,
-      h("span", {class: "swatch", style: `background:${colourOf(e.bot_id)}`}), e.name || e.bot_id)},
+      swatch(colourOf(e.bot_id)), e.name || e.bot_id)},
     {title: "rating", cell: e => fmt(e.rating), cls: "num"},
     {title: "95% interval", cell: e => e.low === null ? "–" : `${fmt(e.low)} – ${fmt(e.high)}`,
       cls: "num"},

@@ -19,7 +19,7 @@ function statusView(match) {
       ` v${match.game_version}`),
     h("span", null, h("span", {class: `status ${match.status}`, id: "match-status"}, match.status)),
     h("span", null, "seats ", match.seats.map((seat, i) => h("span", null, i ? ", " : "",
-      h("span", {class: "swatch", style: `background:${seatColour(seat.seat)}`}), seat.name))),
+      swatch(seatColour(seat.seat)), seat.name))),
     h("span", null, "steps ", h("b", null, match.step)),
     match.seed !== null && match.seed !== undefined ? h("span", null, "seed ", h("b", null, match.seed)) : "",
     match.result ? h("span", {id: "match-result"}, "result: ", matchResult(match)) : "",
@@ -74,7 +74,7 @@ function logView(observation) {
   return h("div", {class: "panel log"}, h("h3", null, `Events (${log.length})`),
     log.length ? h("ol", {start: first + 1}, log.slice(first).map(event => h("li", null,
       event.seat === undefined || event.seat === null ? "" :
-        h("span", {class: "swatch", style: `background:${seatColour(event.seat)}`}),
+        swatch(seatColour(event.seat)),
       eventText(event)))) : h("p", {class: "muted"}, "nothing yet"));
 }
 
@@ -85,7 +85,7 @@ function moveView(frame, observation) {
     return h("span", null, h("b", null, "End of the match. "),
       viewer.match.result ? matchResult(viewer.match) : viewer.match.status);
   }
-  const parts = [h("span", {class: "swatch", style: `background:${seatColour(played.seat)}`}),
+  const parts = [swatch(seatColour(played.seat)),
     h("b", null, seatName(played.seat)), " to move"];
   const choices = (observation.legal_actions || []).length;
   if (choices) parts.push(` (${choices} legal action${choices > 1 ? "s" : ""})`);

@@ -146,13 +146,7 @@
   }
 
   function seatPanel(board, seat, observation, context) {
-    const toMove = observation.to_move === seat;
-    const classes = ["panel", "aladino-seat", toMove ? "to-move" : "",
-      context.seat === seat ? "viewer-seat" : ""].join(" ");
-    const name = (context.seats[seat] || {}).name || `seat ${seat}`;
-    return h("div", {class: classes, "data-seat": seat},
-      h("h3", null, h("span", {class: "swatch", style: `background:${seatColour(seat)}`}),
-        `seat ${seat} · ${name}`, toMove ? h("span", {class: "badge"}, "to move") : ""),
+    return seatPanelFrame("aladino-seat", seat, context.seat === seat, observation, context,
       h("div", {class: "facts"},
         h("span", null, "score ", h("b", {class: "score"}, observation.scores[seat])),
         observation.favourites ? h("span", null, "favourite ", h("b", null, observation.favourites[seat])) : ""),
@@ -171,7 +165,7 @@
       cave(observation),
       h("div", {class: "muted legend", style: "max-width:520px"},
         Object.entries(KIND_COLOURS).map(([kind, colour]) => h("span", null,
-          h("span", {class: "swatch", style: `background:${colour}`}), kind, " ")),
+          swatch(colour), kind, " ")),
         " · a dashed token lies face down · on the boards: ",
         Object.entries(CHARACTER_MARK).filter(([name]) => name !== "genie")
           .map(([name, mark]) => `${mark} ${CHARACTER_LABEL[name]}`).join(", ")));

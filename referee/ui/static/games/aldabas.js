@@ -144,13 +144,8 @@
   function playerPanel(player, observation, context) {
     const seat = player.seat;
     const own = context.seat === seat && observation.you;
-    const toMove = observation.to_move === seat;
-    const name = (context.seats[seat] || {}).name || `seat ${seat}`;
     const pending = observation.active === seat ? observation.pending_powers : [];
-    return h("div", {class: `panel aldabas-seat ${toMove ? "to-move" : ""} ${own ? "viewer-seat" : ""}`,
-      "data-seat": seat},
-      h("h3", null, h("span", {class: "swatch", style: `background:${seatColour(seat)}`}),
-        `seat ${seat} · ${name}`, toMove ? h("span", {class: "badge"}, "to move") : ""),
+    return seatPanelFrame("aldabas-seat", seat, own, observation, context,
       h("div", {class: "facts"},
         h("span", null, "purse ", h("b", {class: "purse"}, player.purse), " coins"),
         h("span", null, "hand ", h("b", {class: "hand-size"}, player.hand_size)),

@@ -130,8 +130,6 @@
 
   function playerPanel(seat, observation, context) {
     const own = context.seat === seat && Array.isArray(observation.hand);
-    const toMove = observation.to_move === seat;
-    const name = (context.seats[seat] || {}).name || `seat ${seat}`;
     const cities = Object.entries(observation.control || {}).filter(([, c]) => c === seat)
       .map(([city]) => city);
     const routes = Object.values(observation.owner || {}).filter(o => o === seat).length;
@@ -139,10 +137,7 @@
     const count = (observation.hand_counts || [])[seat] ?? known.length;
     const items = itemsOf(seat, observation);
     const camelUp = (observation.camel_up || [])[seat];
-    return h("div", {class: `panel caravans-seat ${toMove ? "to-move" : ""} ${own ? "viewer-seat" : ""}`,
-      "data-seat": seat},
-      h("h3", null, h("span", {class: "swatch", style: `background:${seatColour(seat)}`}),
-        `seat ${seat} · ${name}`, toMove ? h("span", {class: "badge"}, "to move") : ""),
+    return seatPanelFrame("caravans-seat", seat, own, observation, context,
       h("div", {class: "facts"},
         h("span", null, "gold ", h("b", {class: "gold"}, observation.gold[seat])),
         h("span", null, "camel ", h("b", null, camelUp ? "standing" : "lying")),

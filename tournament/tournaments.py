@@ -135,25 +135,34 @@ def get_meta(store: Store, tournament_id: str) -> dict | None:
     return loads(store.redis.hget(tournament_key(tournament_id), "meta"))
 
 
-def progress(store: Store, tournament_id: str, total: int) -> dict:
-    done = store.redis.scard(tournament_key(tournament_id, "done"))
-    failed = store.redis.scard(tournament_key(tournament_id, "failed"))
-    return {"total": total, "done": done + failed, "failed": failed}
-
-
 def list_tournaments(store: Store, offset: int, limit: int) -> tuple[list[dict], int]:
     """Newest first: one page of summaries and the total count."""
-    ids = [i.decode() for i in store.redis.zrevrange(tournaments_key(), offset,
-                                                       offset + limit - 1)]
-    metas = [get_meta(store, tournament_id) for tournament_id in ids]
-    return [summary(store, meta) for meta in metas if meta], store.redis.zcard(tournaments_key())
+    with store.redis.pipeline(transaction=False) as pipe:
+        pipe.zrevrange(tournaments_key(), offset, offset + limit - 1)
+        pipe.zcard(tournaments_key())
+        ids, total = pipe.execute()
+    return summaries(store, [i.decode() for i in ids]), total
 
 
-def summary(store: Store, meta: dict) -> dict:
-    finished_at = store.redis.hget(tournament_key(meta["id"]), "finished_at")
+def summaries(store: Store, tournament_ids: list[str]) -> list[dict]:
+    """Meta, status and progress of each tournament that exists, in one round trip."""
+    with store.redis.pipeline(transaction=False) as pipe:
+        for tournament_id in tournament_ids:
+            pipe.hmget(tournament_key(tournament_id), "meta", "finished_at")
+            pipe.scard(tournament_key(tournament_id, "done"))
+            pipe.scard(tournament_key(tournament_id, "failed"))
+        replies = pipe.execute()
+    return [summary(loads(meta), finished_at, done, failed)
+            for (meta, finished_at), done, failed in zip(replies[0::3], replies[1::3],
+                                                         replies[2::3], strict=True)
+            if meta is not None]
+
+
+def summary(meta: dict, finished_at: bytes | None, done: int, failed: int) -> dict:
+    """A tournament as listed: `done` and `failed` are the sizes of its counted sets."""
     return {**meta, "status": "finished" if finished_at else "running",
             "finished_at": finished_at.decode() if finished_at else None,
-            "progress": progress(store, meta["id"], meta["total"])}
+            "progress": {"total": meta["total"], "done": done + failed, "failed": failed}}
 
 
 def tournament_view(store: Store, tournament_id: str, admin: bool = False) -> dict | None:
@@ -168,7 +177,7 @@ def tournament_view(store: Store, tournament_id: str, admin: bool = False) -> di
     match_ids = [m.decode() for m in store.redis.lrange(tournament_key(tournament_id,
                                                                        "matches"), 0, -1)]
     sweep(store, tournament_id, match_ids)
-    view = summary(store, meta)
+    (view,) = summaries(store, [tournament_id])
     statuses = list(_statuses(store, _pending(store, tournament_id, match_ids)).values())
     view["progress"].update(running=statuses.count(MatchStatus.RUNNING),
                             queued=statuses.count(MatchStatus.QUEUED))

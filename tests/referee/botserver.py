@@ -29,6 +29,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 SLOW_S = 1.0
 TRICKLE_S = 0.05
 ILLEGAL_ACTION = {"type": "__no_such_action__"}
+HEALTHY_DEADLINE_MS = 3000
+
+# Each faulty bot (path, or "refused": a URL where nothing listens) and its fault code.
+FAULTS = [("/slow", "timeout"), ("refused", "crash"), ("/error", "crash"),
+          ("/garbage", "malformed"), ("/noaction", "malformed"), ("/illegal", "illegal")]
 
 
 # Answers the test bots share (the hardening tests' bots reuse them).
@@ -120,3 +125,14 @@ class BotServer(ThreadingHTTPServer):
     def start(self) -> BotServer:
         threading.Thread(target=self.serve_forever, daemon=True).start()
         return self
+
+
+def fault_url(server: BotServer, refused_url: str, path: str) -> str:
+    """The URL of a faulty bot of FAULTS."""
+    return refused_url if path == "refused" else server.url(path)
+
+
+def deadline_for(path: str) -> int:
+    """Short for the slow bot (a timeout), generous for the others: on a loaded machine a
+    loopback round trip can take far longer than usual, and must not turn into a timeout."""
+    return 250 if path == "/slow" else HEALTHY_DEADLINE_MS

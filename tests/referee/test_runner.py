@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, fault_url
 
 import engines
 from referee import replay
@@ -11,11 +12,6 @@ from referee.runner import FailurePolicy, PushSeat, forfeit_result, run_match, s
 
 VARIANTS = [(name, variant) for name in engines.names()
             for variant in engines.get(name).variants()]
-FAULTS = [("/slow", "timeout"), ("refused", "crash"), ("/error", "crash"),
-          ("/garbage", "malformed"), ("/noaction", "malformed"), ("/illegal", "illegal")]
-
-
-HEALTHY_DEADLINE_MS = 3000
 
 
 def play(game: str, urls: list[str], policy: FailurePolicy, seed: int = 11,
@@ -74,17 +70,6 @@ def test_random_bots_play_every_variant_to_the_end(bot_server, game, variant):
     assert report.valid and report.chain == "valid" and report.signature == "missing"
     assert record["seats"][0] == {"seat": 0, "kind": "bot", "bot_id": "b0", "name": "bot 0",
                                   "deadline_ms": HEALTHY_DEADLINE_MS}
-
-
-def deadline_for(path: str) -> int:
-    """Short for the slow bot (a timeout), generous for the others: on a loaded machine a
-    loopback round trip can take far longer than usual, and must not turn into a timeout.
-    Only the faulty seat gets it; the healthy seat keeps the generous deadline."""
-    return 250 if path == "/slow" else HEALTHY_DEADLINE_MS
-
-
-def fault_url(bot_server, refused_url: str, path: str) -> str:
-    return refused_url if path == "refused" else bot_server.url(path)
 
 
 @pytest.mark.parametrize("path, code", FAULTS, ids=[p for p, _ in FAULTS])

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from botserver import FAULTS, deadline_for, fault_url
 
 import engines
 from referee import replay
-
-FAULTS = [("/slow", "timeout"), ("refused", "crash"), ("/error", "crash"),
-          ("/garbage", "malformed"), ("/noaction", "malformed"), ("/illegal", "illegal")]
 
 
 def check_replay_matches_the_engine(record: dict) -> None:
@@ -56,12 +54,11 @@ def test_every_fault_under_each_policy_and_the_worker_goes_on(api, bot_server, r
     good = api.register_bot(bot_server.url("/random"), name="good")
     matches = []
     for path, code in FAULTS:
-        url = refused_url if path == "refused" else bot_server.url(path)
-        bad = api.register_bot(url, name=path)
+        bad = api.register_bot(fault_url(bot_server, refused_url, path), name=path)
         for policy in ("forfeit", "random"):
             match = api.create_match(
                 "aladino", [{"kind": "bot", "bot_id": good}, {"kind": "bot", "bot_id": bad}],
-                seed=3, deadline_ms=250 if path == "/slow" else 3000,
+                seed=3, deadline_ms=deadline_for(path),
                 failure_policy={code: policy})
             matches.append((match["id"], code, policy))
     healthy = api.create_match("aladino", [{"kind": "bot", "bot_id": good}] * 2, seed=4)

@@ -94,6 +94,11 @@ class ApiClient:
             jsonschema.validate(response.get_json(), problem_schema())
 
 
+def two_player_options(game: str) -> dict:
+    """The options of the game's first two-player variant."""
+    return next(v for v in engines.get(game).variants() if v["num_players"] == 2)["options"]
+
+
 def worker_command(*extra: str) -> list[str]:
     return [sys.executable, "-m", "referee.cli", "worker", *extra]
 

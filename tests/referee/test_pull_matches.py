@@ -8,15 +8,11 @@ import time
 
 import pytest
 import redis
-from apitest import ADMIN
+from apitest import ADMIN, two_player_options
 
 import engines
 
 GAMES = engines.names()
-
-
-def two_player_options(game: str) -> dict:
-    return next(v for v in engines.get(game).variants() if v["num_players"] == 2)["options"]
 
 
 def illegal_action(engine: engines.Game, state: dict) -> tuple[dict, str]:

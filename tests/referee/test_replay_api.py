@@ -7,7 +7,7 @@ import sys
 
 import orjson
 import pytest
-from apitest import ADMIN, ROOT, SECRET
+from apitest import ADMIN, ROOT, SECRET, two_player_options
 
 import engines
 from referee import replay
@@ -19,10 +19,8 @@ def finished(api, bot_server, run_worker):
     bot = api.register_bot(bot_server.url("/random"))
     ids = {}
     for game in engines.names():
-        options = next(v for v in engines.get(game).variants()
-                       if v["num_players"] == 2)["options"]
         ids[game] = api.create_match(game, [{"kind": "bot", "bot_id": bot}] * 2, seed=31,
-                                     options=options)["id"]
+                                     options=two_player_options(game))["id"]
     run_worker()
     out = {}
     for game, match_id in ids.items():

@@ -3,14 +3,13 @@ against openapi.yaml, and real `referee worker` processes."""
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 
 import pytest
 from apitest import ADMIN, ROOT, SECRET, ApiClient, load_openapi, worker_command, worker_env
 from botserver import BotServer
 from openapi_core import OpenAPI
+from worker_procs import Workers
 
 from referee.app import create_app
 from referee.config import Config
@@ -62,19 +61,8 @@ def run_worker(redis_url):
 
 
 @pytest.fixture
-def background_worker(redis_url):
+def background_worker(redis_url, tmp_path):
     """Start `referee worker --burst` in the background; stopped at the end of the test."""
-    procs: list[subprocess.Popen] = []
-
-    def start() -> subprocess.Popen:
-        proc = subprocess.Popen(worker_command("--burst"), env=worker_env(redis_url), cwd=ROOT,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
-        procs.append(proc)
-        return proc
-
-    yield start
-    for proc in procs:
-        if proc.poll() is None:  # a failed test left it waiting: stop it and its work horse
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+    workers = Workers(redis_url, tmp_path)
+    yield lambda: workers.start(burst=True)[0]
+    workers.stop_all()  # a failed test left it waiting: stop it and its work horse

@@ -18,6 +18,24 @@ async function api(path) {
   return body;
 }
 
+let gameListRequest = null;
+
+/** The API's list of games, requested once per page (the navigation and the index share it). */
+function gameList() {
+  gameListRequest ??= api("/games").then(body => body.games);
+  return gameListRequest;
+}
+
+/** Fill the element `id` with what `build()` returns, or with the error it throws. */
+async function fill(id, build) {
+  const box = document.getElementById(id);
+  try {
+    setChildren(box, await build());
+  } catch (error) {
+    setChildren(box, errorBox(error));
+  }
+}
+
 function setChildren(node, ...children) {
   node.replaceChildren();
   appendChildren(node, children);
@@ -84,6 +102,11 @@ function uiLink(path, text) {
   return h("a", {href: window.REFEREE.ui + path.replace(/^\//, "")}, text);
 }
 
+/** A match's or tournament's status as a coloured label. */
+function statusBadge(status, id) {
+  return h("span", {class: `status ${status}`, id}, status);
+}
+
 function errorBox(error) {
   return h("p", {class: "error"}, String(error.message || error));
 }
@@ -126,7 +149,7 @@ function matchesTable(matches) {
     {title: "match", cell: m => uiLink(`matches/${m.id}`, m.id)},
     {title: "game", cell: m => m.game},
     {title: "seats", cell: m => seatNames(m)},
-    {title: "status", cell: m => h("span", {class: `status ${m.status}`}, m.status)},
+    {title: "status", cell: m => statusBadge(m.status)},
     {title: "steps", cell: m => m.step, cls: "num"},
     {title: "result", cell: m => matchResult(m)},
   ], matches, {class: "matches"});
@@ -137,7 +160,7 @@ async function fillGameNav() {
   const nav = document.getElementById("game-nav");
   if (!nav) return;
   try {
-    const {games} = await api("/games");
+    const games = await gameList();
     setChildren(nav, games.map(game => uiLink(`games/${game.name}`, game.name)));
   } catch (_) {
     nav.replaceChildren();

@@ -1,49 +1,33 @@
 /* The index page: games with their leaderboards, tournaments and recent matches. */
 "use strict";
 
-async function showGames() {
-  const box = document.getElementById("games");
-  try {
-    const {games} = await api("/games");
-    setChildren(box, games.map(game => h("div", {class: "card game"},
-      h("h3", null, uiLink(`games/${game.name}`, game.name)),
-      h("div", {class: "muted"}, `${game.min_players}–${game.max_players} players · v${game.version}`),
-      h("div", null, uiLink(`games/${game.name}`, "leaderboard")))));
-  } catch (error) {
-    setChildren(box, errorBox(error));
-  }
+async function gameCards() {
+  const games = await gameList();
+  return games.map(game => h("div", {class: "card game"},
+    h("h3", null, uiLink(`games/${game.name}`, game.name)),
+    h("div", {class: "muted"}, `${game.min_players}–${game.max_players} players · v${game.version}`),
+    h("div", null, uiLink(`games/${game.name}`, "leaderboard"))));
 }
 
-async function showTournaments() {
-  const box = document.getElementById("tournaments");
-  try {
-    const body = await api("/tournaments?limit=20");
-    const tournaments = body.tournaments || [];
-    if (!tournaments.length) { setChildren(box, h("p", {class: "muted"}, "no tournaments yet")); return; }
-    setChildren(box, table([
-      {title: "tournament", cell: t => uiLink(`tournaments/${t.id}`, t.name || t.id)},
-      {title: "game", cell: t => t.game},
-      {title: "status", cell: t => h("span", {class: `status ${t.status}`}, t.status)},
-      {title: "progress", cell: t => progressText(t.progress)},
-      {title: "created", cell: t => when(t.created_at)},
-    ], tournaments, {class: "tournaments"}));
-  } catch (error) {
-    setChildren(box, errorBox(error));
-  }
+async function tournamentsTable() {
+  const tournaments = (await api("/tournaments?limit=20")).tournaments || [];
+  if (!tournaments.length) return h("p", {class: "muted"}, "no tournaments yet");
+  return table([
+    {title: "tournament", cell: t => uiLink(`tournaments/${t.id}`, t.name || t.id)},
+    {title: "game", cell: t => t.game},
+    {title: "status", cell: t => statusBadge(t.status)},
+    {title: "progress", cell: t => progressText(t.progress)},
+    {title: "created", cell: t => when(t.created_at)},
+  ], tournaments, {class: "tournaments"});
 }
 
 function progressText(p) {
   return `${p.done}/${p.total}` + (p.failed ? ` (${p.failed} failed)` : "");
 }
 
-async function showMatches() {
-  const box = document.getElementById("matches");
-  try {
-    const {matches} = await api("/matches?limit=20");
-    setChildren(box, matchesTable(matches));
-  } catch (error) {
-    setChildren(box, errorBox(error));
-  }
+async function recentMatches() {
+  const {matches} = await api("/matches?limit=20");
+  return matchesTable(matches);
 }
 
 function openById(formId, page) {
@@ -57,7 +41,7 @@ function openById(formId, page) {
 document.addEventListener("DOMContentLoaded", () => {
   openById("open-tournament", "tournaments");
   openById("open-match", "matches");
-  showGames();
-  showTournaments();
-  showMatches();
+  fill("games", gameCards);
+  fill("tournaments", tournamentsTable);
+  fill("matches", recentMatches);
 });

@@ -111,18 +111,13 @@ async function showLeaderboard(game) {
   }
 }
 
-async function showGameMatches(game) {
-  const box = document.getElementById("matches");
-  try {
-    const {matches} = await api(`/matches?game=${encodeURIComponent(game)}&limit=20`);
-    setChildren(box, matchesTable(matches));
-  } catch (error) {
-    setChildren(box, errorBox(error));
-  }
+async function gameMatches(game) {
+  const {matches} = await api(`/matches?game=${encodeURIComponent(game)}&limit=20`);
+  return matchesTable(matches);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   const game = document.getElementById("title").dataset.game;
   showLeaderboard(game);
-  showGameMatches(game);
+  fill("matches", () => gameMatches(game));
 });

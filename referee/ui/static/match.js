@@ -17,7 +17,7 @@ function statusView(match) {
   return h("div", {class: "facts"},
     h("span", null, "game ", h("b", null, uiLink(`games/${match.game}`, match.game)),
       ` v${match.game_version}`),
-    h("span", null, h("span", {class: `status ${match.status}`, id: "match-status"}, match.status)),
+    h("span", null, statusBadge(match.status, "match-status")),
     h("span", null, "seats ", match.seats.map((seat, i) => h("span", null, i ? ", " : "",
       swatch(seatColour(seat.seat)), seat.name))),
     h("span", null, "steps ", h("b", null, match.step)),
@@ -52,10 +52,15 @@ async function fetchStep(step, seat) {
   return viewer.cache.get(key);
 }
 
+/** "key=value ..." with each value as JSON. */
+function keyValues(fields) {
+  return Object.entries(fields).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ");
+}
+
 function actionText(action) {
   if (!action) return "";
   const {type, ...rest} = action;
-  const args = Object.entries(rest).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ");
+  const args = keyValues(rest);
   return args ? `${type} ${args}` : type;
 }
 
@@ -63,8 +68,7 @@ const LOG_SHOWN = 12;
 
 function eventText(event) {
   const {type, event: name, seat, ...rest} = event;
-  const args = Object.entries(rest).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ");
-  return `${type || name || ""} ${args}`.trim();
+  return `${type || name || ""} ${keyValues(rest)}`.trim();
 }
 
 /** The latest public events, as the viewed seat knows them. */

@@ -8,7 +8,7 @@ function progressView(t) {
   const part = n => total ? `${(100 * n / total).toFixed(2)}%` : "0%";
   return h("div", null,
     h("p", {class: "facts"},
-      h("span", {class: `status ${t.status}`, id: "tournament-status"}, t.status),
+      statusBadge(t.status, "tournament-status"),
       h("span", null, "game ", uiLink(`games/${t.game}`, t.game)),
       h("span", null, `${t.players} players per match, ${t.rounds} round${t.rounds > 1 ? "s" : ""}`),
       t.seed !== null ? h("span", null, "seed ", h("b", null, t.seed)) : ""),

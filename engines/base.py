@@ -209,16 +209,12 @@ def visible_log(state: State, seat: int | None) -> list[dict]:
     """The log as `seat` knows it: public events with that seat's private details merged
     (a spectator, `seat=None`, gets the public events only)."""
     key = None if seat is None else str(seat)
-    out = []
-    for entry in state["log"]:
-        private = entry.get("_private")
-        if private is None:
-            out.append(entry)
-            continue
-        event = {k: v for k, v in entry.items() if k != "_private"}
-        event.update(private.get(key, {}))
-        out.append(event)
-    return clone(out)
+    out = clone(state["log"])
+    for event in out:
+        private = event.pop("_private", None)
+        if private is not None:
+            event.update(private.get(key, {}))
+    return out
 
 
 def field(action: Action, name: str, kind: type | tuple[type, ...]) -> Any:

@@ -1,7 +1,8 @@
-"""Bot servers for the bot tests: Python SDK bots in a thread, the Node bot as a real process,
-each on a free loopback port and stopped at the end of the test."""
+"""Servers for the bot tests: Python SDK bots (and the app) in a thread, the Node bot as a
+real process, each on a free loopback port and stopped at the end of the test."""
 
 import shutil
+import socketserver
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
@@ -17,17 +18,23 @@ NODE_BOT = Path(__file__).resolve().parents[2] / "bots" / "node" / "random_bot.j
 
 
 @contextmanager
-def running_python_bot(choose: Choose) -> Iterator[str]:
-    """Serve `choose` with the SDK on a free port; yields the bot's URL."""
-    server = make_server(choose, port=0)
+def serving(server: socketserver.BaseServer) -> Iterator[int]:
+    """Run a bound server's serve_forever in a thread until the block ends; yields its port."""
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
+        yield server.server_address[1]
     finally:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+@contextmanager
+def running_python_bot(choose: Choose) -> Iterator[str]:
+    """Serve `choose` with the SDK on a free port; yields the bot's URL."""
+    with serving(make_server(choose, port=0)) as port:
+        yield f"http://127.0.0.1:{port}/"
 
 
 @contextmanager
@@ -42,6 +49,12 @@ def running_process_bot(command: list[str]) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture
+def serve() -> Callable:
+    """`with serve(server) as port:` runs a bound server (the app, a bot) for the block."""
+    return serving
 
 
 @pytest.fixture

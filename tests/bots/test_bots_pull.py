@@ -4,7 +4,6 @@ Redis and a real rq worker, the other seat a push bot served by the SDK."""
 import json
 import subprocess
 import sys
-import threading
 
 import pytest
 import requests
@@ -20,16 +19,10 @@ ADMIN = "admin-token-for-tests"
 
 
 @pytest.fixture
-def api_url(redis_url):
-    server = make_server("127.0.0.1", 0, create_app(Config(redis_url=redis_url,
-                                                           admin_token=ADMIN)), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=5)
+def api_url(redis_url, serve):
+    app = create_app(Config(redis_url=redis_url, admin_token=ADMIN))
+    with serve(make_server("127.0.0.1", 0, app, threaded=True)) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def _start_match(api_url: str, push_url: str, game: str) -> tuple[str, str]:

@@ -39,10 +39,14 @@ def below(idx: int) -> int | None:
     return idx - COLS if idx >= COLS else None
 
 
-def neighbours(idx: int) -> list[int]:
+def _neighbours(idx: int) -> tuple[int, ...]:
     col, row = idx % COLS, idx // COLS
     around = ((col - 1, row), (col + 1, row), (col, row - 1), (col, row + 1))
-    return [index(c, r) for c, r in around if on_grid(c, r)]
+    return tuple(index(c, r) for c, r in around if on_grid(c, r))
+
+
+# NEIGHBOURS[idx]: the spaces beside, above and below `idx`, computed once.
+NEIGHBOURS = tuple(_neighbours(idx) for idx in range(COLS * ROWS))
 
 
 def open_space_reason(block: list, idx: int) -> str | None:
@@ -59,7 +63,7 @@ def open_space_reason(block: list, idx: int) -> str | None:
 def colour_reason(block: list, idx: int, card: int) -> str | None:
     """Why `card` may not go in `idx` because of its colour, or None."""
     colour = CARD_COLOUR[card]
-    for other in neighbours(idx):
+    for other in NEIGHBOURS[idx]:
         if other != VAULT and block[other] is not None and CARD_COLOUR[block[other]] == colour:
             return (f"a {colour} door can not be beside, above, or below a door of the same "
                     "colour (rulebook \"Door Placement\")")

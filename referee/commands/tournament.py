@@ -17,7 +17,7 @@ import sys
 import requests
 
 from referee.client import BOT, Client, ServerError, follow_tournament, print_rows
-from referee.runner import FORFEIT, POLICY_CHOICES
+from referee.runner import FORFEIT, POLICY_CHOICES, FailurePolicy
 
 HELP = "start a round-robin tournament on a referee server, follow it, print the final table"
 DEFAULT_SERVER = "http://127.0.0.1:8000"
@@ -68,8 +68,7 @@ def run(args: argparse.Namespace) -> int:
 def tournament_request(args: argparse.Namespace) -> dict:
     body = {"game": args.game, "bots": args.bot, "players": args.players,
             "rounds": args.rounds, "options": args.options, "deadline_ms": args.deadline_ms,
-            "failure_policy": dict.fromkeys(("timeout", "crash", "malformed", "illegal"),
-                                            args.policy)}
+            "failure_policy": FailurePolicy.uniform(args.policy).to_dict()}
     if args.seed is not None:
         body["seed"] = args.seed
     if args.name:

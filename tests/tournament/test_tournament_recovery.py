@@ -10,7 +10,7 @@ import time
 
 import pytest
 import redis
-from apitest import ADMIN, wait_finished
+from apitest import wait_finished
 from rq import Worker
 from rq.job import Job
 from rq.registry import FailedJobRegistry
@@ -19,20 +19,13 @@ from tournament_checks import (
     check_live_elo,
     check_round_robin,
     finished_matches,
+    start,
 )
 
 from tournament import jobs, lease, recovery, results
 from tournament.store import Store, lease_key, match_key, ratings_key, tournament_key
 
 SLOW_S = 0.02  # per decision: an Aladino match lasts about a second
-
-
-def start_tournament(api, bots: list[str], seed: int = 3) -> dict:
-    response = api.post("/tournaments", token=ADMIN, json={
-        "game": "aladino", "bots": bots, "players": 2, "rounds": 1, "seed": seed,
-        "deadline_ms": 5000})
-    assert response.status_code == 201, response.get_json()
-    return response.get_json()
 
 
 def match_in_progress(store: Store, pid: int, timeout: float = 30) -> str:
@@ -50,10 +43,6 @@ def match_in_progress(store: Store, pid: int, timeout: float = 30) -> str:
     raise AssertionError(f"worker {pid} played no match within {timeout}s")
 
 
-def attempt_of(store: Store, match_id: str) -> int:
-    return int(store.redis.hget(match_key(match_id), "attempt") or 0)
-
-
 def check_counted_once(store: Store, view: dict) -> None:
     tournament_id = view["id"]
     assert store.redis.scard(tournament_key(tournament_id, "done")) == len(view["matches"])
@@ -68,7 +57,7 @@ def test_a_worker_killed_mid_match_is_replaced_and_nothing_is_counted_twice(
     the match's lease lapses and reading the tournament's progress queues it again."""
     store = Store.from_url(redis_url)
     bots = register_bots(4, delay_s=SLOW_S)
-    view = start_tournament(api, bots)
+    view = start(api, "aladino", bots, 2, seed=3)
     doomed, survivor = workers.start(2)
     killed_match = match_in_progress(store, doomed.pid)
     if victim == "worker":
@@ -78,7 +67,7 @@ def test_a_worker_killed_mid_match_is_replaced_and_nothing_is_counted_twice(
     assert store.get_match(killed_match)["status"] == "running"
     final = wait_finished(api, view["id"], timeout=60)
     assert survivor.poll() is None
-    assert attempt_of(store, killed_match) == 1
+    assert store.current_attempt(killed_match) == 1
     record = api.get(f"/matches/{killed_match}/replay").get_json()
     assert [step["step"] for step in record["steps"]] == list(range(len(record["steps"])))
     check_round_robin(api, final, bots, 2, rounds=1)
@@ -93,7 +82,7 @@ def test_rq_cleaning_up_a_dead_workers_job_queues_the_match_again(
     with a clock moved past that point; the match's failure callback queues it again."""
     store = Store.from_url(redis_url)
     bots = register_bots(4, delay_s=SLOW_S)
-    view = start_tournament(api, bots, seed=4)
+    view = start(api, "aladino", bots, 2, seed=4)
     (only,) = workers.start(1)
     killed_match = match_in_progress(store, only.pid)
     workers.kill(only)
@@ -102,7 +91,7 @@ def test_rq_cleaning_up_a_dead_workers_job_queues_the_match_again(
     dead_job = jobs.job_id(killed_match)
     assert dead_job in FailedJobRegistry(queue=queue).get_job_ids()
     assert store.get_match(killed_match)["status"] == "queued"
-    assert attempt_of(store, killed_match) == 1
+    assert store.current_attempt(killed_match) == 1
     assert jobs.job_id(killed_match, 1) in queue.get_job_ids()
     FailedJobRegistry(queue=queue).requeue(dead_job)  # as `rq requeue` would: it plays nothing
     workers.start(1)
@@ -120,7 +109,7 @@ def test_rq_cleaning_up_a_dead_workers_job_queues_the_match_again(
 def test_counting_the_same_matches_from_many_threads_counts_each_once(
         api, register_bots, workers, redis_url):
     store = Store.from_url(redis_url)
-    view = start_tournament(api, register_bots(4))
+    view = start(api, "aladino", register_bots(4), 2, seed=3)
     workers.start(2)
     final = wait_finished(api, view["id"])
     matches = finished_matches(api, final)

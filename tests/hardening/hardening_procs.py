@@ -1,6 +1,6 @@
 """Processes of the hardening tests (imported by name: `conftest` is ambiguous across test
-folders): `referee serve` with its output kept in a file; the workers are the referee tests'
-`worker_procs.Workers`."""
+folders): `referee serve` with its output kept in a file, and waiting for a match the
+workers play; the workers are the referee tests' `worker_procs.Workers`."""
 
 from __future__ import annotations
 
@@ -15,6 +15,17 @@ import requests
 from apitest import ADMIN, ROOT, SECRET
 
 from referee.redis_server import free_port
+
+
+def wait_status(api, match_id: str, wanted: str, timeout: float = 60) -> dict:
+    """Poll the match (as the admin) until its status is `wanted`; returns it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        match = api.get(f"/matches/{match_id}", token=ADMIN).get_json()
+        if match["status"] == wanted:
+            return match
+        time.sleep(0.05)
+    raise AssertionError(f"match {match_id} not {wanted} after {timeout}s: {match}")
 
 
 class LiveServer:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 
-from apitest import ADMIN
+from hardening_procs import wait_status
 
 DEADLINE_MS = 1000
 HANG_DEADLINE_MS = 4000
@@ -32,16 +32,6 @@ def start(api, good: str, bad: str, policy: str, code: str, deadline_ms: int) ->
                              seed=11, options={"mode": "multi"}, deadline_ms=deadline_ms,
                              failure_policy={code: policy})
     return match["id"]
-
-
-def wait_status(api, match_id: str, wanted: str, timeout: float = 60) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        match = api.get(f"/matches/{match_id}", token=ADMIN).get_json()
-        if match["status"] == wanted:
-            return match
-        time.sleep(0.05)
-    raise AssertionError(f"match {match_id} not {wanted} after {timeout}s: {match}")
 
 
 def check_faults(api, bad_bots, match_id: str, path: str, code: str, policy: str) -> None:

@@ -16,6 +16,7 @@ import orjson
 import pytest
 import redis
 from apitest import ADMIN, ApiClient, wait_finished
+from hardening_procs import wait_status
 from worker_procs import Workers
 
 from referee.app import create_app
@@ -135,10 +136,7 @@ def test_a_match_whose_worker_is_killed_is_played_again_when_read(api, bad_bots,
     workers.kill(doomed)
     assert api.get(f"/matches/{match_id}").get_json()["status"] == "running"  # lease alive
     workers.start()
-    deadline = time.monotonic() + 60
-    while (match := api.get(f"/matches/{match_id}").get_json())["status"] != "finished":
-        assert time.monotonic() < deadline, match
-        time.sleep(0.2)
+    wait_status(api, match_id, "finished")
     assert store.current_attempt(match_id) == 1
     record = api.get(f"/matches/{match_id}/replay").get_json()
     assert record["forfeit"] is None

@@ -9,6 +9,7 @@ import time
 import pytest
 import requests
 from apitest import ADMIN, ApiClient
+from hardening_procs import wait_status
 
 from referee.app import create_app
 from referee.config import MAX_BODY_BYTES, Config
@@ -102,20 +103,13 @@ def test_a_bot_over_its_cap_of_concurrent_matches_waits_for_a_slot(api, bad_bots
     free = api.create_match("aladino", [{"kind": "bot", "bot_id": free_1},
                                         {"kind": "bot", "bot_id": free_2}], seed=3)["id"]
     for match_id in (first, second, free):
-        wait_finished(api, match_id)
+        wait_status(api, match_id, "finished")
     asked = {m: [r["at"] for r in bad_bots.by_match[m]] for m in (first, second, free)}
     earlier, later = sorted((first, second), key=lambda m: asked[m][0])
     assert max(asked[earlier]) < min(asked[later]), "bot a played two matches at once"
     assert min(asked[free]) < max(asked[earlier]) or min(asked[free]) < max(asked[later])
     store = Store.from_url(redis_url)
     assert not store.redis.exists(playing_key(capped)), "every slot was given back"
-
-
-def wait_finished(api: ApiClient, match_id: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while api.get(f"/matches/{match_id}").get_json()["status"] != "finished":
-        assert time.monotonic() < deadline, f"match {match_id} unfinished"
-        time.sleep(0.05)
 
 
 def test_a_slot_held_by_a_dead_worker_is_free_again(redis_url):

@@ -14,9 +14,10 @@ def discount(holder: dict) -> int:
     return count_in_block(holder["block"], "B2D")
 
 
-def cost(state: State, holder: dict, slot: int) -> int:
-    """The slot's printed cost minus the discount, never below zero."""
-    return max(0, state["costs"][slot] - discount(holder))
+def costs(state: State, holder: dict) -> list[int]:
+    """Each slot's printed cost minus the holder's discount, never below zero."""
+    off = discount(holder)
+    return [max(0, printed - off) for printed in state["costs"]]
 
 
 def payment_range(holder: dict, price: int) -> range:
@@ -26,20 +27,21 @@ def payment_range(holder: dict, price: int) -> range:
 
 def buy_options(state: State, holder: dict, action_type: str) -> list[dict]:
     options = []
-    for slot, card in enumerate(state["dock"]):
+    for slot, (card, price) in enumerate(zip(state["dock"], costs(state, holder), strict=True)):
         if card is None:
             continue
-        for from_vault in payment_range(holder, cost(state, holder, slot)):
+        for from_vault in payment_range(holder, price):
             options.append({"type": action_type, "slot": slot, "from_vault": from_vault})
     return options
 
 
-def check_buy(state: State, holder: dict, slot: int, from_vault: int) -> None:
+def check_buy(state: State, holder: dict, slot: int, from_vault: int) -> int:
+    """The price of a legal purchase; IllegalAction names the rule a purchase breaks."""
     if not 0 <= slot < len(state["dock"]):
         raise IllegalAction(f"the Dock has slots 0 to {len(state['dock']) - 1}, not {slot}")
     if state["dock"][slot] is None:
         raise IllegalAction(f"Dock slot {slot} is empty: the deck could not refill it")
-    price = cost(state, holder, slot)
+    price = costs(state, holder)[slot]
     if price > holder["purse"] + holder["vault_coins"]:
         raise IllegalAction(
             f"the door in slot {slot} costs {price} coins and you have only "
@@ -50,13 +52,13 @@ def check_buy(state: State, holder: dict, slot: int, from_vault: int) -> None:
             f"paying {price} coins with {from_vault} from the vault is impossible: you have "
             f"{holder['vault_coins']} in the vault and {holder['purse']} in the purse"
         )
+    return price
 
 
 def buy(state: State, seat: int, slot: int, from_vault: int) -> None:
     """Claim the door into the hand, paying into the general supply; the Dock refills."""
     holder = state["players"][seat]
-    check_buy(state, holder, slot, from_vault)
-    price = cost(state, holder, slot)
+    price = check_buy(state, holder, slot, from_vault)
     pay(state, holder, price, from_vault)
     card = take_from_dock(state, slot)
     holder["hand"].append(card)

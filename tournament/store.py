@@ -270,9 +270,6 @@ class Store:
     def get_live(self, match_id: str) -> dict | None:
         return loads(self.redis.get(match_key(match_id, "live")))
 
-    def append_step(self, match_id: str, step_record: dict) -> None:
-        self.redis.rpush(match_key(match_id, "steps"), dumps(step_record))
-
     def steps(self, match_id: str) -> list[dict]:
         return [loads(raw) for raw in self.redis.lrange(match_key(match_id, "steps"), 0, -1)]
 

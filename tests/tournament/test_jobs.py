@@ -21,7 +21,7 @@ import engines
 from referee.redis_server import free_port
 from referee.runner import FailurePolicy
 from tournament.jobs import enqueue_match, play_stored_match
-from tournament.store import MatchStatus, Store, token_digest
+from tournament.store import MatchStatus, Store, dumps, match_key, token_digest
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def test_a_match_is_played_once_and_a_finished_match_is_not_replayed(store):
 def test_an_interrupted_attempt_is_discarded_and_the_match_replayed(store):
     stored_match(store)
     store.mark_running("m-job", "2026-01-01T00:00:01Z")
-    store.append_step("m-job", {"step": 0, "junk": True})
+    store.redis.rpush(match_key("m-job", "steps"), dumps({"step": 0, "junk": True}))
     play_stored_match(store, "m-job")
     record = store.get_replay("m-job")
     assert store.steps("m-job") == record["steps"]

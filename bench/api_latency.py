@@ -75,17 +75,15 @@ def seed_store(store: Store, matches: int) -> list[str]:
         sample = samples[index % len(samples)]
         players = pairs.sample(bot_ids, 2)
         match_id = f"m-bench{index:06d}"
-        seats = [{"seat": seat, "kind": "bot", "bot_id": bot, "name": f"random {bot[-2:]}"}
-                 for seat, bot in enumerate(players)]
-        meta = {"id": match_id, "game": GAME, "game_version": engine.version,
-                "num_players": 2, "seats": seats, "options": sample["options"],
-                "seed": sample["seed"], "policy": sample["policy"], "deadline_ms": 1000,
-                "pull_deadline_ms": 1000, "created_at": replay.utc_now()}
+        meta = _support.bot_match_meta(
+            match_id, GAME, engine.version, [(bot, f"random {bot[-2:]}") for bot in players],
+            sample["seed"], sample["options"], sample["policy"], deadline_ms=1000)
         state = initial[sample["seed"]]
         store.create_match(meta, state, engine.current_seat(state), {})
         store.mark_running(match_id, replay.utc_now())
         record = replay.seal({**sample, "match_id": match_id,
-                              "seats": [{**seat, "deadline_ms": 1000} for seat in seats]}, "")
+                              "seats": [{**seat, "deadline_ms": 1000}
+                                        for seat in meta["seats"]]}, "")
         store.finish_match(match_id, record, replay.canonical(record))
         results.count_finished(store, match_id)
         match_ids.append(match_id)

@@ -113,7 +113,10 @@ def on_worker(url: str, matches: int, *worker_args: str) -> tuple[float, float, 
         decisions = 0
         try:
             for seed in range(matches):
-                meta = _match_meta(engine, seed)
+                meta = _support.bot_match_meta(
+                    f"m-bench{seed:05d}", engine.name, engine.version,
+                    [("bench-1", "random 1"), ("bench-2", "random 2")], seed,
+                    engine.normalize_options(2, {}), FailurePolicy().to_dict(), deadline_ms=10000)
                 state = engine.new_game(2, seed, {})
                 store.create_match(meta, state, engine.current_seat(state), {})
                 enqueue_match(store, meta)
@@ -132,18 +135,6 @@ def on_worker(url: str, matches: int, *worker_args: str) -> tuple[float, float, 
           f"{bare_s / decisions * 1e6:>11.0f} {match_s / bare_s:>6.3f} "
           f"{lean_s / decisions * 1e6:>11.0f} {match_s / lean_s:>6.3f}  {_support.load()}")
     return match_s, bare_s, lean_s, decisions
-
-
-def _match_meta(engine: engines.Game, seed: int) -> dict:
-    """A bot match as `POST /matches` stores it."""
-    from referee.replay import utc_now
-
-    seats = [{"seat": seat, "kind": "bot", "bot_id": f"bench-{seat + 1}",
-              "name": f"random {seat + 1}"} for seat in (0, 1)]
-    return {"id": f"m-bench{seed:05d}", "game": engine.name, "game_version": engine.version,
-            "num_players": 2, "seats": seats, "options": engine.normalize_options(2, {}),
-            "seed": seed, "policy": FailurePolicy().to_dict(), "deadline_ms": 10000,
-            "pull_deadline_ms": 10000, "created_at": utc_now()}
 
 
 def _wait_finished(store, match_id: str, finished: str) -> dict:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from .block import COLS, ROWS
+from .flow import HAND_LIMIT
 from .scoring import SOLO_BANDS
-from .table import MULTI_DOCK_COSTS, SOLO_DOCK_COSTS
+from .table import COINS_PER_PLAYER, MULTI_DOCK_COSTS, SOLO_DOCK_COSTS, SOLO_SUPPLY
 
+MAX_EXTRA = 10
 OPTIONS = {
     "mode": {"type": "string", "enum": ["multi", "solo"], "default": "multi",
              "doc": "multi: 2-4 players; solo: Aldabas Solidad, exactly 1 player against "
                     "the automated Rival"},
-    "rival_extra_hand": {"type": "integer", "minimum": 0, "maximum": 10, "default": 0,
+    "rival_extra_hand": {"type": "integer", "minimum": 0, "maximum": MAX_EXTRA, "default": 0,
                          "doc": "solo only: extra doors in the Rival's starting hand (harder)"},
-    "extra_supply": {"type": "integer", "minimum": 0, "maximum": 10, "default": 0,
+    "extra_supply": {"type": "integer", "minimum": 0, "maximum": MAX_EXTRA, "default": 0,
                      "doc": "solo only: extra coins in the general supply (easier)"},
 }
 
@@ -105,12 +108,12 @@ def description(cards: list[dict], types: list[dict], colours: tuple[str, ...]) 
             "cards": cards,
             "deck_size": {"multi": len(cards),
                           "solo": sum(1 for c in cards if not c["no_solidad"])},
-            "coins": {"supply_per_player": 12, "solo_supply": 15,
+            "coins": {"supply_per_player": COINS_PER_PLAYER, "solo_supply": SOLO_SUPPLY,
                       "after_supply": "unlimited coins from the box"},
             "dock_costs": {"multi": MULTI_DOCK_COSTS, "solo": SOLO_DOCK_COSTS},
-            "block": {"cols": 4, "rows": 3, "vault": [0, 0],
+            "block": {"cols": COLS, "rows": ROWS, "vault": [0, 0],
                       "space": "[col, row], col 0 left to 3 right, row 0 bottom to 2 top"},
-            "hand_limit": 7,
+            "hand_limit": HAND_LIMIT,
             "solo_bands": [{"from": low, "result": text} for low, text in SOLO_BANDS],
         },
         "scoring": SCORING,

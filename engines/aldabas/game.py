@@ -9,19 +9,16 @@ from engines.rng import Rng
 from .actions import apply_action, legal
 from .block import COLS, ROWS
 from .cards import CARD_TYPE, COLOURS, FULL_DECK, SOLO_DECK, card_table, type_table
-from .describe import description
+from .describe import MAX_EXTRA, description
 from .flow import start_setup
 from .scoring import band, rival_summary, score_holders
-from .table import MULTI_DOCK_COSTS, SOLO_DOCK_COSTS, draw
+from .table import COINS_PER_PLAYER, MULTI_DOCK_COSTS, SOLO_DOCK_COSTS, SOLO_SUPPLY, draw
 from .view import hidden_variant, seat_view
 
-COINS_PER_PLAYER = 12
-SOLO_SUPPLY = 15
 STARTING_HAND = 5
 RIVAL_HAND = 2
 RIVAL_GOALS = 3
 SOLO_OPTIONS = {"rival_extra_hand": 0, "extra_supply": 0}
-MAX_EXTRA = 10
 
 
 def new_holder() -> dict:

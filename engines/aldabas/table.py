@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from engines.base import State, log_event
 
+COINS_PER_PLAYER = 12
+SOLO_SUPPLY = 15
 MULTI_DOCK_COSTS = [0, 0, 1, 2, 3]
 SOLO_DOCK_COSTS = [0, 1, 2, 3]
 

@@ -2,8 +2,8 @@
 Redis and a real rq worker, the other seat a push bot served by the SDK."""
 
 import json
+import os
 import subprocess
-import sys
 
 import pytest
 import requests
@@ -13,7 +13,7 @@ from bots.python import random_bot
 from bots.python.pull import PullClient, RefusedMove, play_pull
 from referee.app import create_app
 from referee.config import Config
-from tournament.store import MATCH_QUEUE
+from referee.processes import python_module
 
 ADMIN = "admin-token-for-tests"
 
@@ -37,9 +37,9 @@ def _start_match(api_url: str, push_url: str, game: str) -> tuple[str, str]:
 
 
 def _worker(redis_url: str) -> subprocess.Popen:
-    """A real rq worker in burst mode: it plays the queued match, then exits."""
-    return subprocess.Popen([sys.executable, "-m", "rq.cli", "worker", "--burst", "-u",
-                             redis_url, "-S", "json", MATCH_QUEUE],
+    """A real `referee worker --burst` (rq): it plays the queued match, then exits."""
+    return subprocess.Popen(python_module("referee.cli", "worker", "--burst"),
+                            env={**os.environ, "REDIS_URL": redis_url},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 

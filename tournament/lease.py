@@ -59,7 +59,3 @@ class MatchLease:
                 self._write()
             except redis.RedisError:
                 log.warning("could not renew %s; retrying", self.key, exc_info=True)
-
-
-def is_held(store: Store, match_id: str) -> bool:
-    return bool(store.redis.exists(lease_key(match_id)))

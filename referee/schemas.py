@@ -13,7 +13,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 import engines
 
 from .botclient import Fault
-from .runner import FORFEIT, POLICY_CHOICES
+from .runner import FORFEIT, POLICY_CHOICES, FailurePolicy
 
 MAX_SEED = (1 << 63) - 1
 SHA256_HEX = validate.Regexp(r"^[0-9a-f]{64}$", error="not a sha256 hex digest")
@@ -106,7 +106,7 @@ class BotListSchema(Schema):
 
 # ----- matches ------------------------------------------------------------------------
 class FailurePolicySchema(Schema):
-    """For each fault code: "forfeit" (the default) or "random"."""
+    """For each fault code: "forfeit" (the default) or "random"; loaded with every code."""
 
     timeout = fields.String(load_default=FORFEIT, validate=validate.OneOf(POLICY_CHOICES))
     crash = fields.String(load_default=FORFEIT, validate=validate.OneOf(POLICY_CHOICES))
@@ -137,7 +137,8 @@ class MatchCreateSchema(Schema):
                           load_default=random_seed,
                           metadata={"description": "drawn by the server when absent"})
     options = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=dict)
-    failure_policy = fields.Nested(FailurePolicySchema, load_default=dict)
+    failure_policy = fields.Nested(FailurePolicySchema,
+                                    load_default=FailurePolicy().to_dict)
     deadline_ms = fields.Integer(strict=True, load_default=2000,
                                  validate=validate.Range(min=10, max=60000),
                                  metadata={"description": "per decision of a push bot"})
@@ -372,7 +373,8 @@ class TournamentCreateSchema(Schema):
                           metadata={"description": "derives every match seed; drawn by the "
                                                    "server when absent"})
     options = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=dict)
-    failure_policy = fields.Nested(FailurePolicySchema, load_default=dict)
+    failure_policy = fields.Nested(FailurePolicySchema,
+                                    load_default=FailurePolicy().to_dict)
     deadline_ms = fields.Integer(strict=True, load_default=2000,
                                  validate=validate.Range(min=10, max=60000),
                                  metadata={"description": "per decision of a bot"})

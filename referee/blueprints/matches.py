@@ -18,7 +18,6 @@ from tournament.store import MatchStatus, Store, token_digest
 from ..auth import asked_by_admin, new_token, require_admin
 from ..problems import invalid, not_found
 from ..replay import utc_now
-from ..runner import FailurePolicy
 from ..schemas import (
     MatchCreatedSchema,
     MatchCreateSchema,
@@ -43,7 +42,7 @@ def create_match() -> Response:
     meta = {
         "id": f"m-{secrets.token_hex(8)}", "game": engine.name, "game_version": engine.version,
         "num_players": len(seats), "seats": seats, "options": state["options"], "seed": seed,
-        "policy": FailurePolicy.from_dict(data["failure_policy"]).to_dict(),
+        "policy": data["failure_policy"],
         "deadline_ms": data["deadline_ms"],
         "pull_deadline_ms": data["pull_deadline_ms"], "created_at": utc_now(),
     }

@@ -10,7 +10,6 @@ from tournament.tournaments import SetupError
 
 from ..auth import asked_by_admin, require_admin
 from ..problems import invalid, not_found
-from ..runner import FailurePolicy
 from ..schemas import (
     ListQuerySchema,
     TournamentCreateSchema,
@@ -27,7 +26,7 @@ def create_tournament() -> Response:
     require_admin()
     store = services().store
     data = load_body(TournamentCreateSchema())
-    policy = FailurePolicy.from_dict(data.pop("failure_policy")).to_dict()
+    policy = data.pop("failure_policy")
     spec = {**data, "policy": policy}
     try:
         meta = tournaments.create_tournament(store, spec)

@@ -87,10 +87,10 @@ def destroy_cost(route_id: str) -> int:
     return 2 * buy_cost(route_id)
 
 
-def components(colours: list[str] | tuple[str, ...] = COLOURS) -> dict:
-    """The published component data of the colours in play."""
+def components() -> dict:
+    """The published component data: every colour's map and cards."""
     return {
-        "colours": list(colours),
+        "colours": list(COLOURS),
         "city_types": list(CITY_TYPES),
         "maps": {
             colour: {
@@ -100,9 +100,9 @@ def components(colours: list[str] | tuple[str, ...] = COLOURS) -> dict:
                     for r in MAP_ROUTES[colour]
                 },
             }
-            for colour in colours
+            for colour in COLOURS
         },
-        "cards": [card for card in CARDS if card["colour"] in colours],
+        "cards": list(CARDS),
         "starting_gold": STARTING_GOLD,
         "starting_cards": STARTING_CARDS,
         "free_routes": FREE_ROUTES,

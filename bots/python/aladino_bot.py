@@ -74,12 +74,20 @@ class Appraiser:
         self.own = OwnBoard(observation)
         self.pools = unseen_by_back(observation)
         self.cave = {tuple(space["space"]): space["token"] for space in observation["cave"]}
+        self.by_back: dict[str, float] = {}
 
     def value_at(self, space: tuple[int, int]) -> float:
         token = self.cave[space]
         if token["face"] == "up":
             return self.own.gain(token["id"])
-        pool = self.pools.get(token["back"]) or [t.id for t in TOKENS if back(t) == token["back"]]
+        if token["back"] not in self.by_back:
+            self.by_back[token["back"]] = self.face_down_gain(token["back"])
+        return self.by_back[token["back"]]
+
+    def face_down_gain(self, token_back: str) -> float:
+        """The mean gain of the unseen tokens with this back (each face-down token of a
+        back is worth the same, so it is computed once per back and decision)."""
+        pool = self.pools.get(token_back) or [t.id for t in TOKENS if back(t) == token_back]
         return fmean(self.own.gain(t) for t in pool)
 
     def destination(self, start: tuple[int, int], direction: int, roll: int) -> tuple[int, int]:

@@ -124,10 +124,16 @@ def apply_actions(state: State, action: Action) -> None:
     state["actions"]["acted"] = True
 
 
-def open_route_for(state: State, seat: int, action: Action) -> str:
+def reachable_route(state: State, seat: int, action: Action) -> str:
+    """The action's route, in play and on a map `seat` may work on."""
     route = route_id(field(action, "route", str))
     check_route_in_play(state, route)
     check_access(state, seat, route)
+    return route
+
+
+def open_route_for(state: State, seat: int, action: Action) -> str:
+    route = reachable_route(state, seat, action)
     if state["owner"][route] is not None:
         raise IllegalAction(f"route {route} already belongs to seat {state['owner'][route]}")
     return route
@@ -170,9 +176,7 @@ def buy(state: State, seat: int, action: Action) -> None:
 
 def destroy(state: State, seat: int, action: Action) -> None:
     """Someone else's route, at double its buying cost; never your own."""
-    route = route_id(field(action, "route", str))
-    check_route_in_play(state, route)
-    check_access(state, seat, route)
+    route = reachable_route(state, seat, action)
     victim = state["owner"][route]
     if victim is None:
         raise IllegalAction(f"route {route} belongs to nobody: there is nothing to destroy")

@@ -115,8 +115,7 @@ def bot_slots(store: Store, match_id: str, cap: int) -> Iterator[None]:
     (REFEREE_BOT_MAX_MATCHES). Over the cap the match stays queued and its job waits here,
     on its worker, until a slot frees; a dead worker's slots free with its lease."""
     match = store.get_match(match_id)
-    bot_ids = [seat["bot_id"] for seat in match["seats"] if seat["kind"] == "bot"] \
-        if match else []
+    bot_ids = _seated_bots(match) if match else []
     while bot_ids and not store.take_bot_slots(match_id, bot_ids, cap):
         time.sleep(SLOT_POLL_S)
     try:
@@ -190,18 +189,25 @@ class _Recorder:
 
 
 def _build_seats(store: Store, match: dict) -> list[Seat]:
+    bot_ids = _seated_bots(match)
+    bots = dict(zip(bot_ids, store.get_bots(bot_ids), strict=True))
     seats: list[Seat] = []
     for seat in match["seats"]:
         if seat["kind"] == "pull":
             seats.append(PullSeat(store, match["id"], seat["seat"], match["pull_deadline_ms"],
                                   seat["name"]))
             continue
-        bot = store.get_bot(seat["bot_id"])
+        bot = bots[seat["bot_id"]]
         if bot is None:
             raise LookupError(f"bot {seat['bot_id']} of seat {seat['seat']} is not registered")
         seats.append(PushSeat(bot["url"], match["deadline_ms"], bot_id=bot["id"],
                               name=bot["name"]))
     return seats
+
+
+def _seated_bots(match: dict) -> list[str]:
+    """The bot ids of the match's push seats, in seat order."""
+    return [seat["bot_id"] for seat in match["seats"] if seat["kind"] == "bot"]
 
 
 def _superseded(attempt: str, match_id: str) -> dict:

@@ -185,11 +185,15 @@ class Store:
     def get_bot(self, bot_id: str) -> dict | None:
         return loads(self.redis.get(bot_key(bot_id)))
 
+    def get_bots(self, bot_ids: list[str]) -> list[dict | None]:
+        """`get_bot` of every id, in one round trip."""
+        if not bot_ids:
+            return []
+        return [loads(raw) for raw in self.redis.mget([bot_key(i) for i in bot_ids])]
+
     def list_bots(self) -> list[dict]:
         ids = self.redis.zrange(bots_key(), 0, -1)
-        if not ids:
-            return []
-        return [loads(raw) for raw in self.redis.mget([bot_key(i.decode()) for i in ids]) if raw]
+        return [bot for bot in self.get_bots([i.decode() for i in ids]) if bot]
 
     # ----- matches -----------------------------------------------------------------
     def create_match(self, meta: dict, state: dict, to_move: int | None,

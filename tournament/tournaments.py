@@ -80,8 +80,7 @@ def registered_bots(store: Store, bot_ids: list[str], game: str) -> list[dict]:
     if len(set(bot_ids)) != len(bot_ids):
         raise SetupError("bots", "every bot may enter a tournament only once")
     bots = []
-    for bot_id in bot_ids:
-        bot = store.get_bot(bot_id)
+    for bot_id, bot in zip(bot_ids, store.get_bots(bot_ids), strict=True):
         if bot is None:
             raise SetupError("bots", f"no registered bot {bot_id!r}")
         if game not in bot["games"]:

@@ -1,5 +1,6 @@
 """Helpers of the referee tests (imported by name: `conftest` is ambiguous when several
-test folders have one): constants, the spec-checking API client, worker commands."""
+test folders have one): constants, the spec-checking API client, worker commands, and the
+states of a recorded match re-run from its seed and actions."""
 
 from __future__ import annotations
 
@@ -97,6 +98,19 @@ class ApiClient:
 def two_player_options(game: str) -> dict:
     """The options of the game's first two-player variant."""
     return next(v for v in engines.get(game).variants() if v["num_players"] == 2)["options"]
+
+
+def replay_states(record: dict) -> list[dict]:
+    """The state before each step, and the final one, recomputed from seed + recorded
+    actions (a forfeited step, with no action, leaves the state as it was)."""
+    engine = engines.get(record["game"])
+    state = engine.new_game(record["num_players"], record["seed"], record["options"])
+    states = [state]
+    for step in record["steps"]:
+        if step["action"] is not None:
+            state = engine.apply(state, step["action"])
+        states.append(state)
+    return states
 
 
 def worker_command(*extra: str) -> list[str]:

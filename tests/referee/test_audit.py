@@ -7,6 +7,7 @@ import random
 
 import orjson
 import pytest
+from apitest import replay_states
 
 import engines
 from referee import replay
@@ -86,12 +87,9 @@ def first_plain_step(record: dict, start: int = 5) -> int:
 
 
 def other_legal_action(record: dict, index: int) -> dict:
-    engine = engines.get(record["game"])
-    state = engine.new_game(record["num_players"], record["seed"], record["options"])
-    for step in record["steps"][:index]:
-        state = engine.apply(state, step["action"])
+    state = replay_states(record)[index]
     played = record["steps"][index]["action"]
-    return next(a for a in engine.legal_actions(state) if a != played)
+    return next(a for a in engines.get(record["game"]).legal_actions(state) if a != played)
 
 
 def tampered(record: dict, change) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from apitest import replay_states
 from botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, fault_url
 
 import engines
@@ -29,18 +30,6 @@ def play(game: str, urls: list[str], policy: FailurePolicy, seed: int = 11,
         for seat in seats:
             seat.close()
     return record, seen
-
-
-def replay_states(record: dict) -> list[dict]:
-    """The state before each step, recomputed from seed + recorded actions."""
-    engine = engines.get(record["game"])
-    state = engine.new_game(record["num_players"], record["seed"], record["options"])
-    states = [state]
-    for step in record["steps"]:
-        if step["action"] is not None:
-            state = engine.apply(state, step["action"])
-        states.append(state)
-    return states
 
 
 @pytest.mark.parametrize("game, variant", VARIANTS,

@@ -74,12 +74,13 @@ class AldabasGame(Game):
 
     def _setup(self, state: State, rng: Rng) -> None:
         solo = state["options"]["mode"] == "solo"
+        costs = SOLO_DOCK_COSTS if solo else MULTI_DOCK_COSTS
         state.update(
             mode=state["options"]["mode"],
             deck=list(SOLO_DECK if solo else FULL_DECK),
             discard=[],
-            costs=list(SOLO_DOCK_COSTS if solo else MULTI_DOCK_COSTS),
-            dock=[None] * len(SOLO_DOCK_COSTS if solo else MULTI_DOCK_COSTS),
+            costs=list(costs),
+            dock=[None] * len(costs),
             supply=(SOLO_SUPPLY + state["options"]["extra_supply"] if solo
                     else COINS_PER_PLAYER * state["num_players"]),
             box_used=0,

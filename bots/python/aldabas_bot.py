@@ -34,10 +34,9 @@ def block_cards(observation: dict) -> dict[tuple[int, int], int]:
     return {tuple(door["space"]): door["card"] for door in own}
 
 
-def placement_worth(observation: dict, action: dict) -> float:
+def placement_worth(block: dict[tuple[int, int], int], action: dict) -> float:
     """The new door's worth plus the powers of the doors directly left of and below it."""
     col, row = action["space"]
-    block = block_cards(observation)
     neighbours = [block.get((col - 1, row)), block.get((col, row - 1))]
     return door_worth(action["card"]) + sum(
         POWER_WORTH.get(CARD_TYPE[card].id, 0.0) for card in neighbours if card is not None)
@@ -58,7 +57,8 @@ def best_buy(observation: dict, buys: list[dict]) -> dict | None:
 
 def choose_main_action(observation: dict, by_type: dict[str, list[dict]]) -> dict:
     if by_type.get("place"):
-        return max(by_type["place"], key=lambda a: placement_worth(observation, a))
+        block = block_cards(observation)
+        return max(by_type["place"], key=lambda a: placement_worth(block, a))
     purchase = best_buy(observation, by_type.get("buy", []))
     return purchase or by_type["take_coins"][0]
 

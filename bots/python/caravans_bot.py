@@ -103,12 +103,11 @@ def choose_routes(observation: dict, legal_actions: list[dict]) -> dict:
     return best
 
 
-def item_worth(observation: dict, item: str) -> float:
+def item_worth(position: Position, item: str) -> float:
     """The gold the bot would pay for an auctioned item."""
     kind, _, name = item.partition(":")
     if kind != "card":
         return ITEM_WORTH[kind]
-    position = Position(observation)
     card_type = CARDS[int(name)]["type"]
     fits = any(position.state["owner"][r] is None and card_type in ROUTES[r]["types"]
                for colour in position.maps() for r in MAP_ROUTES[colour])
@@ -119,12 +118,13 @@ def choose_bidding(observation: dict, legal_actions: list[dict]) -> dict:
     kind = legal_actions[0]["type"]
     if kind == "name_shah":
         return {"type": "name_shah", "seat": observation["seat"]}
+    here = Position(observation)
     if kind in ("bid", "pass"):
         auction = observation["bidding"]["auction"]
-        worth = item_worth(observation, auction["item"])
+        worth = item_worth(here, auction["item"])
         raises = [a for a in legal_actions if a["type"] == "bid" and a["amount"] < worth]
         return raises[0] if raises else {"type": "pass"}
-    opens = [(item_worth(observation, a["item"]), a) for a in legal_actions
+    opens = [(item_worth(here, a["item"]), a) for a in legal_actions
              if a["type"] == "open_auction" and a["amount"] == 0]
     worth, wanted = max(opens, key=lambda pair: pair[0], default=(0.0, None))
     if wanted is None or worth <= 0:

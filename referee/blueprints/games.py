@@ -18,7 +18,7 @@ def summary(game: engines.Game) -> dict:
 
 @bp.get("/games")
 def list_games() -> Response:
-    return reply(GameListSchema(), {"games": [summary(engines.get(n)) for n in engines.names()]})
+    return reply(GameListSchema, {"games": [summary(engines.get(n)) for n in engines.names()]})
 
 
 @bp.get("/games/<name>")
@@ -26,5 +26,5 @@ def get_game(name: str) -> Response:
     if name not in engines.names():
         raise not_found(f"game {name!r}")
     game = engines.get(name)
-    return reply(GameDetailSchema(), {**summary(game), "description": game.describe(),
+    return reply(GameDetailSchema, {**summary(game), "description": game.describe(),
                                       "variants": game.variants()})

@@ -15,4 +15,4 @@ bp = Blueprint("health", __name__)
 def health() -> Response:
     if not services().store.ping():
         raise Problem(503, "redis/unreachable", "Service Unavailable", "Redis does not answer")
-    return reply(HealthSchema(), {"status": "ok", "redis": "ok", "games": engines.names()})
+    return reply(HealthSchema, {"status": "ok", "redis": "ok", "games": engines.names()})

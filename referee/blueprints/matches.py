@@ -34,7 +34,7 @@ bp = Blueprint("matches", __name__)
 def create_match() -> Response:
     require_admin()
     store = services().store
-    data = load_body(MatchCreateSchema())
+    data = load_body(MatchCreateSchema)
     engine = engines.get(data["game"])
     seats = _seat_infos(store, data["seats"], engine.name)
     seed = data["seed"]
@@ -52,18 +52,18 @@ def create_match() -> Response:
     enqueue_match(store, meta)
     body = {**store.get_match(meta["id"]),
             "tokens": [{"seat": seat, "token": token} for seat, token in tokens.items()]}
-    return reply(MatchCreatedSchema(), body, 201, headers={"Location": f"/matches/{meta['id']}"})
+    return reply(MatchCreatedSchema, body, 201, headers={"Location": f"/matches/{meta['id']}"})
 
 
 @bp.get("/matches")
 def list_matches() -> Response:
     store = services().store
-    query = load_query(MatchListQuerySchema())
+    query = load_query(MatchListQuerySchema)
     ids, total = store.list_match_ids(query["offset"], query["limit"], query.get("game"))
     admin = asked_by_admin()
     found = store.get_matches(ids)
     matches = [public_match(match, admin) for match in found if match]
-    return reply(MatchListSchema(), {"matches": matches, "total": total, **query})
+    return reply(MatchListSchema, {"matches": matches, "total": total, **query})
 
 
 @bp.get("/matches/<match_id>")
@@ -73,7 +73,7 @@ def get_match(match_id: str) -> Response:
     if match["status"] == MatchStatus.RUNNING and requeue_abandoned(services().store,
                                                                     [match_id]):
         match = find_match(match_id)
-    return reply(MatchSchema(), public_match(match, asked_by_admin()))
+    return reply(MatchSchema, public_match(match, asked_by_admin()))
 
 
 def find_match(match_id: str) -> dict:

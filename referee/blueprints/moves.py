@@ -32,7 +32,7 @@ def observation(match_id: str) -> Response:
     live = services().store.get_live(match_id)
     payload = decision_payload(engines.get(match["game"]), live["state"], match_id, seat,
                                live["step"], match["pull_deadline_ms"])
-    return reply(ObservationSchema(), {**payload, "status": match["status"],
+    return reply(ObservationSchema, {**payload, "status": match["status"],
                                        "to_move": payload["observation"]["to_move"]})
 
 
@@ -41,7 +41,7 @@ def post_action(match_id: str) -> Response:
     match = find_match(match_id)
     seat = _seat_of_token(match_id)
     _check_rate()
-    move = load_body(MoveSchema())
+    move = load_body(MoveSchema)
     store = services().store
     if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
         raise conflict("match/over", f"the match is {match['status']}: no more moves")
@@ -52,7 +52,7 @@ def post_action(match_id: str) -> Response:
     store.post_move(match_id, seat, move["step"], move["action"])
     applied = store.wait_applied(match_id, move["step"], services().config.move_wait_s)
     now = store.get_match(match_id)
-    return reply(MoveAcceptedSchema(), {
+    return reply(MoveAcceptedSchema, {
         "match_id": match_id, "seat": seat, "step": move["step"], "applied": applied,
         "status": now["status"], "current_step": now["step"], "to_move": now["to_move"],
     })

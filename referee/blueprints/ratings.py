@@ -12,7 +12,7 @@ from tournament.tournaments import leaderboard_page
 
 from ..problems import not_found
 from ..schemas import RatingsSchema
-from ..web import services
+from ..web import services, shared
 
 bp = Blueprint("ratings", __name__)
 
@@ -22,5 +22,5 @@ def get_ratings(game: str) -> Response:
     if game not in engines.names():
         raise not_found(f"game {game!r}")
     page = leaderboard_page(services().store, game,
-                            lambda board: orjson.dumps(RatingsSchema().dump(board)))
+                            lambda board: orjson.dumps(shared(RatingsSchema).dump(board)))
     return Response(page, mimetype="application/json")

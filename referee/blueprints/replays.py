@@ -18,7 +18,7 @@ from ..schemas import (
     ReplayStepSchema,
     VerifyReportSchema,
 )
-from ..web import load_json, load_query, reply, services
+from ..web import load_json, load_query, reply, services, shared
 from .matches import find_match
 
 bp = Blueprint("replays", __name__)
@@ -27,14 +27,14 @@ bp = Blueprint("replays", __name__)
 @bp.get("/matches/<match_id>/replay")
 def get_replay(match_id: str) -> Response:
     record = _readable_record(find_match(match_id))
-    return reply(ReplaySchema(), record, headers={
+    return reply(ReplaySchema, record, headers={
         "Content-Disposition": f'attachment; filename="{match_id}.replay.json"'})
 
 
 @bp.get("/matches/<match_id>/replay/<int:step>")
 def get_replay_step(match_id: str, step: int) -> Response:
     record = _readable_record(find_match(match_id))
-    seat = load_query(ReplayStepQuerySchema()).get("seat")
+    seat = load_query(ReplayStepQuerySchema).get("seat")
     if seat is not None and seat >= len(record["seats"]):
         raise invalid({"seat": [f"this match has seats 0 to {len(record['seats']) - 1}"]})
     if step > len(record["steps"]):
@@ -43,7 +43,7 @@ def get_replay_step(match_id: str, step: int) -> Response:
     state = state_before(engine, record, step)
     view = engine.observation(state, seat)
     played = record["steps"][step] if step < len(record["steps"]) else None
-    return reply(ReplayStepSchema(), {"match_id": match_id, "step": step, "seat": seat,
+    return reply(ReplayStepSchema, {"match_id": match_id, "step": step, "seat": seat,
                                       "to_move": view["to_move"], "view": view,
                                       "played": played})
 
@@ -51,7 +51,7 @@ def get_replay_step(match_id: str, step: int) -> Response:
 @bp.post("/replays/verify")
 def verify_replay() -> Response:
     record = load_json()
-    errors = ReplaySchema().validate(record) if isinstance(record, dict) else {
+    errors = shared(ReplaySchema).validate(record) if isinstance(record, dict) else {
         "_body": ["a replay record is a JSON object"]}
     if errors:
         raise invalid(errors)
@@ -61,7 +61,7 @@ def verify_replay() -> Response:
     except audit.UnsupportedReplay as error:
         raise Problem(422, "replay/unsupported", "Replay cannot be verified here",
                       str(error)) from None
-    return reply(VerifyReportSchema(), report.to_dict())
+    return reply(VerifyReportSchema, report.to_dict())
 
 
 def state_before(engine: engines.Game, record: dict, step: int) -> dict:

@@ -25,7 +25,7 @@ bp = Blueprint("tournaments", __name__)
 def create_tournament() -> Response:
     require_admin()
     store = services().store
-    data = load_body(TournamentCreateSchema())
+    data = load_body(TournamentCreateSchema)
     policy = data.pop("failure_policy")
     spec = {**data, "policy": policy}
     try:
@@ -33,15 +33,15 @@ def create_tournament() -> Response:
     except SetupError as error:
         raise invalid({error.field: [error.reason]}) from None
     view = tournaments.tournament_view(store, meta["id"], admin=True)
-    return reply(TournamentSchema(), view, 201, headers={"Location": f"/tournaments/{meta['id']}"})
+    return reply(TournamentSchema, view, 201, headers={"Location": f"/tournaments/{meta['id']}"})
 
 
 @bp.get("/tournaments")
 def list_tournaments() -> Response:
-    query = load_query(ListQuerySchema())
+    query = load_query(ListQuerySchema)
     found, total = tournaments.list_tournaments(services().store, query["offset"],
                                                 query["limit"])
-    return reply(TournamentListSchema(), {"tournaments": found, "total": total, **query})
+    return reply(TournamentListSchema, {"tournaments": found, "total": total, **query})
 
 
 @bp.get("/tournaments/<tournament_id>")
@@ -49,4 +49,4 @@ def get_tournament(tournament_id: str) -> Response:
     view = tournaments.tournament_view(services().store, tournament_id, asked_by_admin())
     if view is None:
         raise not_found(f"tournament {tournament_id!r}")
-    return reply(TournamentSchema(), view)
+    return reply(TournamentSchema, view)

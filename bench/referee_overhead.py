@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from datetime import datetime
 
 import _support
 import orjson
@@ -28,6 +29,8 @@ import requests
 import engines
 from referee.processes import python_module, stop_all
 from referee.runner import FailurePolicy, decision_payload
+from tournament.jobs import enqueue_match
+from tournament.store import MatchStatus, Store
 
 GOAL = 1.10
 
@@ -61,7 +64,7 @@ def bare_posts(url: str, bodies: list[bytes], trust_env: bool = True) -> float:
     return _support.elapsed(started)
 
 
-def in_process(url: str, seconds: float) -> tuple[float, float, int]:
+def in_process(url: str, seconds: float) -> tuple[float, float, float, int]:
     """Alternate matches and their baselines, `seconds` of matches per game variant."""
     print(f"\nin-process run_match ({seconds:g} s of matches per variant)")
     print(f"{'game':10} {'players':>7} {'decisions':>9} {'match us/dec':>12} "
@@ -92,12 +95,9 @@ def in_process(url: str, seconds: float) -> tuple[float, float, int]:
     return total_match, total_bare, total_lean, total_decisions
 
 
-def on_worker(url: str, matches: int, *worker_args: str) -> tuple[float, float, int]:
+def on_worker(url: str, matches: int, *worker_args: str) -> tuple[float, float, float, int]:
     """`matches` aladino 2-player matches, queued one at a time as `POST /matches` queues
     them, each played by one `referee worker [worker_args]` and followed by its baseline."""
-    from tournament.jobs import enqueue_match
-    from tournament.store import MatchStatus, Store
-
     print(f"\nrq worker {' '.join(worker_args)} with Redis recording ({matches} aladino "
           "2-player matches)")
     engine = engines.get("aladino")
@@ -120,7 +120,7 @@ def on_worker(url: str, matches: int, *worker_args: str) -> tuple[float, float, 
                 state = engine.new_game(2, seed, {})
                 store.create_match(meta, state, engine.current_seat(state), {})
                 enqueue_match(store, meta)
-                match = _wait_finished(store, meta["id"], MatchStatus.FINISHED)
+                match = _wait_finished(store, meta["id"])
                 match_s += _seconds_between(match["started_at"], match["finished_at"])
                 record = store.get_replay(meta["id"])
                 bodies = match_payloads(record)
@@ -137,21 +137,18 @@ def on_worker(url: str, matches: int, *worker_args: str) -> tuple[float, float, 
     return match_s, bare_s, lean_s, decisions
 
 
-def _wait_finished(store, match_id: str, finished: str) -> dict:
+def _wait_finished(store: Store, match_id: str) -> dict:
     deadline = time.monotonic() + 60
-    while (match := store.get_match(match_id))["status"] != finished:
-        if time.monotonic() > deadline or match["status"] == "failed":
+    while (match := store.get_match(match_id))["status"] != MatchStatus.FINISHED:
+        if time.monotonic() > deadline or match["status"] == MatchStatus.FAILED:
             raise RuntimeError(f"match {match_id} is {match['status']} after 60 s")
         time.sleep(0.01)
     return match
 
 
 def _seconds_between(started_at: str, finished_at: str) -> float:
-    from datetime import datetime
-
-    start = datetime.fromisoformat(started_at.replace("Z", "+00:00"))
-    end = datetime.fromisoformat(finished_at.replace("Z", "+00:00"))
-    return (end - start).total_seconds()
+    return (datetime.fromisoformat(finished_at) - datetime.fromisoformat(started_at)
+            ).total_seconds()
 
 
 def summary(label: str, match_s: float, bare_s: float, lean_s: float, decisions: int) -> None:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import redis
 import rq
 from rq import Callback
 from rq.serializers import JSONSerializer
@@ -79,17 +80,19 @@ def job_id(match_id: str, attempt: int = 0) -> str:
     return f"match-{match_id}" if attempt == 0 else f"match-{match_id}-{attempt}"
 
 
-def enqueue_match(store: Store, match: dict, attempt: int = 0) -> rq.job.Job:
-    """Queue the match job; its id is derived from the match id and the attempt, so each
-    attempt is queued once. rq calls `FAILURE_CALLBACK` when the job fails or its worker
-    is found dead (tournament.recovery)."""
+def enqueue_match(store: Store, match: dict, attempt: int = 0,
+                  pipeline: redis.client.Pipeline | None = None) -> rq.job.Job:
+    """Queue the match job (on `pipeline`, which the caller executes, when given); its id
+    is derived from the match id and the attempt, so each attempt is queued once. rq calls
+    `FAILURE_CALLBACK` when the job fails or its worker is found dead
+    (tournament.recovery)."""
     has_pull_seat = any(seat["kind"] == "pull" for seat in match["seats"])
     return match_queue(store).enqueue(
         JOB_FUNCTION, {"match_id": match["id"]},
         job_id=job_id(match["id"], attempt), on_failure=Callback(FAILURE_CALLBACK),
         job_timeout=PULL_MATCH_TIMEOUT_S if has_pull_seat else BOT_MATCH_TIMEOUT_S,
         result_ttl=86400, failure_ttl=7 * 86400,
-        description=f"{match['game']} match {match['id']}",
+        description=f"{match['game']} match {match['id']}", pipeline=pipeline,
     )
 
 

@@ -197,22 +197,27 @@ class Store:
 
     # ----- matches -----------------------------------------------------------------
     def create_match(self, meta: dict, state: dict, to_move: int | None,
-                     token_digests: dict[int, str]) -> None:
-        """Store a new match, queued, with its initial state as the live state."""
+                     token_digests: dict[int, str],
+                     pipe: redis.client.Pipeline | None = None) -> None:
+        """Store a new match, queued, with its initial state as the live state; on `pipe`,
+        which the caller executes, when given (many matches in one round trip)."""
+        if pipe is None:
+            with self.redis.pipeline() as own:
+                self.create_match(meta, state, to_move, token_digests, own)
+                own.execute()
+            return
         match_id = meta["id"]
-        with self.redis.pipeline() as pipe:
-            pipe.hset(match_key(match_id), mapping={
-                "meta": dumps(meta), "status": MatchStatus.QUEUED.value, "step": 0,
-                "to_move": dumps(to_move),
-            })
-            if token_digests:
-                pipe.hset(match_key(match_id, "tokens"),
-                          mapping={str(seat): digest for seat, digest in token_digests.items()})
-            pipe.set(match_key(match_id, "live"), dumps({"step": 0, "state": state}))
-            created = time.time()
-            pipe.zadd(matches_key(), {match_id: created})
-            pipe.zadd(matches_key(meta["game"]), {match_id: created})
-            pipe.execute()
+        pipe.hset(match_key(match_id), mapping={
+            "meta": dumps(meta), "status": MatchStatus.QUEUED.value, "step": 0,
+            "to_move": dumps(to_move),
+        })
+        if token_digests:
+            pipe.hset(match_key(match_id, "tokens"),
+                      mapping={str(seat): digest for seat, digest in token_digests.items()})
+        pipe.set(match_key(match_id, "live"), dumps({"step": 0, "state": state}))
+        created = time.time()
+        pipe.zadd(matches_key(), {match_id: created})
+        pipe.zadd(matches_key(meta["game"]), {match_id: created})
 
     def get_match(self, match_id: str) -> dict | None:
         """The match's meta merged with its current status fields, or None."""

@@ -34,6 +34,7 @@ from .store import (
 )
 
 MAX_MATCHES = 5000
+CREATE_BATCH = 500  # matches stored and queued per round trip
 
 
 class SetupError(ValueError):
@@ -67,11 +68,15 @@ def create_tournament(store: Store, spec: dict[str, Any]) -> dict:
                             spec["seed"])
     matches = [match_meta(meta, planned) for planned in plan]
     _store_tournament(store, meta, [match["id"] for match in matches])
-    for match in matches:
-        state = engine.new_game(num_players=meta["players"], seed=match["seed"],
-                                options=options)
-        store.create_match(match, state, engine.current_seat(state), {})
-        jobs.enqueue_match(store, match)
+    for first in range(0, len(matches), CREATE_BATCH):
+        with store.redis.pipeline() as pipe:
+            pipe.multi()  # rq's enqueue on a caller's pipeline wants it in MULTI already
+            for match in matches[first:first + CREATE_BATCH]:
+                state = engine.new_game(num_players=meta["players"], seed=match["seed"],
+                                        options=options)
+                store.create_match(match, state, engine.current_seat(state), {}, pipe)
+                jobs.enqueue_match(store, match, pipeline=pipe)
+            pipe.execute()
     return meta
 
 

@@ -2,32 +2,18 @@
 real process, each on a free loopback port and stopped at the end of the test."""
 
 import shutil
-import socketserver
 import subprocess
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from loopback import serving
 
 from bots.python.sdk import Choose, make_server
 from referee.redis_server import free_port, wait_for_port
 
 NODE_BOT = Path(__file__).resolve().parents[2] / "bots" / "node" / "random_bot.js"
-
-
-@contextmanager
-def serving(server: socketserver.BaseServer) -> Iterator[int]:
-    """Run a bound server's serve_forever in a thread until the block ends; yields its port."""
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @contextmanager

@@ -7,15 +7,15 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 import redis
 import requests
+from loopback import serving
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from werkzeug.serving import make_server
@@ -35,19 +35,6 @@ CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 GREEDY = {"aladino": aladino_bot, "aldabas": aldabas_bot, "caravans": caravans_bot}
 PLAYERS = 3
 SEED = 11
-
-
-@contextmanager
-def serving(server) -> Iterator[None]:
-    """Run a bound server's serve_forever in a thread until the block ends."""
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @dataclass

@@ -6,14 +6,10 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from apitest import ADMIN, ROOT, SECRET, ApiClient, load_openapi, worker_command, worker_env
+from apitest import ADMIN, ROOT, SECRET, worker_command, worker_env
 from botserver import BotServer
-from openapi_core import OpenAPI
-from worker_procs import Workers
 
-from referee.app import create_app
 from referee.config import Config
-from referee.redis_server import free_port
 
 
 @pytest.fixture(scope="session")
@@ -25,25 +21,9 @@ def bot_server():
 
 
 @pytest.fixture
-def refused_url() -> str:
-    """A loopback URL where nothing listens: connection refused."""
-    return f"http://127.0.0.1:{free_port()}/bot"
-
-
-@pytest.fixture(scope="session")
-def openapi() -> OpenAPI:
-    return load_openapi()
-
-
-@pytest.fixture
 def config(redis_url) -> Config:
     return Config(redis_url=redis_url, admin_token=ADMIN, secret=SECRET,
                   max_body_bytes=64 * 1024, move_wait_s=5.0)
-
-
-@pytest.fixture
-def api(config, openapi) -> ApiClient:
-    return ApiClient(create_app(config), openapi)
 
 
 @pytest.fixture
@@ -61,8 +41,7 @@ def run_worker(redis_url):
 
 
 @pytest.fixture
-def background_worker(redis_url, tmp_path):
-    """Start `referee worker --burst` in the background; stopped at the end of the test."""
-    workers = Workers(redis_url, tmp_path)
-    yield lambda: workers.start(burst=True)[0]
-    workers.stop_all()  # a failed test left it waiting: stop it and its work horse
+def background_worker(workers):
+    """Start `referee worker --burst` in the background; stopped (with its work horse) at the
+    end of the test, should a failed test leave it waiting."""
+    return lambda: workers.start(burst=True)[0]

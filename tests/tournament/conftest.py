@@ -1,34 +1,20 @@
-"""Fixtures of the tournament tests: deterministic SDK bots on loopback, the API client of
-tests/referee (every response checked against openapi.yaml) and long-running
-`referee worker` processes that a test may kill."""
+"""Fixtures of the tournament tests: deterministic SDK bots on loopback and the server
+settings they run under (the API client and the worker processes come from tests/conftest.py)."""
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
-from openapi_core import OpenAPI
+from apitest import ADMIN
 
 from bots.python.sdk import Choose, make_server
-from referee.app import create_app
 from referee.config import Config
-from referee.redis_server import free_port
-
-REFEREE_TESTS = Path(__file__).resolve().parents[1] / "referee"
-sys.path.insert(0, str(REFEREE_TESTS))
-apitest = importlib.import_module("apitest")  # the referee tests' helpers, by their own name
-ADMIN = apitest.ADMIN
-ApiClient = apitest.ApiClient
-ROOT = apitest.ROOT
-Workers = importlib.import_module("worker_procs").Workers
 
 
 def hashing_bot(salt: str, delay_s: float = 0.0) -> Choose:
@@ -72,24 +58,8 @@ def bot_farm() -> Iterator[BotFarm]:
 
 
 @pytest.fixture
-def refused_url() -> str:
-    """A loopback URL where nothing listens: every decision is a connection error."""
-    return f"http://127.0.0.1:{free_port()}/bot"
-
-
-@pytest.fixture(scope="session")
-def openapi() -> OpenAPI:
-    return apitest.load_openapi()
-
-
-@pytest.fixture
 def config(redis_url) -> Config:
     return Config(redis_url=redis_url, admin_token=ADMIN, secret="test-secret")
-
-
-@pytest.fixture
-def api(config, openapi) -> ApiClient:
-    return ApiClient(create_app(config), openapi)
 
 
 @pytest.fixture
@@ -101,10 +71,3 @@ def register_bots(api, bot_farm) -> Callable[..., list[str]]:
                 for n in range(count)]
 
     return register
-
-
-@pytest.fixture
-def workers(redis_url, tmp_path) -> Iterator[Workers]:
-    pool = Workers(redis_url, tmp_path)
-    yield pool
-    pool.stop_all()

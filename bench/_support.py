@@ -20,8 +20,8 @@ if str(ROOT) not in sys.path:
 
 from referee.processes import python_module, spawn  # noqa: E402
 from referee.redis_server import RedisServer, free_port  # noqa: E402
-from referee.replay import utc_now  # noqa: E402
 from referee.runner import FailurePolicy, PushSeat, run_match  # noqa: E402
+from tournament.store import bot_seats, new_match_meta  # noqa: E402
 
 
 def load() -> str:
@@ -82,12 +82,8 @@ def play_match(url: str, game: str, variant: dict, seed: int, secret: str = ""
 def bot_match_meta(match_id: str, game: str, game_version: str, bots: list[tuple[str, str]],
                    seed: int, options: dict, policy: dict, deadline_ms: int) -> dict:
     """A match between registered bots (id, seat name) as `POST /matches` stores it."""
-    seats = [{"seat": seat, "kind": "bot", "bot_id": bot_id, "name": name}
-             for seat, (bot_id, name) in enumerate(bots)]
-    return {"id": match_id, "game": game, "game_version": game_version,
-            "num_players": len(seats), "seats": seats, "options": options, "seed": seed,
-            "policy": policy, "deadline_ms": deadline_ms, "pull_deadline_ms": deadline_ms,
-            "created_at": utc_now()}
+    return new_match_meta(game, game_version, bot_seats(bots), options, seed, policy,
+                          deadline_ms, deadline_ms, match_id=match_id)
 
 
 @contextmanager

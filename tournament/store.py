@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
 import time
 from collections.abc import Callable
 from enum import StrEnum
@@ -46,6 +47,8 @@ import orjson
 import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
+
+from referee.replay import utc_now
 
 PREFIX = "referee:"
 MATCH_QUEUE = "referee-matches"
@@ -59,6 +62,25 @@ class MatchStatus(StrEnum):
     RUNNING = "running"
     FINISHED = "finished"
     FAILED = "failed"
+
+
+def new_match_meta(game: str, game_version: str, seats: list[dict], options: dict, seed: int,
+                   policy: dict, deadline_ms: int, pull_deadline_ms: int,
+                   match_id: str | None = None, **tags: Any) -> dict:
+    """A new match's record as `create_match` stores it (a fresh id unless given); `tags`
+    add fields such as the tournament it belongs to."""
+    return {
+        "id": match_id or f"m-{secrets.token_hex(8)}", "game": game,
+        "game_version": game_version, "num_players": len(seats), "seats": seats,
+        "options": options, "seed": seed, "policy": policy, "deadline_ms": deadline_ms,
+        "pull_deadline_ms": pull_deadline_ms, "created_at": utc_now(), **tags,
+    }
+
+
+def bot_seats(bots: list[tuple[str, str]]) -> list[dict]:
+    """The seats of a match between registered bots, from (bot id, seat name) in seat order."""
+    return [{"seat": seat, "kind": "bot", "bot_id": bot_id, "name": name}
+            for seat, (bot_id, name) in enumerate(bots)]
 
 
 def bot_key(bot_id: str) -> str:

@@ -24,10 +24,12 @@ from .store import (
     MatchStatus,
     Store,
     bot_key,
+    bot_seats,
     dumps,
     history_key,
     loads,
     match_key,
+    new_match_meta,
     ratings_key,
     tournament_key,
     tournaments_key,
@@ -114,16 +116,12 @@ def check_size(num_bots: int, players: int, rounds: int) -> None:
 def match_meta(tournament: dict, planned: dict) -> dict:
     """One scheduled match as the match store keeps it, tagged with its tournament."""
     names = {bot["bot_id"]: bot["name"] for bot in tournament["bots"]}
-    return {
-        "id": f"m-{secrets.token_hex(8)}", "game": tournament["game"],
-        "game_version": tournament["game_version"], "num_players": tournament["players"],
-        "seats": [{"seat": seat, "kind": "bot", "bot_id": bot_id, "name": names[bot_id]}
-                  for seat, bot_id in enumerate(planned["seats"])],
-        "options": tournament["options"], "seed": planned["seed"],
-        "policy": tournament["policy"], "deadline_ms": tournament["deadline_ms"],
-        "pull_deadline_ms": tournament["deadline_ms"], "created_at": utc_now(),
-        "tournament_id": tournament["id"], "tournament_index": planned["index"],
-    }
+    seats = bot_seats([(bot_id, names[bot_id]) for bot_id in planned["seats"]])
+    return new_match_meta(
+        tournament["game"], tournament["game_version"], seats, tournament["options"],
+        planned["seed"], tournament["policy"], tournament["deadline_ms"],
+        tournament["deadline_ms"], tournament_id=tournament["id"],
+        tournament_index=planned["index"])
 
 
 def _store_tournament(store: Store, meta: dict, match_ids: list[str]) -> None:

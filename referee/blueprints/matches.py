@@ -6,18 +6,15 @@ plays it. Pull seats get one token each, shown only in the 201 answer.
 
 from __future__ import annotations
 
-import secrets
-
 from flask import Blueprint, Response
 
 import engines
 from tournament.jobs import enqueue_match
 from tournament.recovery import requeue_abandoned
-from tournament.store import MatchStatus, Store, token_digest
+from tournament.store import MatchStatus, Store, new_match_meta, token_digest
 
 from ..auth import asked_by_admin, new_token, require_admin
 from ..problems import invalid, not_found
-from ..replay import utc_now
 from ..schemas import (
     MatchCreatedSchema,
     MatchCreateSchema,
@@ -39,13 +36,8 @@ def create_match() -> Response:
     seats = _seat_infos(store, data["seats"], engine.name)
     seed = data["seed"]
     state = _initial_state(engine, len(seats), seed, data["options"])
-    meta = {
-        "id": f"m-{secrets.token_hex(8)}", "game": engine.name, "game_version": engine.version,
-        "num_players": len(seats), "seats": seats, "options": state["options"], "seed": seed,
-        "policy": data["failure_policy"],
-        "deadline_ms": data["deadline_ms"],
-        "pull_deadline_ms": data["pull_deadline_ms"], "created_at": utc_now(),
-    }
+    meta = new_match_meta(engine.name, engine.version, seats, state["options"], seed,
+                          data["failure_policy"], data["deadline_ms"], data["pull_deadline_ms"])
     tokens = {seat["seat"]: new_token() for seat in seats if seat["kind"] == "pull"}
     store.create_match(meta, state, engine.current_seat(state),
                        {seat: token_digest(token) for seat, token in tokens.items()})
@@ -91,15 +83,17 @@ def public_match(match: dict, admin: bool) -> dict:
 
 
 def _seat_infos(store: Store, specs: list[dict], game: str) -> list[dict]:
-    """Check every bot seat (registered, plays this game); name every seat."""
+    """Check every bot seat (registered, plays this game); name every seat. The bots are
+    read in one round trip."""
     errors: dict = {}
     seats = []
+    bots = iter(store.get_bots([spec["bot_id"] for spec in specs if spec["kind"] == "bot"]))
     for index, spec in enumerate(specs):
         if spec["kind"] == "pull":
             seats.append({"seat": index, "kind": "pull", "bot_id": None,
                           "name": spec.get("name", f"seat {index}")})
             continue
-        bot = store.get_bot(spec["bot_id"])
+        bot = next(bots)
         if bot is None:
             errors[str(index)] = {"bot_id": [f"no registered bot {spec['bot_id']!r}"]}
         elif game not in bot["games"]:

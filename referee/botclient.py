@@ -145,15 +145,16 @@ def _judge_body(raw: bytes, text: str, started: float) -> BotReply:
         return _fault(Fault.MALFORMED, text, started,
                       'the answer must be a JSON object with an "action" object')
     return BotReply(action=data["action"], fault=None, raw=text[:RAW_LIMIT],
-                    elapsed_ms=_elapsed_ms(started), detail="")
+                    elapsed_ms=elapsed_ms(started), detail="")
 
 
 def _fault(code: str, text: str, started: float, detail: str) -> BotReply:
     return BotReply(action=None, fault=code, raw=text[:RAW_LIMIT],
-                    elapsed_ms=_elapsed_ms(started), detail=detail)
+                    elapsed_ms=elapsed_ms(started), detail=detail)
 
 
-def _elapsed_ms(started: float) -> float:
+def elapsed_ms(started: float) -> float:
+    """Milliseconds since `started` (a `time.monotonic()` reading), to the microsecond."""
     return round((time.monotonic() - started) * 1000, 3)
 
 

@@ -30,7 +30,7 @@ RANDOM = "random"
 POLICY_CHOICES = (FORFEIT, RANDOM)
 
 StepCallback = Callable[[dict], None]
-StateCallback = Callable[[int, dict], None]
+StateCallback = Callable[[int, dict, int | None], None]
 
 
 class Seat(Protocol):
@@ -115,8 +115,9 @@ def run_match(game: str, seed: int, options: dict, seats: list[Seat], policy: Fa
     """Play a whole match and return its replay record, sealed: with its hash chain, and
     signed when a `secret` is given.
 
-    `on_step(step_record)` is called as each step is recorded; `on_state(step, state)` is
-    called with the state each decision is asked in, and once more with the final state.
+    `on_step(step_record)` is called as each step is recorded; `on_state(step, state, to_move)`
+    is called with the state each decision is asked in and its seat to move, and once more
+    with the final state.
     """
     engine = engines.get(game)
     state = engine.new_game(num_players=len(seats), seed=seed, options=options)
@@ -129,7 +130,7 @@ def run_match(game: str, seed: int, options: dict, seats: list[Seat], policy: Fa
     while (seat := engine.current_seat(state)) is not None:
         step = len(record["steps"])
         if on_state:
-            on_state(step, state)
+            on_state(step, state, seat)
         payload = decision_payload(engine, state, match_id, seat, step, seats[seat].deadline_ms)
         reply = seats[seat].decide(payload)
         outcome = _judge(engine, state, reply, policy, seed, step, payload["legal_actions"])
@@ -146,7 +147,7 @@ def run_match(game: str, seed: int, options: dict, seats: list[Seat], policy: Fa
             record["forfeit"] = {"seat": seat, "step": step, "fault": outcome.fault["code"]}
             break
     if on_state:
-        on_state(len(record["steps"]), state)
+        on_state(len(record["steps"]), state, engine.current_seat(state))
     record["result"] = (forfeit_result(len(seats), record["forfeit"]) if record["forfeit"]
                         else engine.result(state))
     record["finished_at"] = replay.utc_now()

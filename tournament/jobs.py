@@ -18,9 +18,8 @@ import rq
 from rq import Callback
 from rq.serializers import JSONSerializer
 
-import engines
 from referee import replay
-from referee.botclient import RAW_LIMIT, BotReply, Fault
+from referee.botclient import RAW_LIMIT, BotReply, Fault, elapsed_ms
 from referee.config import Config
 from referee.runner import FailurePolicy, PushSeat, Seat, run_match
 
@@ -62,8 +61,8 @@ class PullSeat:
             if move["step"] == payload["step"]:
                 raw = replay.canonical(move["action"]).decode()[:RAW_LIMIT]
                 return BotReply(action=move["action"], fault=None, raw=raw,
-                                elapsed_ms=_elapsed_ms(started))
-        return BotReply(action=None, fault=Fault.TIMEOUT, raw="", elapsed_ms=_elapsed_ms(started),
+                                elapsed_ms=elapsed_ms(started))
+        return BotReply(action=None, fault=Fault.TIMEOUT, raw="", elapsed_ms=elapsed_ms(started),
                         detail=f"the client of seat {self.seat} did not move within "
                                f"{self.deadline_ms} ms")
 
@@ -175,7 +174,6 @@ class _Recorder:
     def __init__(self, store: Store, match: dict):
         self.store = store
         self.match_id = match["id"]
-        self.engine = engines.get(match["game"])
         self.pull_seats = {seat["seat"] for seat in match["seats"] if seat["kind"] == "pull"}
         self.pull_step: int | None = None
         self.pending_step: dict | None = None
@@ -184,8 +182,8 @@ class _Recorder:
         self.pending_step = entry
         self.pull_step = entry["step"] if entry["seat"] in self.pull_seats else None
 
-    def on_state(self, step: int, state: dict) -> None:
-        self.store.publish_live(self.match_id, step, state, self.engine.current_seat(state),
+    def on_state(self, step: int, state: dict, to_move: int | None) -> None:
+        self.store.publish_live(self.match_id, step, state, to_move,
                                 applied_step=self.pull_step, new_step=self.pending_step)
         self.pull_step = None
         self.pending_step = None
@@ -220,7 +218,3 @@ def _superseded(attempt: str, match_id: str) -> dict:
 
 def _summary(match_id: str, result: dict) -> dict:
     return {"match_id": match_id, "status": MatchStatus.FINISHED.value, "result": result}
-
-
-def _elapsed_ms(started: float) -> float:
-    return round((time.monotonic() - started) * 1000, 3)

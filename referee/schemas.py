@@ -114,12 +114,19 @@ class FailurePolicySchema(Schema):
     illegal = fields.String(load_default=FORFEIT, validate=validate.OneOf(POLICY_CHOICES))
 
 
+PUSH_DEADLINE_MS = (10, 60000)  # the range of a push bot's deadline per decision
+PULL_DEADLINE_MS = (100, 86400000)  # the range of a pull seat's
+SEAT_DEADLINE = ("this seat's own deadline per decision, instead of the match's deadline_ms "
+                 "(a bot seat) or pull_deadline_ms (a pull seat)")
+
+
 class SeatSpecSchema(Schema):
     """A seat of a new match: a registered bot (push) or a client that polls (pull)."""
 
     kind = fields.String(required=True, validate=validate.OneOf(["bot", "pull"]))
     bot_id = fields.String(validate=validate.Length(min=1, max=100))
     name = fields.String(validate=validate.Length(min=1, max=100))
+    deadline_ms = fields.Integer(strict=True, metadata={"description": SEAT_DEADLINE})
 
     @validates_schema
     def check_bot_id(self, data: dict, **kwargs) -> None:
@@ -127,6 +134,14 @@ class SeatSpecSchema(Schema):
             raise ValidationError("a bot seat needs bot_id", field_name="bot_id")
         if data["kind"] == "pull" and "bot_id" in data:
             raise ValidationError("a pull seat has no bot_id", field_name="bot_id")
+
+    @validates_schema
+    def check_deadline(self, data: dict, **kwargs) -> None:
+        """A seat's own deadline keeps to the range of the match field it stands in for."""
+        low, high = PUSH_DEADLINE_MS if data["kind"] == "bot" else PULL_DEADLINE_MS
+        if not low <= data.get("deadline_ms", low) <= high:
+            raise ValidationError(f"a {data['kind']} seat's deadline_ms must be from {low} "
+                                  f"to {high}", field_name="deadline_ms")
 
 
 class MatchCreateSchema(Schema):
@@ -140,10 +155,10 @@ class MatchCreateSchema(Schema):
     failure_policy = fields.Nested(FailurePolicySchema,
                                     load_default=FailurePolicy().to_dict)
     deadline_ms = fields.Integer(strict=True, load_default=2000,
-                                 validate=validate.Range(min=10, max=60000),
+                                 validate=validate.Range(*PUSH_DEADLINE_MS),
                                  metadata={"description": "per decision of a push bot"})
     pull_deadline_ms = fields.Integer(strict=True, load_default=300000,
-                                      validate=validate.Range(min=100, max=86400000),
+                                      validate=validate.Range(*PULL_DEADLINE_MS),
                                       metadata={"description": "per decision of a pull seat"})
 
 
@@ -157,6 +172,8 @@ class SeatInfoSchema(Schema):
     kind = _required(fields.String, validate=validate.OneOf(["bot", "pull"]))
     bot_id = _required(fields.String, allow_none=True)
     name = _required(fields.String)
+    deadline_ms = fields.Integer(metadata={"description": "present when the seat was given "
+                                                          "its own deadline"})
 
 
 class PolicySchema(Schema):

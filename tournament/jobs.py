@@ -25,7 +25,7 @@ from referee.runner import FailurePolicy, PushSeat, Seat, run_match
 
 from . import results
 from .lease import MatchLease
-from .store import MATCH_QUEUE, MatchStatus, Store
+from .store import MATCH_QUEUE, MatchStatus, Store, seat_deadline_ms
 
 log = logging.getLogger(__name__)
 
@@ -195,14 +195,14 @@ def _build_seats(store: Store, match: dict) -> list[Seat]:
     seats: list[Seat] = []
     for seat in match["seats"]:
         if seat["kind"] == "pull":
-            seats.append(PullSeat(store, match["id"], seat["seat"], match["pull_deadline_ms"],
-                                  seat["name"]))
+            seats.append(PullSeat(store, match["id"], seat["seat"],
+                                  seat_deadline_ms(match, seat["seat"]), seat["name"]))
             continue
         bot = bots[seat["bot_id"]]
         if bot is None:
             raise LookupError(f"bot {seat['bot_id']} of seat {seat['seat']} is not registered")
-        seats.append(PushSeat(bot["url"], match["deadline_ms"], bot_id=bot["id"],
-                              name=bot["name"]))
+        seats.append(PushSeat(bot["url"], seat_deadline_ms(match, seat["seat"]),
+                              bot_id=bot["id"], name=bot["name"]))
     return seats
 
 

@@ -77,6 +77,14 @@ def new_match_meta(game: str, game_version: str, seats: list[dict], options: dic
     }
 
 
+def seat_deadline_ms(match: dict, seat: int) -> int:
+    """A seat's deadline per decision: its own when it was given one, else the match's for
+    its kind (`deadline_ms` for a bot, `pull_deadline_ms` for a pull seat)."""
+    info = match["seats"][seat]
+    default = match["deadline_ms"] if info["kind"] == "bot" else match["pull_deadline_ms"]
+    return info.get("deadline_ms", default)
+
+
 def bot_seats(bots: list[tuple[str, str]]) -> list[dict]:
     """The seats of a match between registered bots, from (bot id, seat name) in seat order."""
     return [{"seat": seat, "kind": "bot", "bot_id": bot_id, "name": name}

@@ -91,7 +91,7 @@ def _seat_infos(store: Store, specs: list[dict], game: str) -> list[dict]:
     for index, spec in enumerate(specs):
         if spec["kind"] == "pull":
             seats.append({"seat": index, "kind": "pull", "bot_id": None,
-                          "name": spec.get("name", f"seat {index}")})
+                          "name": spec.get("name", f"seat {index}"), **_own_deadline(spec)})
             continue
         bot = next(bots)
         if bot is None:
@@ -100,10 +100,15 @@ def _seat_infos(store: Store, specs: list[dict], game: str) -> list[dict]:
             errors[str(index)] = {"bot_id": [f"bot {bot['id']} does not play {game}"]}
         else:
             seats.append({"seat": index, "kind": "bot", "bot_id": bot["id"],
-                          "name": spec.get("name", bot["name"])})
+                          "name": spec.get("name", bot["name"]), **_own_deadline(spec)})
     if errors:
         raise invalid({"seats": errors})
     return seats
+
+
+def _own_deadline(spec: dict) -> dict:
+    """The seat's own deadline, kept with the seat only when one was given."""
+    return {"deadline_ms": spec["deadline_ms"]} if "deadline_ms" in spec else {}
 
 
 def _initial_state(engine: engines.Game, num_players: int, seed: int, options: dict) -> dict:

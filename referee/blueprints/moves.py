@@ -13,7 +13,7 @@ import time
 from flask import Blueprint, Response
 
 import engines
-from tournament.store import MatchStatus
+from tournament.store import MatchStatus, seat_deadline_ms
 
 from ..auth import require_token
 from ..problems import Problem, conflict, invalid
@@ -31,7 +31,7 @@ def observation(match_id: str) -> Response:
     seat = _seat_of_token(match_id)
     live = services().store.get_live(match_id)
     payload = decision_payload(engines.get(match["game"]), live["state"], match_id, seat,
-                               live["step"], match["pull_deadline_ms"])
+                               live["step"], seat_deadline_ms(match, seat))
     return reply(ObservationSchema, {**payload, "status": match["status"],
                                        "to_move": payload["observation"]["to_move"]})
 

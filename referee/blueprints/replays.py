@@ -7,7 +7,7 @@ from __future__ import annotations
 from flask import Blueprint, Response
 
 import engines
-from tournament.store import MatchStatus
+from tournament.store import MatchStatus, seat_deadline_ms
 
 from .. import audit, replay
 from ..auth import require_admin
@@ -85,11 +85,11 @@ def live_record(match: dict) -> dict:
     engine = engines.get(match["game"])
     state = engine.new_game(num_players=match["num_players"], seed=match["seed"],
                             options=match["options"])
-    deadlines = {"bot": match["deadline_ms"], "pull": match["pull_deadline_ms"]}
     record = replay.new_record(
         match_id=match["id"], game=match["game"], game_version=match["game_version"],
         num_players=match["num_players"], options=match["options"], seed=match["seed"],
-        seats=[{**seat, "deadline_ms": deadlines[seat["kind"]]} for seat in match["seats"]],
+        seats=[{**seat, "deadline_ms": seat_deadline_ms(match, seat["seat"])}
+               for seat in match["seats"]],
         policy=match["policy"], initial_state_hash=replay.state_hash(state),
     )
     record["steps"] = services().store.steps(match["id"])

@@ -16,6 +16,7 @@ from hardening_procs import wait_status
 
 DEADLINE_MS = 1000
 HANG_DEADLINE_MS = 4000
+GOOD_DEADLINE_MS = 5000
 
 # path -> the fault code the failure policy sees
 CATALOGUE = {
@@ -27,9 +28,12 @@ RANDOM_POLICY = ("/error", "/garbage", "/illegal", "/other-seat", "/close")
 
 
 def start(api, good: str, bad: str, policy: str, code: str, deadline_ms: int) -> str:
+    """The bad seat has `deadline_ms`; the good one a generous deadline, so that a loaded
+    machine cannot make it fault too."""
     match = api.create_match("aldabas", [{"kind": "bot", "bot_id": good},
-                                         {"kind": "bot", "bot_id": bad}],
-                             seed=11, options={"mode": "multi"}, deadline_ms=deadline_ms,
+                                         {"kind": "bot", "bot_id": bad,
+                                          "deadline_ms": deadline_ms}],
+                             seed=11, options={"mode": "multi"}, deadline_ms=GOOD_DEADLINE_MS,
                              failure_policy={code: policy})
     return match["id"]
 
@@ -79,7 +83,7 @@ def test_every_misbehaving_bot_is_handled_while_a_healthy_match_plays_beside(
         time.sleep(0.02)
 
     healthy = api.create_match("aldabas", [{"kind": "bot", "bot_id": good}] * 2, seed=12,
-                               options={"mode": "multi"}, deadline_ms=5000)["id"]
+                               options={"mode": "multi"}, deadline_ms=GOOD_DEADLINE_MS)["id"]
     matches = [(start(api, good, bad[path], policy, code, DEADLINE_MS), path, code, policy)
                for path, code in CATALOGUE.items() if path != "/hang"
                for policy in ("forfeit", "random") if policy == "forfeit"

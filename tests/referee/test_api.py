@@ -134,12 +134,24 @@ def test_match_creation_needs_the_admin_token(api, bot_server):
     ({"seed": "7"}, "seed"),
     ({"failure_policy": {"timeout": "ignore"}}, "failure_policy"),
     ({"deadline_ms": 5}, "deadline_ms"),
+    ({"seats": [{"kind": "pull", "deadline_ms": 50}, {"kind": "pull"}]}, "seats"),
+    ({"seats": [{"kind": "pull", "deadline_ms": "1000"}, {"kind": "pull"}]}, "seats"),
 ])
 def test_match_fields_are_validated_and_named(api, change, field):
     body = {"game": "aladino", "seats": [{"kind": "pull"}, {"kind": "pull"}], **change}
     response = api.post("/matches", token=ADMIN, json=body)
     assert response.status_code == 400
     assert field in response.get_json()["errors"]
+
+
+def test_a_bot_seat_deadline_keeps_to_the_push_range(api, bot_server):
+    bot = api.register_bot(bot_server.url("/random"))
+    response = api.post("/matches", token=ADMIN, json={
+        "game": "aladino", "seats": [{"kind": "bot", "bot_id": bot, "deadline_ms": 70000},
+                                     {"kind": "pull"}]})
+    assert response.status_code == 400
+    assert response.get_json()["errors"]["seats"]["0"]["deadline_ms"] == [
+        "a bot seat's deadline_ms must be from 10 to 60000"]
 
 
 def test_a_bot_that_does_not_play_the_game_is_refused(api, bot_server):

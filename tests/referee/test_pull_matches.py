@@ -175,3 +175,16 @@ def test_a_pull_seat_that_never_moves_forfeits_on_timeout(api, bot_server, run_w
     assert status["status"] == "finished"
     assert status["forfeit"]["seat"] == 0 and status["forfeit"]["fault"] == "timeout"
     assert status["result"]["ranks"] == [2, 1]
+
+
+def test_a_pull_seat_given_its_own_deadline_is_told_it_and_held_to_it(api, run_worker):
+    match = api.create_match("aladino", [{"kind": "pull", "deadline_ms": 300}, {"kind": "pull"}],
+                             seed=13)
+    seat_0, seat_1 = (token["token"] for token in match["tokens"])
+    observation = api.get(f"/matches/{match['id']}/observation", token=seat_0).get_json()
+    assert observation["deadline_ms"] == 300
+    other = api.get(f"/matches/{match['id']}/observation", token=seat_1).get_json()
+    assert other["deadline_ms"] == match["pull_deadline_ms"] == 300000
+    run_worker()
+    status = api.get(f"/matches/{match['id']}").get_json()
+    assert status["forfeit"] == {"seat": 0, "step": 0, "fault": "timeout"}

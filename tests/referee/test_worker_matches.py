@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from apitest import replay_states
-from botserver import FAULTS, deadline_for, fault_url
+from botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, fault_url
 
 import engines
 from referee import replay
@@ -56,9 +56,9 @@ def test_every_fault_under_each_policy_and_the_worker_goes_on(api, bot_server, r
         bad = api.register_bot(fault_url(bot_server, refused_url, path), name=path)
         for policy in ("forfeit", "random"):
             match = api.create_match(
-                "aladino", [{"kind": "bot", "bot_id": good}, {"kind": "bot", "bot_id": bad}],
-                seed=3, deadline_ms=deadline_for(path),
-                failure_policy={code: policy})
+                "aladino", [{"kind": "bot", "bot_id": good},
+                            {"kind": "bot", "bot_id": bad, "deadline_ms": deadline_for(path)}],
+                seed=3, deadline_ms=HEALTHY_DEADLINE_MS, failure_policy={code: policy})
             matches.append((match["id"], code, policy))
     healthy = api.create_match("aladino", [{"kind": "bot", "bot_id": good}] * 2, seed=4)
     run_worker(timeout=120)
@@ -78,3 +78,20 @@ def test_every_fault_under_each_policy_and_the_worker_goes_on(api, bot_server, r
             assert status["forfeit"] is None and record["strikes"] == [0, len(faults)]
         check_replay_matches_the_engine(record)
     assert api.get(f"/matches/{healthy['id']}").get_json()["status"] == "finished"
+
+
+def test_a_seat_given_its_own_deadline_is_held_to_it(api, bot_server, run_worker):
+    """Only the slow seat has the short deadline: it times out, the other seat does not."""
+    good = api.register_bot(bot_server.url("/random"), name="good")
+    slow = api.register_bot(bot_server.url("/slow"), name="slow")
+    match = api.create_match(
+        "aladino", [{"kind": "bot", "bot_id": good},
+                    {"kind": "bot", "bot_id": slow, "deadline_ms": 250}],
+        seed=3, deadline_ms=HEALTHY_DEADLINE_MS)
+    assert [seat.get("deadline_ms") for seat in match["seats"]] == [None, 250]
+    run_worker(timeout=60)
+    record = api.get(f"/matches/{match['id']}/replay").get_json()
+    assert [seat["deadline_ms"] for seat in record["seats"]] == [HEALTHY_DEADLINE_MS, 250]
+    assert record["forfeit"] == {"seat": 1, "step": len(record["steps"]) - 1,
+                                 "fault": "timeout"}
+    check_replay_matches_the_engine(record)

@@ -13,6 +13,8 @@ from tqdm import tqdm
 
 Column = tuple[str, str, int, int | None]  # heading, key, width, decimals (None: text)
 BOT = ("bot", "name", 24, None)
+RATING_COLUMNS: list[Column] = [BOT, ("rating", "rating", 7, 0), ("low", "low", 7, 0),
+                                ("high", "high", 7, 0), ("games", "games", 5, 0)]
 
 
 class ServerError(Exception):

@@ -15,7 +15,14 @@ from pathlib import Path
 
 import requests
 
-from referee.client import BOT, Client, ServerError, follow_tournament, print_rows
+from referee.client import (
+    BOT,
+    RATING_COLUMNS,
+    Client,
+    ServerError,
+    follow_tournament,
+    print_rows,
+)
 from referee.processes import Supervisor, python_module
 from referee.redis_server import RedisServer, RedisServerError, free_port, port_is_free
 
@@ -135,9 +142,8 @@ def _run_tournament(api: Client, supervisor: Supervisor, game: str, players: int
 
 
 def _print_leaderboard(board: dict) -> None:
-    print_rows(f"Leaderboard — {board['game']} (live Elo, 95% interval)", board["leaderboard"], [
-        BOT, ("rating", "rating", 7, 0), ("low", "low", 7, 0), ("high", "high", 7, 0),
-        ("games", "games", 5, 0)])
+    print_rows(f"Leaderboard — {board['game']} (live Elo, 95% interval)", board["leaderboard"],
+               RATING_COLUMNS)
 
 
 def _print_solo_ranking(tournament: dict) -> None:

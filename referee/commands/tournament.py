@@ -16,7 +16,14 @@ import sys
 
 import requests
 
-from referee.client import BOT, Client, ServerError, follow_tournament, print_rows
+from referee.client import (
+    BOT,
+    RATING_COLUMNS,
+    Client,
+    ServerError,
+    follow_tournament,
+    print_rows,
+)
 from referee.runner import FORFEIT, POLICY_CHOICES, FailurePolicy
 
 HELP = "start a round-robin tournament on a referee server, follow it, print the final table"
@@ -86,9 +93,7 @@ def print_final(view: dict) -> None:
         ("avg score", "average_score", 9, 2), ("avg rank", "average_rank", 8, 2),
         ("faults", "faults", 6, 0)])
     if view["ratings"] is not None:
-        print_rows("Bradley-Terry ratings with 95% intervals", view["ratings"], [
-            BOT, ("rating", "rating", 7, 0), ("low", "low", 7, 0), ("high", "high", 7, 0),
-            ("games", "games", 5, 0)])
+        print_rows("Bradley-Terry ratings with 95% intervals", view["ratings"], RATING_COLUMNS)
     if view["solo_ranking"] is not None:
         print_rows("Solo ranking: average score with 95% intervals", view["solo_ranking"], [
             BOT, ("mean", "mean", 7, 2), ("low", "low", 7, 2), ("high", "high", 7, 2),

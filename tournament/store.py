@@ -186,11 +186,33 @@ def _match_from_fields(fields: dict[bytes, bytes]) -> dict | None:
     return match
 
 
+def _seat_of(tokens: dict[bytes, bytes], token: str) -> int | None:
+    """The seat whose stored token digest matches `token`, compared in constant time (every
+    digest is compared, whichever matches)."""
+    digest = token_digest(token)
+    seat = None
+    for key, stored in tokens.items():
+        if hmac.compare_digest(stored.decode(), digest):
+            seat = int(key)
+    return seat
+
+
+# KEYS: the step's claim, the seat's inbox; ARGV: seat, claim TTL, the move.
+CLAIM_AND_PUSH = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then
+  redis.call('RPUSH', KEYS[2], ARGV[3])
+  return 1
+end
+return 0
+"""
+
+
 class Store:
     """The referee's Redis data: bots, matches, live states, pull moves, replays."""
 
     def __init__(self, client: redis.Redis):
         self.redis = client
+        self._claim_and_push = client.register_script(CLAIM_AND_PUSH)
 
     @classmethod
     def from_url(cls, url: str) -> Store:
@@ -273,14 +295,17 @@ class Store:
             ids, total = pipe.execute()
         return [i.decode() for i in ids], total
 
-    def seat_for_token(self, match_id: str, token: str) -> int | None:
-        """The seat whose token this is, comparing digests in constant time."""
-        digest = token_digest(token)
-        seat = None
-        for key, stored in self.redis.hgetall(match_key(match_id, "tokens")).items():
-            if hmac.compare_digest(stored.decode(), digest):
-                seat = int(key)
-        return seat
+    def seat_view(self, match_id: str,
+                  token: str | None) -> tuple[dict | None, int | None, dict | None]:
+        """What a pull seat's request needs, in one round trip: the match (or None), the
+        seat whose token this is (or None) and the live state."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hgetall(match_key(match_id))
+            pipe.hgetall(match_key(match_id, "tokens"))
+            pipe.get(match_key(match_id, "live"))
+            fields, tokens, live = pipe.execute()
+        seat = _seat_of(tokens, token) if token is not None else None
+        return _match_from_fields(fields), seat, loads(live)
 
     def mark_running(self, match_id: str, started_at: str) -> None:
         """A worker took the match: reset anything a previous, interrupted attempt left."""
@@ -421,12 +446,13 @@ class Store:
         self.redis.set(ratings_key(game, "page"), version.encode() + b"\n" + page)
 
     # ----- pull seats --------------------------------------------------------------
-    def claim_step(self, match_id: str, step: int, seat: int) -> bool:
-        """True for the first move accepted for `step`; False for any later one."""
-        return bool(self.redis.set(claim_key(match_id, step), seat, nx=True, ex=SIGNAL_TTL_S))
-
-    def post_move(self, match_id: str, seat: int, step: int, action: dict) -> None:
-        self.redis.rpush(inbox_key(match_id, seat), dumps({"step": step, "action": action}))
+    def post_move(self, match_id: str, seat: int, step: int, action: dict) -> bool:
+        """Claim `step` and hand the move to the runner, atomically (a script): True for the
+        first move posted for the step, False (and nothing posted) for any later one."""
+        claimed = self._claim_and_push(
+            keys=[claim_key(match_id, step), inbox_key(match_id, seat)],
+            args=[seat, SIGNAL_TTL_S, dumps({"step": step, "action": action})])
+        return bool(claimed)
 
     def next_move(self, match_id: str, seat: int, timeout_s: float) -> dict | None:
         """Block until the seat's client posts a move, or None after `timeout_s`."""

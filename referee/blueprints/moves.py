@@ -15,21 +15,18 @@ from flask import Blueprint, Response
 import engines
 from tournament.store import MatchStatus, seat_deadline_ms
 
-from ..auth import require_token
-from ..problems import Problem, conflict, invalid
+from ..auth import bearer_token, require_token
+from ..problems import Problem, conflict, invalid, not_found
 from ..runner import decision_payload
 from ..schemas import MoveAcceptedSchema, MoveSchema, ObservationSchema
 from ..web import load_body, reply, services
-from .matches import find_match
 
 bp = Blueprint("moves", __name__)
 
 
 @bp.get("/matches/<match_id>/observation")
 def observation(match_id: str) -> Response:
-    match = find_match(match_id)
-    seat = _seat_of_token(match_id)
-    live = services().store.get_live(match_id)
+    match, seat, live = _seat_request(match_id)
     payload = decision_payload(engines.get(match["game"]), live["state"], match_id, seat,
                                live["step"], seat_deadline_ms(match, seat))
     return reply(ObservationSchema, {**payload, "status": match["status"],
@@ -38,18 +35,15 @@ def observation(match_id: str) -> Response:
 
 @bp.post("/matches/<match_id>/actions")
 def post_action(match_id: str) -> Response:
-    match = find_match(match_id)
-    seat = _seat_of_token(match_id)
+    match, seat, live = _seat_request(match_id)
     _check_rate()
     move = load_body(MoveSchema)
     store = services().store
     if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
         raise conflict("match/over", f"the match is {match['status']}: no more moves")
-    live = store.get_live(match_id)
     _check_turn(engines.get(match["game"]), live, seat, move)
-    if not store.claim_step(match_id, move["step"], seat):
+    if not store.post_move(match_id, seat, move["step"], move["action"]):
         raise conflict("action/stale-step", f"a move for step {move['step']} was already accepted")
-    store.post_move(match_id, seat, move["step"], move["action"])
     applied = store.wait_applied(match_id, move["step"], services().config.move_wait_s)
     now = store.get_match(match_id)
     return reply(MoveAcceptedSchema, {
@@ -58,12 +52,18 @@ def post_action(match_id: str) -> Response:
     })
 
 
-def _seat_of_token(match_id: str) -> int:
-    seat = services().store.seat_for_token(match_id, require_token())
+def _seat_request(match_id: str) -> tuple[dict, int, dict]:
+    """The match, the seat whose token the request carries, and the live state, read in one
+    round trip: 404 for an unknown match, 401 without a token, 403 for a token that is not
+    one of its seat tokens."""
+    match, seat, live = services().store.seat_view(match_id, bearer_token())
+    if match is None:
+        raise not_found(f"match {match_id!r}")
+    require_token()
     if seat is None:
         raise Problem(403, "auth/forbidden", "Forbidden",
                       "this token is not a seat token of this match")
-    return seat
+    return match, seat, live
 
 
 def _check_rate() -> None:

@@ -88,8 +88,8 @@ def test_seat_tokens_are_matched_by_digest(store):
     engine = engines.get("aladino")
     meta = {**stored_match(store), "id": "m-tokens"}
     store.create_match(meta, engine.new_game(2, 5, {}), 0, {1: token_digest("secret-1")})
-    assert store.seat_for_token("m-tokens", "secret-1") == 1
-    assert store.seat_for_token("m-tokens", "secret-2") is None
+    assert store.seat_view("m-tokens", "secret-1")[1] == 1
+    assert store.seat_view("m-tokens", "secret-2")[1] is None
     assert b"secret-1" not in b"".join(store.redis.hgetall("referee:match:m-tokens:tokens")
                                        .values())
 

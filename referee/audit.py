@@ -127,7 +127,7 @@ def _rerun(engine: engines.Game, record: dict, progress: _Progress) -> None:
             raise _Mismatch(index, "steps", "a step follows the end of the game")
         if step["seat"] != seat:
             raise _Mismatch(index, "seat", f"seat {seat} was to move, not seat {step['seat']}")
-        state = _apply_step(engine, state, step, record["seed"], policy)
+        state = _apply_step(engine, state, step, record["seed"], policy, strikes[seat])
         if replay.state_hash(state) != step["state_hash"]:
             raise _Mismatch(index, "state_hash",
                             "the state after this step does not match the recorded hash")
@@ -158,13 +158,14 @@ def _policy(record: dict) -> FailurePolicy:
 
 
 def _apply_step(engine: engines.Game, state: dict, step: dict, seed: int,
-                policy: FailurePolicy) -> dict:
+                policy: FailurePolicy, strikes: int) -> dict:
     index, action, fault = step["step"], step["action"], step["fault"]
     if fault is None:
         if action is None:
             raise _Mismatch(index, "action", "a step without a fault needs an action")
         return _apply(engine, state, action, index)
-    if fault["code"] not in Fault.ALL or policy.action_for(fault["code"]) != fault["policy"]:
+    expected = policy.action_for(fault["code"], strikes) if fault["code"] in Fault.ALL else None
+    if expected != fault["policy"]:
         raise _Mismatch(index, "fault", f"the fault record does not follow the match's "
                                         f"failure policy {policy.to_dict()}")
     if fault["policy"] == FORFEIT:

@@ -9,6 +9,8 @@
   window of S seconds (`N/S`); more get 429 with Retry-After
 - `REFEREE_BOT_MAX_MATCHES` (default 8): matches one bot plays at once; a match over the
   cap waits for a slot before it starts
+- `REFEREE_PUBLIC_URL` (default `http://127.0.0.1:8000`): the API's address as bots reach
+  it, for the `replay_url` of the result notice sent to bots after each match
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ DEFAULT_BOT_HOSTS = "localhost,127.0.0.0/8,::1"
 MAX_BODY_BYTES = 1 << 20
 DEFAULT_MOVE_RATE = (60, 10)
 DEFAULT_BOT_MAX_MATCHES = 8
+DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
 T = TypeVar("T")
 
 
@@ -40,6 +43,7 @@ class Config:
     move_wait_s: float = 5.0
     move_rate: tuple[int, int] = DEFAULT_MOVE_RATE
     bot_max_matches: int = DEFAULT_BOT_MAX_MATCHES
+    public_url: str = DEFAULT_PUBLIC_URL
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -53,6 +57,7 @@ class Config:
             move_rate=_setting(env, "REFEREE_MOVE_RATE", parse_rate, DEFAULT_MOVE_RATE),
             bot_max_matches=_setting(env, "REFEREE_BOT_MAX_MATCHES", positive_int,
                                      DEFAULT_BOT_MAX_MATCHES),
+            public_url=env.get("REFEREE_PUBLIC_URL") or DEFAULT_PUBLIC_URL,
         )
 
     def bot_url_problem(self, url: str) -> str | None:
@@ -109,6 +114,23 @@ def host_allowed(host: str, allowlist: tuple[str, ...]) -> bool:
                     return True
             except ValueError:
                 continue
+    return False
+
+
+def address_allowed(address: str, allowlist: tuple[str, ...]) -> bool:
+    """Whether a connection may go to `address` (an IP address as connected to): it must
+    fall inside an address or network entry of the allowlist. A name entry only admits
+    the name in URLs, so a name that resolves off the list is refused at connect time."""
+    try:
+        ip = ipaddress.ip_address(address.split("%")[0])
+    except ValueError:
+        return False
+    for entry in allowlist:
+        try:
+            if ip in ipaddress.ip_network(entry, strict=False):
+                return True
+        except ValueError:
+            continue
     return False
 
 

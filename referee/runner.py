@@ -1,20 +1,32 @@
-"""The match runner: plays one match in-process by asking each seat for its decisions.
+"""The match runner: the rules of a match around the engine, one decision at a time.
 
-A seat is anything that answers a decision payload of the bot protocol with a `BotReply`:
-a push bot called over HTTP (`PushSeat`), or a pull seat that waits for its client
-through Redis (`tournament.jobs.PullSeat`). The runner judges every answer with the
-engine, applies the failure policy and returns the replay record (`referee.replay`).
+`MatchPlay` is a match in progress: the engine state, and the replay record so far. It
+builds the decision request of the seat to move, judges the seat's reply with the engine
+and the failure policy, and records the step; it does no I/O, so the same object serves
+a local match (`run_match`, `referee play`) and the worker's resumable driver
+(`tournament.driver`), which rebuilds it from the steps recorded in Redis.
 
-Failure policy: each fault code (timeout, crash, malformed, illegal) maps to
+A seat is anything that answers a decision payload with a `BotReply`: a push bot called
+over HTTP (`PushSeat`); pull seats are answered through Redis by the driver.
+
+Judging a reply, once for both paths (docs/bots.md, "Faults"):
+- the bot gave no usable answer: its fault code (`timeout`, `crash`, `malformed`);
+- the action fails the game's published action schema (`engines.InvalidAction`, or any
+  error the engine raises on it): `malformed`;
+- the action is well formed but against the rules now (`engines.IllegalAction`): `illegal`.
+
+Failure policy: each fault code maps to
 - "forfeit": the match ends at once. The forfeiting seat ranks last (rank = number of
   seats) with score 0; every other seat shares rank 1 with score 1. The engine's scores
   of an unfinished game are not used: they mean nothing before the end.
 - "random": a legal move is substituted, drawn with a generator derived from the match
-  seed and the step number (never global randomness), and a strike is recorded.
+  seed and the step number (never global randomness), and a strike is recorded; a seat
+  with `strike_limit` strikes forfeits at its next fault (no limit when null).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Protocol
@@ -24,13 +36,14 @@ from engines.rng import Rng, seed_state
 
 from . import replay
 from .botclient import PROTOCOL, BotClient, BotReply, Fault
+from .config import DEFAULT_BOT_HOSTS
 
 FORFEIT = "forfeit"
 RANDOM = "random"
 POLICY_CHOICES = (FORFEIT, RANDOM)
+DEFAULT_STRIKE_LIMIT = 10
 
 StepCallback = Callable[[dict], None]
-StateCallback = Callable[[int, dict, int | None], None]
 
 
 class Seat(Protocol):
@@ -41,10 +54,10 @@ class Seat(Protocol):
     def info(self) -> dict:
         """What the replay records about this seat (kind, bot id, name); never a token."""
 
-    def decide(self, payload: dict) -> BotReply:
+    async def decide(self, payload: dict) -> BotReply:
         """Answer one decision payload (design.md section 4)."""
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
         """Release connections."""
 
 
@@ -52,8 +65,9 @@ class PushSeat:
     """A bot called at its URL for every decision (push mode)."""
 
     def __init__(self, url: str, deadline_ms: int = 2000, bot_id: str | None = None,
-                 name: str | None = None):
-        self.client = BotClient(url, deadline_ms)
+                 name: str | None = None, secret: str = "",
+                 allowlist: tuple[str, ...] = tuple(DEFAULT_BOT_HOSTS.split(","))):
+        self.client = BotClient(url, deadline_ms, secret, allowlist)
         self.deadline_ms = deadline_ms
         self.bot_id = bot_id
         self.name = name or url
@@ -62,96 +76,161 @@ class PushSeat:
         return {"kind": "bot", "bot_id": self.bot_id, "name": self.name,
                 "deadline_ms": self.deadline_ms}
 
-    def decide(self, payload: dict) -> BotReply:
-        return self.client.decide(payload)
+    async def decide(self, payload: dict) -> BotReply:
+        return await self.client.decide(payload)
 
-    def close(self) -> None:
-        self.client.close()
+    async def notify(self, payload: dict) -> None:
+        await self.client.notify(payload)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
 
 
 @dataclass(frozen=True)
 class FailurePolicy:
-    """What to do about each fault code: "forfeit" (default) or "random"."""
+    """What to do about each fault code: "forfeit" (default) or "random", and how many
+    strikes a seat may collect under "random" before its next fault forfeits."""
 
     timeout: str = FORFEIT
     crash: str = FORFEIT
     malformed: str = FORFEIT
     illegal: str = FORFEIT
+    strike_limit: int | None = DEFAULT_STRIKE_LIMIT
 
     def __post_init__(self) -> None:
-        for item in fields(self):
-            if getattr(self, item.name) not in POLICY_CHOICES:
-                raise ValueError(f"failure policy for {item.name} must be one of "
+        for code in Fault.ALL:
+            if getattr(self, code) not in POLICY_CHOICES:
+                raise ValueError(f"failure policy for {code} must be one of "
                                  f"{', '.join(POLICY_CHOICES)}")
+        limit = self.strike_limit
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)
+                                  or limit < 0):
+            raise ValueError("strike_limit must be a non-negative integer or null")
 
     @classmethod
-    def uniform(cls, choice: str) -> FailurePolicy:
-        return cls(**{code: choice for code in Fault.ALL})
+    def uniform(cls, choice: str, strike_limit: int | None = DEFAULT_STRIKE_LIMIT
+                ) -> FailurePolicy:
+        return cls(**{code: choice for code in Fault.ALL}, strike_limit=strike_limit)
 
     @classmethod
     def from_dict(cls, data: dict | None) -> FailurePolicy:
-        return cls(**(data or {}))
+        """From a stored policy; records made before the strike limit existed had none."""
+        data = dict(data or {})
+        data.setdefault("strike_limit", None)
+        return cls(**data)
 
     def to_dict(self) -> dict:
-        return {code: getattr(self, code) for code in Fault.ALL}
+        return {item.name: getattr(self, item.name) for item in fields(self)}
 
-    def action_for(self, fault: str) -> str:
-        return getattr(self, fault)
+    def action_for(self, fault: str, strikes: int = 0) -> str:
+        """What the policy does about `fault` from a seat that has `strikes` already."""
+        choice = getattr(self, fault)
+        if choice == RANDOM and self.strike_limit is not None and strikes >= self.strike_limit:
+            return FORFEIT
+        return choice
 
 
-@dataclass
-class _Outcome:
-    """The runner's judgement of one reply: the new state, or a fault (or both under
-    the random policy)."""
+class MatchPlay:
+    """One match in progress: its engine state and its replay record so far."""
 
-    state: dict
-    action: dict | None
-    fault: dict | None
+    def __init__(self, engine: engines.Game, record: dict, state: dict):
+        self.engine = engine
+        self.record = record
+        self.state = state
+        self.policy = FailurePolicy.from_dict(record["policy"])
+
+    @classmethod
+    def start(cls, game: str, seed: int, options: dict, seats: list[dict],
+              policy: FailurePolicy, match_id: str, started_at: str | None = None) -> MatchPlay:
+        """A new match; `seats` are what the replay records of each seat (`Seat.info()`)."""
+        engine = engines.get(game)
+        state = engine.new_game(num_players=len(seats), seed=seed, options=options)
+        record = replay.new_record(
+            match_id=match_id, game=game, game_version=engine.version,
+            num_players=len(seats), options=state["options"], seed=seed,
+            seats=[{"seat": index, **info} for index, info in enumerate(seats)],
+            policy=policy.to_dict(), initial_state_hash=replay.state_hash(state),
+        )
+        if started_at:
+            record["started_at"] = started_at
+        return cls(engine, record, state)
+
+    def resume(self, steps: list[dict], state: dict) -> None:
+        """Continue after `steps`, already played and recorded, that led to `state`."""
+        self.record["steps"] = list(steps)
+        self.state = state
+        for step in steps:
+            if step["fault"]:
+                self.record["strikes"][step["seat"]] += 1
+                if step["fault"]["policy"] == FORFEIT:
+                    self.record["forfeit"] = _forfeit_of(step)
+
+    @property
+    def step(self) -> int:
+        return len(self.record["steps"])
+
+    @property
+    def to_move(self) -> int | None:
+        """The seat to decide; None once the game is over or a seat forfeited."""
+        if self.record["forfeit"]:
+            return None
+        return self.engine.current_seat(self.state)
+
+    def payload(self, seat: int, deadline_ms: int) -> dict:
+        return decision_payload(self.engine, self.state, self.record["match_id"], seat,
+                                self.step, deadline_ms)
+
+    def advance(self, seat: int, reply: BotReply, legal_actions: list[dict]) -> dict:
+        """Judge the seat's reply to the current decision and record the step."""
+        step, strikes = self.step, self.record["strikes"][seat]
+        action, fault, self.state = _judge(self.engine, self.state, reply, self.policy,
+                                           self.record["seed"], step, legal_actions, strikes)
+        entry = replay.step_record(step=step, seat=seat, action=action, fault=fault,
+                                   elapsed_ms=reply.elapsed_ms,
+                                   state_digest=replay.state_hash(self.state))
+        self.record["steps"].append(entry)
+        if fault:
+            self.record["strikes"][seat] += 1
+            if fault["policy"] == FORFEIT:
+                self.record["forfeit"] = _forfeit_of(entry)
+        return entry
+
+    def finish(self, secret: str, finished_at: str | None = None) -> dict:
+        """The sealed record of the finished match (signed when a `secret` is given)."""
+        forfeit = self.record["forfeit"]
+        self.record["result"] = (forfeit_result(len(self.record["seats"]), forfeit) if forfeit
+                                 else self.engine.result(self.state))
+        self.record["finished_at"] = finished_at or replay.utc_now()
+        return replay.seal(self.record, secret)
+
+
+async def play(match: MatchPlay, seats: list[Seat], on_step: StepCallback | None = None
+               ) -> None:
+    """Ask the seats for decisions until the match is over (every seat answers itself)."""
+    while (seat := match.to_move) is not None:
+        payload = match.payload(seat, seats[seat].deadline_ms)
+        reply = await seats[seat].decide(payload)
+        entry = match.advance(seat, reply, payload["legal_actions"])
+        if on_step:
+            on_step(entry)
 
 
 def run_match(game: str, seed: int, options: dict, seats: list[Seat], policy: FailurePolicy,
-              match_id: str, on_step: StepCallback | None = None,
-              on_state: StateCallback | None = None, secret: str = "") -> dict:
-    """Play a whole match and return its replay record, sealed: with its hash chain, and
-    signed when a `secret` is given.
+              match_id: str, on_step: StepCallback | None = None, secret: str = "") -> dict:
+    """Play a whole match in this process and return its sealed replay record; the seats
+    are closed at the end."""
+    match = MatchPlay.start(game, seed, options, [seat.info() for seat in seats], policy,
+                            match_id)
 
-    `on_step(step_record)` is called as each step is recorded; `on_state(step, state, to_move)`
-    is called with the state each decision is asked in and its seat to move, and once more
-    with the final state.
-    """
-    engine = engines.get(game)
-    state = engine.new_game(num_players=len(seats), seed=seed, options=options)
-    record = replay.new_record(
-        match_id=match_id, game=game, game_version=engine.version, num_players=len(seats),
-        options=state["options"], seed=seed,
-        seats=[{"seat": index, **seat.info()} for index, seat in enumerate(seats)],
-        policy=policy.to_dict(), initial_state_hash=replay.state_hash(state),
-    )
-    while (seat := engine.current_seat(state)) is not None:
-        step = len(record["steps"])
-        if on_state:
-            on_state(step, state, seat)
-        payload = decision_payload(engine, state, match_id, seat, step, seats[seat].deadline_ms)
-        reply = seats[seat].decide(payload)
-        outcome = _judge(engine, state, reply, policy, seed, step, payload["legal_actions"])
-        state = outcome.state
-        entry = replay.step_record(step=step, seat=seat, action=outcome.action,
-                                   fault=outcome.fault, elapsed_ms=reply.elapsed_ms,
-                                   state_digest=replay.state_hash(state))
-        record["steps"].append(entry)
-        if on_step:
-            on_step(entry)
-        if outcome.fault:
-            record["strikes"][seat] += 1
-        if outcome.action is None:
-            record["forfeit"] = {"seat": seat, "step": step, "fault": outcome.fault["code"]}
-            break
-    if on_state:
-        on_state(len(record["steps"]), state, engine.current_seat(state))
-    record["result"] = (forfeit_result(len(seats), record["forfeit"]) if record["forfeit"]
-                        else engine.result(state))
-    record["finished_at"] = replay.utc_now()
-    return replay.seal(record, secret)
+    async def play_and_close() -> None:
+        try:
+            await play(match, seats, on_step)
+        finally:
+            for seat in seats:
+                await seat.aclose()
+
+    asyncio.run(play_and_close())
+    return match.finish(secret)
 
 
 def decision_payload(engine: engines.Game, state: dict, match_id: str, seat: int, step: int,
@@ -161,6 +240,7 @@ def decision_payload(engine: engines.Game, state: dict, match_id: str, seat: int
     observation = engine.observation(state, seat)
     return {
         "protocol": PROTOCOL,
+        "type": "decision",
         "match_id": match_id,
         "game": engine.name,
         "seat": seat,
@@ -187,17 +267,27 @@ def forfeit_result(num_seats: int, forfeit: dict) -> dict:
     }
 
 
+def _forfeit_of(step: dict) -> dict:
+    return {"seat": step["seat"], "step": step["step"], "fault": step["fault"]["code"]}
+
+
 def _judge(engine: engines.Game, state: dict, reply: BotReply, policy: FailurePolicy,
-           seed: int, step: int, legal_actions: list[dict]) -> _Outcome:
+           seed: int, step: int, legal_actions: list[dict], strikes: int
+           ) -> tuple[dict | None, dict | None, dict]:
+    """(the action played, the fault record, the new state) for one reply."""
     code, detail = reply.fault, reply.detail
     if code is None:
         try:
-            return _Outcome(engine.apply(state, reply.action), reply.action, None)
-        except (engines.IllegalAction, engines.InvalidAction) as error:
+            return reply.action, None, engine.apply(state, reply.action)
+        except engines.IllegalAction as error:
             code, detail = Fault.ILLEGAL, error.reason
-    choice = policy.action_for(code)
+        except engines.EngineError as error:
+            code, detail = Fault.MALFORMED, error.reason
+        except (TypeError, ValueError, OverflowError, RecursionError) as error:
+            code, detail = Fault.MALFORMED, f"the action cannot be read: {error}"
+    choice = policy.action_for(code, strikes)
     fault = replay.fault_record(code=code, detail=detail, raw=reply.raw, policy=choice)
     if choice == FORFEIT:
-        return _Outcome(state, None, fault)
+        return None, fault, state
     action = substitute_action(seed, step, legal_actions)
-    return _Outcome(engine.apply(state, action), action, fault)
+    return action, fault, engine.apply(state, action)

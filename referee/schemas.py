@@ -13,7 +13,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 import engines
 
 from .botclient import Fault
-from .runner import FORFEIT, POLICY_CHOICES, FailurePolicy
+from .runner import DEFAULT_STRIKE_LIMIT, FORFEIT, POLICY_CHOICES, FailurePolicy
 
 MAX_SEED = (1 << 63) - 1
 SHA256_HEX = validate.Regexp(r"^[0-9a-f]{64}$", error="not a sha256 hex digest")
@@ -106,12 +106,16 @@ class BotListSchema(Schema):
 
 # ----- matches ------------------------------------------------------------------------
 class FailurePolicySchema(Schema):
-    """For each fault code: "forfeit" (the default) or "random"; loaded with every code."""
+    """For each fault code: "forfeit" (the default) or "random"; loaded with every code.
+    `strike_limit`: the strikes a seat may collect under "random" before its next fault
+    forfeits (null: no limit)."""
 
     timeout = fields.String(load_default=FORFEIT, validate=validate.OneOf(POLICY_CHOICES))
     crash = fields.String(load_default=FORFEIT, validate=validate.OneOf(POLICY_CHOICES))
     malformed = fields.String(load_default=FORFEIT, validate=validate.OneOf(POLICY_CHOICES))
     illegal = fields.String(load_default=FORFEIT, validate=validate.OneOf(POLICY_CHOICES))
+    strike_limit = fields.Integer(load_default=DEFAULT_STRIKE_LIMIT, allow_none=True,
+                                  strict=True, validate=validate.Range(0, 100000))
 
 
 PUSH_DEADLINE_MS = (10, 60000)  # the range of a push bot's deadline per decision

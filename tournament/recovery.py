@@ -1,20 +1,21 @@
-"""Matches whose worker died are played again from the start; nothing is counted twice.
+"""Matches whose driver died continue from their last recorded step; nothing is counted twice.
 
-Two signals find an abandoned match:
-- its lease (`tournament.lease`) expired while the match is running: `requeue_abandoned`
-  checks the unfinished matches of a tournament whenever its progress is read
-  (`GET /tournaments/{id}`, which `referee tournament` polls), seconds after the death;
-- rq's own detection: when a dead worker's heartbeat has lapsed (a minute at least), the
-  next maintenance of any live worker cleans the started-job registry, calling the job's
-  failure callback, `on_job_failure`, with an `AbandonedJobError`. rq calls the same
-  callback when a match job raised; the match is then already marked failed.
+A running match has a driver renewing its lease (`match:{id}:lease`) every couple of seconds
+and is listed in the `running` index. Three signals find one whose driver died:
+- the sweep: every `referee worker` looks, every `SWEEP_EVERY_S`, for running matches
+  without a lease (`sweep`), so a match continues seconds after its worker's death, even
+  when nobody watches it;
+- reading a match or a tournament's progress (`requeue_abandoned`), the same check;
+- rq's own detection: a dead worker's job whose heartbeat lapsed is failed by the next
+  maintenance of any worker, which calls `on_job_failure` (also called when a match job
+  raised: the match is then already marked failed, and only counted here).
 
-Either way one transaction (WATCH on the match) moves the match back to `queued` with the
-next attempt number, checking that the dead attempt is still the current one, and a new
-rq job `match-{id}-{attempt}` plays it from the start (the store discards the partial
-steps). The dead attempt's job is never run again: without a `Retry`, rq moves it to its
-failed registry. A match found over but not yet counted (its worker died between storing
-and counting the result) is counted; `tournament.results` counts each match once.
+Taking a match over is one transaction (WATCH on the match, its lease and the index): the
+match leaves the index and is queued again under the next attempt number; the new job
+finds the recorded steps and continues (`tournament.driver`). A driver presumed dead that
+wakes up has lost its lease and writes nothing. A match found over but not yet counted
+(its worker died between storing and counting the result) is counted; `tournament.results`
+counts each match once.
 """
 
 from __future__ import annotations
@@ -27,65 +28,72 @@ import redis
 from rq.job import Job
 
 from . import jobs, results
-from .store import MatchStatus, Store, lease_key, match_key
+from .store import MatchStatus, Store, lease_key, match_key, running_key
 
 log = logging.getLogger(__name__)
 
+SWEEP_EVERY_S = 2.0
+
+
+def sweep(store: Store) -> list[str]:
+    """Queue again every running match whose driver died; the ids queued."""
+    ids = [raw.decode() for raw in store.redis.zrange(running_key(), 0, -1)]
+    return requeue_abandoned(store, ids)
+
 
 def requeue_abandoned(store: Store, match_ids: Iterable[str]) -> list[str]:
-    """Queue again every running match of `match_ids` that lost its lease; count the ones
+    """Queue again each of `match_ids` that is running without a lease; count the ones
     found over. Returns the ids queued again."""
-    return [match["id"] for match in store.get_matches(list(match_ids))
-            if match is not None and match["status"] != MatchStatus.QUEUED
-            and _recover(store, match)]
+    ids = list(match_ids)
+    if not ids:
+        return []
+    with store.redis.pipeline(transaction=False) as pipe:
+        for match_id in ids:
+            pipe.exists(lease_key(match_id))
+        leased = pipe.execute()
+    orphans = [match_id for match_id, held in zip(ids, leased, strict=True) if not held]
+    return [match["id"] for match in store.get_matches(orphans)
+            if match is not None and _recover(store, match, from_running=True)]
 
 
 def on_job_failure(job: Job, connection: redis.Redis, kind: type[BaseException] | None,
                    error: BaseException | None, trace: TracebackType | None) -> None:
     """rq's failure callback of every match job (see the module docstring)."""
     store = Store(connection)
-    match = store.get_match(job.args[0]["match_id"])
-    if match is not None and _recover(store, match, dead_job_id=job.id):
+    match = store.get_match(jobs.match_of_job(job))
+    if match is not None and _recover(store, match, from_running=False):
         log.warning("match %s: job %s is dead (%s); queued again", match["id"], job.id,
                     kind.__name__ if kind else "unknown")
 
 
-def _recover(store: Store, match: dict, dead_job_id: str | None = None) -> bool:
-    """Count the match if it is over, else queue it again if its attempt is dead (`requeue`);
-    True if it was queued again."""
+def _recover(store: Store, match: dict, from_running: bool) -> bool:
+    """Count the match if it is over, else queue it again if nobody drives it."""
     if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
         results.count_outcome(store, match)
         return False
-    return requeue(store, match, dead_job_id)
-
-
-def requeue(store: Store, match: dict, dead_job_id: str | None = None) -> bool:
-    """Queue the next attempt at `match` if its current one is dead: its lease expired
-    (`dead_job_id` None), or rq reported the current attempt's job dead."""
-    attempt = take_over(store, match["id"], dead_job_id)
+    attempt = take_over(store, match["id"], from_running)
     if attempt is None:
         return False
-    jobs.enqueue_match(store, match, attempt)
+    jobs.enqueue_match(store, match, reason=f"r{attempt}")
     log.info("match %s queued again (attempt %d)", match["id"], attempt)
     return True
 
 
-def take_over(store: Store, match_id: str, dead_job_id: str | None = None) -> int | None:
-    """Atomically mark the match queued for its next attempt; None when it is not dead."""
-    key, lease = match_key(match_id), lease_key(match_id)
+def take_over(store: Store, match_id: str, from_running: bool = True) -> int | None:
+    """Atomically mark an undriven match queued for its next attempt; None when a driver
+    holds it, it is over, or (`from_running`) it is not in the running index any more."""
+    key, lease, running = match_key(match_id), lease_key(match_id), running_key()
 
     def apply(pipe: redis.client.Pipeline) -> int | None:
         status, attempt = pipe.hmget(key, "status", "attempt")
-        current = int(attempt or 0)
-        if dead_job_id is None:
-            dead = status == MatchStatus.RUNNING.encode() and not pipe.exists(lease)
-        else:
-            dead = (status in (MatchStatus.QUEUED.encode(), MatchStatus.RUNNING.encode())
-                    and jobs.job_id(match_id, current) == dead_job_id)
-        if not dead:
+        if status not in (MatchStatus.QUEUED.encode(), MatchStatus.RUNNING.encode()):
+            return None
+        if pipe.exists(lease) or (from_running and pipe.zscore(running, match_id) is None):
             return None
         pipe.multi()
-        pipe.hset(key, mapping={"status": MatchStatus.QUEUED.value, "attempt": current + 1})
-        return current + 1
+        pipe.hset(key, mapping={"status": MatchStatus.QUEUED.value,
+                                "attempt": int(attempt or 0) + 1})
+        pipe.zrem(running, match_id)
+        return int(attempt or 0) + 1
 
-    return store.redis.transaction(apply, key, lease, value_from_callable=True)
+    return store.redis.transaction(apply, key, lease, running, value_from_callable=True)

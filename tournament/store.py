@@ -4,16 +4,22 @@ Values are JSON (orjson), never a Python-only format. Keys, all under the prefix
 
 - `bot:{id}` (string): a registered bot; `bots` (sorted set): bot ids by registration time
 - `match:{id}` (hash): `meta` (JSON, fixed at creation), `status`, `step`, `to_move`,
-  `result`, `forfeit`, `error`, `started_at`, `finished_at`, `attempt` (after a dead worker)
+  `result`, `forfeit`, `error`, `started_at`, `finished_at`, `attempt` (after a dead worker),
+  while it runs `asked_at` (Redis time in ms when the current decision was put) and
+  `parked` (the step a parked match waits at for its pull seat), `deferrals` (times its
+  start waited for a bot's concurrent-match slot)
 - `match:{id}:tokens` (hash): seat -> sha256 of its token (the token is never stored)
 - `match:{id}:live` (string): `{"step", "state"}`, the state the current decision is asked in
-- `match:{id}:steps` (list): step records as they are played
-- `match:{id}:replay` (string): the finished replay record, canonical JSON
+  (while the match runs: with the steps, it is what a worker continues the match from)
+- `match:{id}:steps` (list): step records as they are played (while the match runs)
+- `match:{id}:replay` (string): the finished replay record in its stored form
+  (`referee.compact`)
 - `match:{id}:inbox:{seat}` (list): moves posted by a pull seat's client, `{"step", "action"}`
 - `match:{id}:claim:{step}` (string): set by the first move accepted for that step
 - `match:{id}:applied:{step}` (list): pushed once the runner has moved past that step
 - `matches`, `matches:{game}` (sorted sets): match ids by creation time, all and per game
-- `match:{id}:lease` (string, expires): the attempt playing the match, renewed while it runs
+- `match:{id}:lease` (string, expires): the driver playing the match, renewed while it runs
+- `running` (sorted set): matches with a driver (not parked), for the recovery sweep
 - `tournament:{id}` (hash): `meta` (JSON), `finished_at`, `ratings` (JSON, at the end)
 - `tournament:{id}:matches` (list): match ids in schedule order
 - `tournament:{id}:done` / `tournament:{id}:failed` (sets): match ids counted as played / failed
@@ -39,7 +45,6 @@ import hashlib
 import hmac
 import secrets
 import time
-from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
@@ -48,6 +53,7 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
+from referee import compact
 from referee.replay import utc_now
 
 PREFIX = "referee:"
@@ -126,6 +132,10 @@ def lease_key(match_id: str) -> str:
     return match_key(match_id, "lease")
 
 
+def running_key() -> str:
+    return f"{PREFIX}running"
+
+
 def tournaments_key() -> str:
     return f"{PREFIX}tournaments"
 
@@ -167,7 +177,7 @@ def loads(data: bytes | None) -> Any:
     return None if data is None else orjson.loads(data)
 
 
-def _match_from_fields(fields: dict[bytes, bytes]) -> dict | None:
+def match_fields(fields: dict[bytes, bytes]) -> dict | None:
     """A match hash as `Store.get_match` answers it: meta merged with the status fields."""
     if not fields:
         return None
@@ -273,14 +283,14 @@ class Store:
 
     def get_match(self, match_id: str) -> dict | None:
         """The match's meta merged with its current status fields, or None."""
-        return _match_from_fields(self.redis.hgetall(match_key(match_id)))
+        return match_fields(self.redis.hgetall(match_key(match_id)))
 
     def get_matches(self, match_ids: list[str]) -> list[dict | None]:
         """`get_match` of every id, in one round trip."""
         with self.redis.pipeline(transaction=False) as pipe:
             for match_id in match_ids:
                 pipe.hgetall(match_key(match_id))
-            return [_match_from_fields(fields) for fields in pipe.execute()]
+            return [match_fields(fields) for fields in pipe.execute()]
 
     def current_attempt(self, match_id: str) -> int:
         """How many times the match was queued again after its worker died (0 at first)."""
@@ -305,31 +315,7 @@ class Store:
             pipe.get(match_key(match_id, "live"))
             fields, tokens, live = pipe.execute()
         seat = _seat_of(tokens, token) if token is not None else None
-        return _match_from_fields(fields), seat, loads(live)
-
-    def mark_running(self, match_id: str, started_at: str) -> None:
-        """A worker took the match: reset anything a previous, interrupted attempt left."""
-        with self.redis.pipeline() as pipe:
-            pipe.delete(match_key(match_id, "steps"))
-            pipe.hset(match_key(match_id), mapping={
-                "status": MatchStatus.RUNNING.value, "started_at": started_at, "step": 0})
-            pipe.hdel(match_key(match_id), "error", "result", "forfeit", "finished_at")
-            pipe.execute()
-
-    def publish_live(self, match_id: str, step: int, state: dict, to_move: int | None,
-                     applied_step: int | None = None, new_step: dict | None = None) -> None:
-        """The state the next decision is asked in, with the step record that led to it
-        (`new_step`), in one round trip; signal a pull client waiting on the previous step
-        that its move has been played."""
-        with self.redis.pipeline() as pipe:
-            if new_step is not None:
-                pipe.rpush(match_key(match_id, "steps"), dumps(new_step))
-            pipe.set(match_key(match_id, "live"), dumps({"step": step, "state": state}))
-            pipe.hset(match_key(match_id), mapping={"step": step, "to_move": dumps(to_move)})
-            if applied_step is not None:
-                pipe.rpush(applied_key(match_id, applied_step), b"1")
-                pipe.expire(applied_key(match_id, applied_step), SIGNAL_TTL_S)
-            pipe.execute()
+        return match_fields(fields), seat, loads(live)
 
     def get_live(self, match_id: str) -> dict | None:
         return loads(self.redis.get(match_key(match_id, "live")))
@@ -337,47 +323,16 @@ class Store:
     def steps(self, match_id: str) -> list[dict]:
         return [loads(raw) for raw in self.redis.lrange(match_key(match_id, "steps"), 0, -1)]
 
-    def finish_match(self, match_id: str, record: dict, canonical_record: bytes,
-                     attempt: int = 0) -> bool:
-        """Store the replay and the final status in one transaction, unless `attempt` was
-        superseded (the match was queued again meanwhile): then nothing is written and the
-        answer is False."""
-
-        def write(pipe: redis.client.Pipeline) -> None:
-            pipe.set(match_key(match_id, "replay"), canonical_record)
-            pipe.hset(match_key(match_id), mapping={
-                "status": MatchStatus.FINISHED.value, "result": dumps(record["result"]),
-                "forfeit": dumps(record["forfeit"]), "finished_at": record["finished_at"],
-            })
-
-        return self._write_if_current(match_id, attempt, write)
-
-    def fail_match(self, match_id: str, error: str, finished_at: str, attempt: int = 0) -> bool:
-        """Mark the match failed, unless `attempt` was superseded (then False)."""
-
-        def write(pipe: redis.client.Pipeline) -> None:
-            pipe.hset(match_key(match_id), mapping={
-                "status": MatchStatus.FAILED.value, "error": error, "finished_at": finished_at})
-
-        return self._write_if_current(match_id, attempt, write)
-
-    def _write_if_current(self, match_id: str, attempt: int,
-                          write: Callable[[redis.client.Pipeline], None]) -> bool:
-        """Run `write` in a MULTI only while `attempt` is the match's current attempt
-        (WATCH on the match hash, which `tournament.recovery.take_over` changes)."""
-        key = match_key(match_id)
-
-        def apply(pipe: redis.client.Pipeline) -> bool:
-            if int(pipe.hget(key, "attempt") or 0) != attempt:
-                return False
-            pipe.multi()
-            write(pipe)
-            return True
-
-        return self.redis.transaction(apply, key, value_from_callable=True)
-
     def get_replay(self, match_id: str) -> dict | None:
-        return loads(self.redis.get(match_key(match_id, "replay")))
+        """The finished match's sealed replay (`referee.compact.StoredReplayError` when
+        it cannot be read back)."""
+        data = self.redis.get(match_key(match_id, "replay"))
+        return None if data is None else compact.decode(data)
+
+    def get_replay_steps(self, match_id: str) -> dict | None:
+        """The finished match's replay without its per-step state hashes (no re-run)."""
+        data = self.redis.get(match_key(match_id, "replay"))
+        return None if data is None else compact.decode_steps(data)
 
     # ----- limits ------------------------------------------------------------------
     def count_move(self, token: str, limit: int, window_s: int, now: float) -> float | None:
@@ -391,34 +346,6 @@ class Store:
             pipe.expire(key, window_s + 1)
             count, _ = pipe.execute()
         return None if count <= limit else (window + 1) * window_s - now
-
-    def take_bot_slots(self, match_id: str, bot_ids: list[str], cap: int) -> bool:
-        """Take one concurrent-match slot of every bot for `match_id`, all or none; False
-        when a bot already plays `cap` other matches. A slot whose match has no lease (its
-        worker finished or died) is free again."""
-        keys = [playing_key(bot) for bot in sorted(set(bot_ids))]
-
-        def apply(pipe: redis.client.Pipeline) -> bool:
-            stale: dict[str, list[bytes]] = {}
-            for key in keys:
-                others = [m for m in pipe.smembers(key) if m.decode() != match_id]
-                stale[key] = [m for m in others if not pipe.exists(lease_key(m.decode()))]
-                if len(others) - len(stale[key]) >= cap:
-                    return False
-            pipe.multi()
-            for key in keys:
-                if stale[key]:
-                    pipe.srem(key, *stale[key])
-                pipe.sadd(key, match_id)
-            return True
-
-        return self.redis.transaction(apply, *keys, value_from_callable=True)
-
-    def release_bot_slots(self, match_id: str, bot_ids: list[str]) -> None:
-        with self.redis.pipeline() as pipe:
-            for bot in sorted(set(bot_ids)):
-                pipe.srem(playing_key(bot), match_id)
-            pipe.execute()
 
     # ----- the leaderboard's answer, kept ------------------------------------------
     def kept_ratings_page(self, game: str) -> tuple[str, bytes | None]:
@@ -453,11 +380,6 @@ class Store:
             keys=[claim_key(match_id, step), inbox_key(match_id, seat)],
             args=[seat, SIGNAL_TTL_S, dumps({"step": step, "action": action})])
         return bool(claimed)
-
-    def next_move(self, match_id: str, seat: int, timeout_s: float) -> dict | None:
-        """Block until the seat's client posts a move, or None after `timeout_s`."""
-        item = self.redis.blpop([inbox_key(match_id, seat)], timeout=max(timeout_s, 0.01))
-        return None if item is None else loads(item[1])
 
     def wait_applied(self, match_id: str, step: int, timeout_s: float) -> bool:
         """Wait until the runner has played `step` (after a pull move was posted)."""

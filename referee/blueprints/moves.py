@@ -2,7 +2,8 @@
 
 The seat is the one whose token comes in the Authorization header. A move is checked
 against the live state (turn, step, rules) before it is handed to the runner through
-Redis; only the first move for a step is accepted.
+Redis; only the first move for a step is accepted, and it queues the match again (a match
+waiting for its pull seat holds no worker).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 from flask import Blueprint, Response
 
 import engines
+from tournament.jobs import enqueue_match
 from tournament.store import MatchStatus, seat_deadline_ms
 
 from ..auth import bearer_token, require_token
@@ -44,6 +46,7 @@ def post_action(match_id: str) -> Response:
     _check_turn(engines.get(match["game"]), live, seat, move)
     if not store.post_move(match_id, seat, move["step"], move["action"]):
         raise conflict("action/stale-step", f"a move for step {move['step']} was already accepted")
+    enqueue_match(store, match, reason=f"s{move['step']}")
     applied = store.wait_applied(match_id, move["step"], services().config.move_wait_s)
     now = store.get_match(match_id)
     return reply(MoveAcceptedSchema, {

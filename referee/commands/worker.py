@@ -1,48 +1,36 @@
-"""`referee worker [--burst] [--no-fork]`: one rq worker on the referee's queues."""
+"""`referee worker [--burst] [--concurrency N]`: one process driving many matches at once."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 
 import redis
-from rq import SimpleWorker, Worker
-from rq.serializers import JSONSerializer
 
 import engines
-from referee.config import Config, redacted_url
-from tournament.jobs import JOB_FUNCTION
+from referee.config import Config, positive_int, redacted_url
 from tournament.store import QUEUES
+from tournament.worker import DEFAULT_CONCURRENCY, MatchWorker
 
-HELP = "run one rq worker that plays the referee's queued matches"
+HELP = "run one worker that drives the referee's queued matches, many at once"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--burst", action="store_true",
-                        help="stop once the queues are empty instead of waiting for jobs")
-    parser.add_argument("--no-fork", action="store_true",
-                        help="play each match in the worker process itself instead of a work "
-                             "horse forked per match: less CPU per match, less isolation")
-
-
-def preload() -> None:
-    """Load the match job and every engine in the worker before it forks a work horse per
-    job, so that the horses inherit them: imported in each horse, they cost every match
-    tens of milliseconds."""
-    importlib.import_module(JOB_FUNCTION.rpartition(".")[0])
-    engines.names()
+                        help="stop once no match is queued, running or scheduled instead of "
+                             "waiting for more")
+    parser.add_argument("--concurrency", type=positive_int, default=DEFAULT_CONCURRENCY,
+                        help="matches driven at once by this process (default "
+                             f"{DEFAULT_CONCURRENCY}); bots that think cost a coroutine each")
 
 
 def run(args: argparse.Namespace) -> int:
-    preload()
+    engines.names()  # load every engine before the first match
     config = Config.from_env()
     connection = redis.Redis.from_url(config.redis_url)
-    worker_class = SimpleWorker if args.no_fork else Worker
-    worker = worker_class(list(QUEUES), connection=connection, serializer=JSONSerializer)
+    worker = MatchWorker(list(QUEUES), connection, config, concurrency=args.concurrency)
     mode = "until the queues are empty" if args.burst else "until stopped"
-    if args.no_fork:
-        mode += ", without forking"
-    print(f"rq worker {worker.name} on queues {', '.join(QUEUES)} at "
-          f"{redacted_url(config.redis_url)}, {mode}", flush=True)
+    print(f"worker {worker.name} on queues {', '.join(QUEUES)} at "
+          f"{redacted_url(config.redis_url)}, up to {args.concurrency} matches at once, {mode}",
+          flush=True)
     worker.work(burst=args.burst, logging_level="INFO")
     return 0

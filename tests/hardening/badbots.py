@@ -10,7 +10,8 @@ picks the behaviour (a good bot is there too, for the healthy seats).
 | `/error` | HTTP 500 |
 | `/garbage` | a body that is not JSON |
 | `/huge` | a 10 MB body |
-| `/illegal` | an action of a type no game has |
+| `/illegal` | a well-formed action the rules refuse now |
+| `/unknown` | an action of a type no game has (malformed) |
 | `/other-seat` | a legal action that was offered to another seat of the match, not to this one |
 | `/stale` | a legal action of its own previous decision that is not legal any more |
 | `/trickle` | a good answer, one byte per second |
@@ -34,8 +35,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from botserver import (
     ERROR_ANSWER,
     GARBAGE_ANSWER,
-    ILLEGAL_ANSWER,
+    UNKNOWN_ANSWER,
     huge_answer,
+    illegal_answer,
     random_answer,
     send,
 )
@@ -54,6 +56,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         payload = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        if payload.get("type") == "result":
+            send(self, 200, b"{}")
+            return
         earlier = self.server.record(self.path, payload)
         if self.path == "/close":
             self.close_connection = True
@@ -70,9 +75,11 @@ class _Handler(BaseHTTPRequestHandler):
             send(self, status, body, extra_headers=extra)
 
     def _answer(self, payload: dict, earlier: list[dict]) -> tuple[int, bytes]:
-        canned = {"/error": ERROR_ANSWER, "/garbage": GARBAGE_ANSWER, "/illegal": ILLEGAL_ANSWER}
+        canned = {"/error": ERROR_ANSWER, "/garbage": GARBAGE_ANSWER, "/unknown": UNKNOWN_ANSWER}
         if self.path in canned:
             return canned[self.path]
+        if self.path == "/illegal":
+            return 200, illegal_answer(payload)
         if self.path == "/other-seat":
             offered = [p for p in earlier if p["seat"] != payload["seat"]]
             return 200, _one_of(offered[-1:], payload)

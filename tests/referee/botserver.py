@@ -8,17 +8,20 @@
 | `/error` | HTTP 500 |
 | `/garbage` | a body that is not JSON |
 | `/noaction` | JSON without an "action" object |
-| `/illegal` | an action of a type no game has |
+| `/illegal` | a well-formed action the rules refuse now (legal elsewhere in the game) |
+| `/unknown` | an action of a type no game has (malformed) |
 | `/trickle` | a good answer, one byte every `TRICKLE_S` seconds |
 | `/close` | closes the connection without answering |
 | `/huge` | a 2 MB body |
 
 Every decision request is kept in `received[path]` so tests can compare what a bot was
-sent with what the replay says it saw. Answers leave in one write (no Nagle delay).
+sent with what the replay says it saw; result notices (`"type": "result"`) are kept in
+`notices[path]` and answered 200. Answers leave in one write (no Nagle delay).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import threading
@@ -26,20 +29,49 @@ import time
 from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import engines
+
 SLOW_S = 1.0
 TRICKLE_S = 0.05
-ILLEGAL_ACTION = {"type": "__no_such_action__"}
+UNKNOWN_ACTION = {"type": "__no_such_action__"}
 HEALTHY_DEADLINE_MS = 3000
 
 # Each faulty bot (path, or "refused": a URL where nothing listens) and its fault code.
 FAULTS = [("/slow", "timeout"), ("refused", "crash"), ("/error", "crash"),
-          ("/garbage", "malformed"), ("/noaction", "malformed"), ("/illegal", "illegal")]
+          ("/garbage", "malformed"), ("/noaction", "malformed"), ("/unknown", "malformed"),
+          ("/illegal", "illegal")]
 
 
 # Answers the test bots share (the hardening tests' bots reuse them).
 ERROR_ANSWER = (500, b'{"error": "the bot fell over"}')
 GARBAGE_ANSWER = (200, b"<html>this is not json</html>")
-ILLEGAL_ANSWER = (200, json.dumps({"action": ILLEGAL_ACTION}).encode())
+UNKNOWN_ANSWER = (200, json.dumps({"action": UNKNOWN_ACTION}).encode())
+
+
+@functools.cache
+def well_formed_actions(game: str) -> tuple[str, ...]:
+    """Actions legal somewhere in a few random playouts of `game` (so well formed), as
+    JSON; trade offers are left out (an offer not listed may still be legal)."""
+    engine = engines.get(game)
+    seen: dict[str, None] = {}
+    for variant in engine.variants():
+        for seed in range(3):
+            state = engine.new_game(variant["num_players"], seed, variant["options"])
+            chooser = random.Random(seed)
+            while not engine.is_over(state):
+                legal = engine.legal_actions(state)
+                for action in legal:
+                    if "offer" not in action["type"]:
+                        seen[json.dumps(action, sort_keys=True)] = None
+                state = engine.apply(state, chooser.choice(legal))
+    return tuple(seen)
+
+
+def illegal_answer(payload: dict) -> bytes:
+    """A well-formed action that is not among the legal actions of this decision."""
+    offered = {json.dumps(action, sort_keys=True) for action in payload["legal_actions"]}
+    action = next(a for a in well_formed_actions(payload["game"]) if a not in offered)
+    return b'{"action": ' + action.encode() + b"}"
 
 
 def random_answer(payload: dict) -> bytes:
@@ -81,7 +113,9 @@ def _answer(path: str, payload: dict) -> tuple[int, bytes]:
         return 200, json.dumps({"move": payload["legal_actions"][0]}).encode()
     if path == "/huge":
         return 200, huge_answer(2_000_000)
-    canned = {"/error": ERROR_ANSWER, "/garbage": GARBAGE_ANSWER, "/illegal": ILLEGAL_ANSWER}
+    if path == "/illegal":
+        return 200, illegal_answer(payload)
+    canned = {"/error": ERROR_ANSWER, "/garbage": GARBAGE_ANSWER, "/unknown": UNKNOWN_ANSWER}
     return canned.get(path, (404, b'{"error": "unknown bot"}'))
 
 
@@ -92,6 +126,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         length = int(self.headers.get("Content-Length", 0))
         payload = json.loads(self.rfile.read(length))
+        if payload.get("type") == "result":
+            self.server.notices[self.path].append(payload)
+            send(self, 200, b"{}")
+            return
         self.server.record(self.path, payload, self.client_address[1])
         if self.path == "/close":
             self.close_connection = True
@@ -111,6 +149,7 @@ class BotServer(ThreadingHTTPServer):
     def __init__(self):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.received: dict[str, list[dict]] = defaultdict(list)
+        self.notices: dict[str, list[dict]] = defaultdict(list)
         self.client_ports: list[int] = []
         self._lock = threading.Lock()
 

@@ -22,7 +22,8 @@ def check_replay_matches_the_engine(record: dict) -> None:
         assert engine.is_over(states[-1]) and record["result"] == engine.result(states[-1])
 
 
-@pytest.mark.parametrize("worker_args", [(), ("--no-fork",)], ids=["forking", "no-fork"])
+@pytest.mark.parametrize("worker_args", [(), ("--concurrency", "1")],
+                         ids=["concurrent", "one-at-a-time"])
 def test_every_game_and_variant_plays_to_the_end_on_a_worker(api, bot_server, run_worker,
                                                              worker_args):
     bot = api.register_bot(bot_server.url("/random"), name="random")
@@ -35,7 +36,7 @@ def test_every_game_and_variant_plays_to_the_end_on_a_worker(api, bot_server, ru
             created.append((game, match))
     output = run_worker(60, *worker_args)
     assert "referee-matches" in output
-    assert ("without forking" in output) == bool(worker_args)
+    assert f"up to {worker_args[1] if worker_args else 100} matches at once" in output
     for game, match in created:
         status = api.get(f"/matches/{match['id']}").get_json()
         assert status["status"] == "finished", status
@@ -58,7 +59,8 @@ def test_every_fault_under_each_policy_and_the_worker_goes_on(api, bot_server, r
             match = api.create_match(
                 "aladino", [{"kind": "bot", "bot_id": good},
                             {"kind": "bot", "bot_id": bad, "deadline_ms": deadline_for(path)}],
-                seed=3, deadline_ms=HEALTHY_DEADLINE_MS, failure_policy={code: policy})
+                seed=3, deadline_ms=HEALTHY_DEADLINE_MS,
+                failure_policy={code: policy, "strike_limit": None})
             matches.append((match["id"], code, policy))
     healthy = api.create_match("aladino", [{"kind": "bot", "bot_id": good}] * 2, seed=4)
     run_worker(timeout=120)

@@ -1,0 +1,234 @@
+"""Driving one stored match forward, on a worker's event loop, from wherever it stands.
+
+`drive(context, match_id)` is what every match job does, whatever woke it (the match was
+created, a pull seat moved, a pull deadline passed, a bot's concurrent-match slot may be
+free, a worker died): take the match's lease, read its recorded steps and the state after
+them, and continue with the seat to move. Bots that already answered are never asked
+again; the replay is the one an uninterrupted run with the same answers makes.
+
+- A push seat is asked over HTTP (`referee.botclient`), the deadline counted from the
+  moment the request is sent.
+- A pull seat's move comes through Redis. When none is waiting, the match *parks*: its
+  lease is released and the driver returns, holding nothing. The accepted move re-queues
+  the match (`POST /matches/{id}/actions`), and a job scheduled at the seat's deadline
+  resumes it to apply the failure policy if no move came.
+- Over a bot's concurrent-match cap the match is put back for later (a job scheduled
+  `DEFER_S` ahead), so waiting matches hold no worker.
+
+Redis going away (a restart) is waited out: each write is retried with backoff, and a
+driver that lost its lease meanwhile (another worker took the match over) stops without
+writing anything. A failure of the referee itself (a bug) marks the match failed; nothing
+a bot sends can.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import redis
+
+from referee import replay
+from referee.botclient import PROTOCOL, RAW_LIMIT, BotClient, BotReply, Fault
+from referee.config import Config
+from referee.runner import FailurePolicy, MatchPlay, PushSeat
+
+from . import jobs, results
+from .progress import LeaseLost, Loaded, Progress
+from .store import MatchStatus, Store, seat_deadline_ms
+
+log = logging.getLogger(__name__)
+
+DEFER_S = 0.5
+BACKOFF_S = (0.05, 2.0)
+T = TypeVar("T")
+
+
+@dataclass
+class Context:
+    """What the drivers of one worker process share."""
+
+    progress: Progress
+    store: Store
+    config: Config
+    name: str = "driver"
+    leases: dict[str, str] = field(default_factory=dict)
+    notices: set[asyncio.Task] = field(default_factory=set)
+
+    async def persist(self, call: Callable[..., Awaitable[T]], *args: object,
+                      **kwargs: object) -> T:
+        """`await call(*args, **kwargs)` until Redis answers: a restart is waited out,
+        never fatal."""
+        delay = BACKOFF_S[0]
+        while True:
+            try:
+                return await call(*args, **kwargs)
+            except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError,
+                    OSError) as error:
+                log.warning("Redis unavailable (%s); retrying in %.2f s", error, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, BACKOFF_S[1])
+
+    async def in_thread(self, function: Callable[..., T], *args: object) -> T:
+        """A synchronous store or rq call, off the event loop, retried like `persist`."""
+        return await self.persist(asyncio.to_thread, function, *args)
+
+
+async def drive(context: Context, match_id: str) -> dict:
+    """Continue the match as far as it can go now; a summary of where it stands."""
+    loaded = await context.persist(context.progress.load, match_id)
+    if loaded is None:
+        raise LookupError(f"no match {match_id}")
+    if loaded.match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
+        await context.in_thread(results.count_outcome, context.store, loaded.match)
+        return _summary(match_id, loaded.match["status"])
+    holder = f"{context.name}/{uuid.uuid4().hex[:12]}"
+    if not await context.persist(context.progress.take_lease, match_id, holder):
+        return _summary(match_id, "busy")
+    context.leases[match_id] = holder
+    try:
+        return await _drive_leased(context, match_id, holder)
+    except LeaseLost:
+        log.warning("match %s: lease lost, another driver continues it", match_id)
+        return _summary(match_id, "superseded")
+    finally:
+        context.leases.pop(match_id, None)
+        await context.persist(context.progress.release_lease, match_id, holder)
+
+
+async def _drive_leased(context: Context, match_id: str, holder: str) -> dict:
+    progress = context.progress
+    loaded = await context.persist(progress.load, match_id)  # as of the lease
+    match = loaded.match
+    if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
+        return _summary(match_id, match["status"])
+    bots = _seated_bots(match)
+    cap = context.config.bot_max_matches
+    if bots and not await context.persist(progress.take_bot_slots, match_id, bots, cap):
+        await context.in_thread(jobs.defer_match, context.store, match, DEFER_S)
+        return _summary(match_id, "deferred")
+    seats = await _push_seats(context, match)
+    try:
+        started_at = await context.persist(progress.start, match_id, holder, replay.utc_now())
+        return await _play(context, loaded, holder, seats, started_at)
+    except (LeaseLost, asyncio.CancelledError):
+        raise
+    except Exception:
+        log.exception("match %s could not be played", match_id)
+        await context.persist(
+            progress.fail, match_id, holder,
+            "the match stopped on an internal error (see the worker log)", replay.utc_now(),
+            match["num_players"])
+        await context.in_thread(results.count_failed, context.store, match_id)
+        raise
+    finally:
+        for seat in seats.values():
+            await seat.aclose()
+        if bots:
+            await context.persist(progress.release_bot_slots, match_id, bots)
+
+
+async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, PushSeat],
+                started_at: str) -> dict:
+    match, progress = loaded.match, context.progress
+    match_id = match["id"]
+    play = MatchPlay.start(match["game"], match["seed"], match["options"], _seat_infos(match),
+                           FailurePolicy.from_dict(match["policy"]), match_id, started_at)
+    play.resume(loaded.steps, loaded.state or play.state)
+    while (seat := play.to_move) is not None:
+        deadline_ms = seat_deadline_ms(match, seat)
+        payload = play.payload(seat, deadline_ms)
+        if seat in seats:
+            reply = await seats[seat].decide(payload)
+        else:
+            reply = await _pull_reply(context, match, holder, seat, play.step, deadline_ms)
+            if reply is None:
+                return _summary(match_id, "parked")
+        entry = play.advance(seat, reply, payload["legal_actions"])
+        await context.persist(progress.record, match_id, holder, entry, play.state,
+                              play.to_move, pull_move_played=seat not in seats)
+    record = play.finish(context.config.secret)
+    await context.persist(progress.finish, match_id, holder, record, match["num_players"])
+    await context.in_thread(results.count_finished, context.store, match_id)
+    _send_result_notices(context, record, seats)
+    return _summary(match_id, MatchStatus.FINISHED.value, record["result"])
+
+
+async def _pull_reply(context: Context, match: dict, holder: str, seat: int, step: int,
+                      deadline_ms: int) -> BotReply | None:
+    """The pull seat's move for `step`; a timeout once its deadline has passed; None when
+    the match parked to wait for it."""
+    progress, match_id = context.progress, match["id"]
+    while True:
+        move = await context.persist(progress.take_move, match_id, seat, step)
+        asked_at, now = await context.persist(progress.decision_clock, match_id)
+        if move is not None:
+            return BotReply(action=move["action"], fault=None,
+                            raw=replay.canonical(move["action"]).decode()[:RAW_LIMIT],
+                            elapsed_ms=float(max(now - asked_at, 0)))
+        due = asked_at + deadline_ms
+        if now < due:
+            await context.in_thread(jobs.schedule_deadline, context.store, match, step,
+                                    (due - now) / 1000)
+            if await context.persist(progress.park, match_id, holder, seat, step):
+                context.leases.pop(match_id, None)
+                return None
+            continue  # a move came in meanwhile (the deadline job will find nothing to do)
+        if await context.persist(progress.claim_step, match_id, seat, step):
+            return BotReply(action=None, fault=Fault.TIMEOUT, raw="",
+                            elapsed_ms=float(now - asked_at),
+                            detail=f"the client of seat {seat} did not move within "
+                                   f"{deadline_ms} ms")
+
+
+async def _push_seats(context: Context, match: dict) -> dict[int, PushSeat]:
+    """A client per bot seat, keyed by seat; bots are read in one round trip."""
+    infos = [seat for seat in match["seats"] if seat["kind"] == "bot"]
+    bots = await context.in_thread(context.store.get_bots, [seat["bot_id"] for seat in infos])
+    seats = {}
+    for info, bot in zip(infos, bots, strict=True):
+        if bot is None:
+            raise LookupError(f"bot {info['bot_id']} of seat {info['seat']} is not registered")
+        seats[info["seat"]] = PushSeat(
+            bot["url"], seat_deadline_ms(match, info["seat"]), bot_id=bot["id"],
+            name=bot["name"], secret=bot.get("secret", ""),
+            allowlist=context.config.bot_hosts)
+    return seats
+
+
+def _seat_infos(match: dict) -> list[dict]:
+    """What the replay records of each seat, as `Seat.info()` gives it."""
+    return [{"kind": seat["kind"], "bot_id": seat.get("bot_id"), "name": seat["name"],
+             "deadline_ms": seat_deadline_ms(match, seat["seat"])} for seat in match["seats"]]
+
+
+def _send_result_notices(context: Context, record: dict, seats: dict[int, PushSeat]) -> None:
+    """Tell each push bot how its match ended (design.md 5c), in the background, each on
+    a connection of its own."""
+    base = context.config.public_url.rstrip("/")
+    for seat, push in seats.items():
+        notice = {"protocol": PROTOCOL, "type": "result", "match_id": record["match_id"],
+                  "game": record["game"], "seat": seat, "result": record["result"],
+                  "replay_url": f"{base}/matches/{record['match_id']}/replay"}
+        client = BotClient(push.client.url, push.deadline_ms, push.client.secret,
+                           push.client.allowlist)
+        task = asyncio.create_task(_notify(client, notice))
+        context.notices.add(task)
+        task.add_done_callback(context.notices.discard)
+
+
+async def _notify(client: BotClient, notice: dict) -> None:
+    await client.notify(notice)
+    await client.aclose()
+
+
+def _seated_bots(match: dict) -> list[str]:
+    return [seat["bot_id"] for seat in match["seats"] if seat["kind"] == "bot"]
+
+
+def _summary(match_id: str, status: str, result: dict | None = None) -> dict:
+    return {"match_id": match_id, "status": status, **({"result": result} if result else {})}

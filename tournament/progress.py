@@ -1,0 +1,271 @@
+"""A match's recorded progress in Redis, as the worker's driver reads and writes it (asyncio).
+
+Every write of a driver is fenced by the match's lease (`match:{id}:lease`, holding the
+driver's name): a Lua script checks the holder before it writes, so a driver presumed dead
+(its lease expired, another worker took the match over) can never write a step, park or
+finish the match. A step is recorded together with the state after it, atomically, which
+is what lets any worker continue the match from its last recorded step.
+
+Scripts read the time from Redis (`TIME`), so a pull seat's deadline does not depend on
+the clocks of the machines that park and resume it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+import redis.asyncio as aioredis
+
+from referee import compact
+
+from .store import (
+    SIGNAL_TTL_S,
+    MatchStatus,
+    applied_key,
+    claim_key,
+    inbox_key,
+    lease_key,
+    loads,
+    match_fields,
+    match_key,
+    playing_key,
+    running_key,
+)
+
+LEASE_TTL_MS = 6000
+
+# KEYS: lease; ARGV: holder, ttl ms. Take the lease when free or already ours.
+TAKE_LEASE = """
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+
+# KEYS: lease; ARGV: holder. Delete the lease only when it is ours.
+RELEASE_LEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+# KEYS: match, lease, running; ARGV: holder, match id, started_at. Under the lease: running,
+# out of the parked state, in the running index; the clock of a first decision starts now.
+START = """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+local t = redis.call('TIME')
+redis.call('HSET', KEYS[1], 'status', 'running')
+redis.call('HSETNX', KEYS[1], 'started_at', ARGV[3])
+redis.call('HSETNX', KEYS[1], 'asked_at', t[1] * 1000 + math.floor(t[2] / 1000))
+redis.call('HDEL', KEYS[1], 'parked')
+redis.call('ZADD', KEYS[3], t[1], ARGV[2])
+return redis.call('HGET', KEYS[1], 'started_at')
+"""
+
+# KEYS: match, steps, live, lease, applied signal; ARGV: holder, step index, step JSON,
+# live JSON, to_move JSON, "1" to signal a pull client that its move was played.
+RECORD = """
+if redis.call('GET', KEYS[4]) ~= ARGV[1] then return 0 end
+local index = tonumber(ARGV[2])
+local length = redis.call('LLEN', KEYS[2])
+if length == index + 1 and redis.call('LINDEX', KEYS[2], -1) == ARGV[3] then return 1 end
+if length ~= index then return -1 end
+redis.call('RPUSH', KEYS[2], ARGV[3])
+redis.call('SET', KEYS[3], ARGV[4])
+local t = redis.call('TIME')
+redis.call('HSET', KEYS[1], 'step', index + 1, 'to_move', ARGV[5],
+           'asked_at', t[1] * 1000 + math.floor(t[2] / 1000))
+if ARGV[6] == '1' then
+  redis.call('RPUSH', KEYS[5], '1')
+  redis.call('EXPIRE', KEYS[5], ARGV[7])
+end
+return 1
+"""
+
+# KEYS: match, lease, running, inbox; ARGV: holder, match id, step. Park the match (no
+# driver until a move or the deadline) unless a move is already waiting in the inbox.
+PARK = """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+if redis.call('LLEN', KEYS[4]) > 0 then return -1 end
+redis.call('HSET', KEYS[1], 'parked', ARGV[3])
+redis.call('ZREM', KEYS[3], ARGV[2])
+redis.call('DEL', KEYS[2])
+return 1
+"""
+
+# KEYS: match, lease, running, replay, then the keys a running match needed (live, steps,
+# inboxes); ARGV: holder, match id, status, the stored replay ("" for none), then
+# field/value pairs for the match hash.
+END = """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+if ARGV[4] ~= '' then redis.call('SET', KEYS[4], ARGV[4]) end
+for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('HSET', KEYS[1], 'status', ARGV[3])
+redis.call('HDEL', KEYS[1], 'parked', 'asked_at')
+for i = 5, #KEYS do redis.call('DEL', KEYS[i]) end
+redis.call('ZREM', KEYS[3], ARGV[2])
+redis.call('DEL', KEYS[2])
+return 1
+"""
+
+
+class LeaseLost(Exception):
+    """Another driver holds the match now: this one must stop without writing."""
+
+
+@dataclass
+class Loaded:
+    """What a driver reads to continue a match, in one round trip."""
+
+    match: dict
+    state: dict
+    steps: list[dict]
+
+
+class Progress:
+    """The driver's reads and fenced writes of one Redis (asyncio client)."""
+
+    def __init__(self, client: aioredis.Redis):
+        self.redis = client
+        self._take_lease = client.register_script(TAKE_LEASE)
+        self._release_lease = client.register_script(RELEASE_LEASE)
+        self._start = client.register_script(START)
+        self._record = client.register_script(RECORD)
+        self._park = client.register_script(PARK)
+        self._end = client.register_script(END)
+
+    async def load(self, match_id: str) -> Loaded | None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hgetall(match_key(match_id))
+            pipe.get(match_key(match_id, "live"))
+            pipe.lrange(match_key(match_id, "steps"), 0, -1)
+            fields, live, steps = await pipe.execute()
+        match = match_fields(fields)
+        if match is None:
+            return None
+        state = loads(live)["state"] if live else None
+        return Loaded(match, state, [orjson.loads(step) for step in steps])
+
+    async def take_lease(self, match_id: str, holder: str) -> bool:
+        return bool(await self._take_lease(keys=[lease_key(match_id)],
+                                           args=[holder, LEASE_TTL_MS]))
+
+    async def renew_leases(self, leases: dict[str, str]) -> list[str]:
+        """Renew every lease held (match id -> holder) in one round trip; the ids of those
+        found taken by another driver."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for match_id, holder in leases.items():
+                await self._take_lease(keys=[lease_key(match_id)], args=[holder, LEASE_TTL_MS],
+                                       client=pipe)
+            answers = await pipe.execute()
+        return [match_id for match_id, ok in zip(leases, answers, strict=True) if not ok]
+
+    async def release_lease(self, match_id: str, holder: str) -> None:
+        await self._release_lease(keys=[lease_key(match_id)], args=[holder])
+
+    async def start(self, match_id: str, holder: str, started_at: str) -> str:
+        """Mark the match running under this driver; its `started_at` (the first one's)."""
+        answer = await self._start(keys=[match_key(match_id), lease_key(match_id),
+                                         running_key()], args=[holder, match_id, started_at])
+        if not answer:
+            raise LeaseLost(match_id)
+        return answer.decode()
+
+    async def record(self, match_id: str, holder: str, entry: dict, state: dict,
+                     to_move: int | None, pull_move_played: bool) -> None:
+        """Record a step with the state after it (idempotent: a step already recorded by
+        this very write, before a lost connection, is not recorded twice)."""
+        step = entry["step"]
+        live = orjson.dumps({"step": step + 1, "state": state})
+        answer = await self._record(
+            keys=[match_key(match_id), match_key(match_id, "steps"), match_key(match_id, "live"),
+                  lease_key(match_id), applied_key(match_id, step)],
+            args=[holder, step, orjson.dumps(entry), live, orjson.dumps(to_move),
+                  "1" if pull_move_played else "0", SIGNAL_TTL_S])
+        if answer == 0:
+            raise LeaseLost(match_id)
+        if answer == -1:
+            raise LeaseLost(f"{match_id}: step {step} does not follow the recorded steps")
+
+    async def park(self, match_id: str, holder: str, seat: int, step: int) -> bool:
+        """Park the match at a pull seat's decision; False when a move is already waiting."""
+        answer = await self._park(
+            keys=[match_key(match_id), lease_key(match_id), running_key(),
+                  inbox_key(match_id, seat)], args=[holder, match_id, step])
+        if answer == 0:
+            raise LeaseLost(match_id)
+        return answer == 1
+
+    async def take_move(self, match_id: str, seat: int, step: int) -> dict | None:
+        """The move posted for `step` by the seat's client, if any; moves posted for
+        other (older) steps are dropped."""
+        while (raw := await self.redis.lpop(inbox_key(match_id, seat))) is not None:
+            move = orjson.loads(raw)
+            if move["step"] == step:
+                return move
+        return None
+
+    async def claim_step(self, match_id: str, seat: int, step: int) -> bool:
+        """Claim `step` for its timeout: False when a move was accepted for it first."""
+        return bool(await self.redis.set(claim_key(match_id, step), seat, nx=True,
+                                         ex=SIGNAL_TTL_S))
+
+    async def decision_clock(self, match_id: str) -> tuple[int, int]:
+        """(when the current decision was put, now), in ms of Redis time."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hget(match_key(match_id), "asked_at")
+            pipe.time()
+            asked_at, (seconds, micros) = await pipe.execute()
+        return int(asked_at or 0), seconds * 1000 + micros // 1000
+
+    async def finish(self, match_id: str, holder: str, record: dict, seats: int) -> None:
+        """Store the sealed replay and the result, drop what only a running match needs
+        and release the lease, atomically."""
+        await self._fenced(self._end, _end_keys(match_id, seats), [
+            holder, match_id, MatchStatus.FINISHED.value, compact.encode(record),
+            "result", orjson.dumps(record["result"]), "forfeit", orjson.dumps(record["forfeit"]),
+            "finished_at", record["finished_at"]])
+
+    async def fail(self, match_id: str, holder: str, error: str, finished_at: str,
+                   seats: int) -> None:
+        await self._fenced(self._end, _end_keys(match_id, seats), [
+            holder, match_id, MatchStatus.FAILED.value, "", "error", error,
+            "finished_at", finished_at])
+
+    async def take_bot_slots(self, match_id: str, bot_ids: list[str], cap: int) -> bool:
+        """Take one concurrent-match slot of every bot for `match_id`, all or none; False
+        when a bot already plays `cap` other matches. A slot whose match has no lease (its
+        driver finished, parked or died) is free again."""
+        keys = [playing_key(bot) for bot in sorted(set(bot_ids))]
+
+        async def apply(pipe: aioredis.client.Pipeline) -> bool:
+            stale: dict[str, list[bytes]] = {}
+            for key in keys:
+                others = [m for m in await pipe.smembers(key) if m.decode() != match_id]
+                stale[key] = [m for m in others if not await pipe.exists(lease_key(m.decode()))]
+                if len(others) - len(stale[key]) >= cap:
+                    return False
+            pipe.multi()
+            for key in keys:
+                if stale[key]:
+                    pipe.srem(key, *stale[key])
+                pipe.sadd(key, match_id)
+            return True
+
+        return await self.redis.transaction(apply, *keys, value_from_callable=True)
+
+    async def release_bot_slots(self, match_id: str, bot_ids: list[str]) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for bot in sorted(set(bot_ids)):
+                pipe.srem(playing_key(bot), match_id)
+            await pipe.execute()
+
+    async def _fenced(self, script, keys: list[str], args: list) -> None:
+        if not await script(keys=keys, args=args):
+            raise LeaseLost(keys[0])
+
+
+def _end_keys(match_id: str, seats: int) -> list[str]:
+    return [match_key(match_id), lease_key(match_id), running_key(),
+            match_key(match_id, "replay"), match_key(match_id, "live"),
+            match_key(match_id, "steps"), *(inbox_key(match_id, seat) for seat in range(seats))]

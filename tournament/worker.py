@@ -1,0 +1,273 @@
+"""`MatchWorker`: an rq worker that drives up to `concurrency` matches at once, in one process.
+
+rq stays the queue and the registry of work: the worker's main thread is rq's own loop
+(dequeue, registries, maintenance, suspension, signals), and each dequeued job is handed
+to an asyncio event loop on a second thread, where its match is driven
+(`tournament.driver`) while the main thread dequeues the next one. A bot that thinks, or a
+match waiting for a slot, costs a coroutine; a parked pull match costs nothing. rq's
+bookkeeping of a finished job (success or failure, callbacks) runs in a thread pool, off
+the event loop. No process is forked per match.
+
+The event loop also keeps, for the whole process:
+- every held match lease renewed (`RENEW_EVERY_S`), in one round trip;
+- the recovery sweep (`tournament.recovery.sweep`) and rq's scheduler (parked matches'
+  deadlines, deferred matches) served, with rq's scheduler locks, so exactly one worker
+  enqueues each scheduled job;
+- each running job's rq heartbeat, so rq does not take a long match for a dead one.
+
+Redis going away is ridden out: the main loop, the drivers and the periodic tasks wait and
+retry with backoff; nothing exits or marks a match failed because Redis restarted. On
+SIGTERM/SIGINT the worker stops taking jobs, stops its drivers and queues their matches
+again (`tournament.recovery`), so another worker continues them at their last step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable
+
+import redis
+import redis.asyncio as aioredis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+from rq.exceptions import StopRequested
+from rq.executions import Execution
+from rq.job import Job
+from rq.queue import Queue
+from rq.scheduler import RQScheduler
+from rq.serializers import JSONSerializer
+from rq.timeouts import TimerDeathPenalty
+from rq.utils import now
+from rq.worker import BaseWorker
+
+from referee.config import Config
+
+from . import driver, jobs, recovery
+from .progress import Progress
+from .store import Store
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONCURRENCY = 100
+RENEW_EVERY_S = 1.5
+SCHEDULER_EVERY_S = 0.25
+JOB_HEARTBEAT_EVERY_S = 30.0
+IDLE_POLL_S = 0.05
+SLOT_WAIT_S = 5.0
+OUTAGE_BACKOFF_S = (0.1, 5.0)
+
+
+class MatchWorker(BaseWorker):
+    """An rq worker driving up to `concurrency` matches at once on one event loop."""
+
+    death_penalty_class = TimerDeathPenalty  # rq callbacks run off the main thread
+
+    def __init__(self, queues: list[str], connection: redis.Redis, config: Config,
+                 concurrency: int = DEFAULT_CONCURRENCY, **kwargs: object):
+        super().__init__(queues, connection=connection, serializer=JSONSerializer, **kwargs)
+        self.config = config
+        self.concurrency = concurrency
+        self.free_slots = threading.Semaphore(concurrency)
+        self.running: dict[str, tuple[Job, Queue, Execution, concurrent.futures.Future]] = {}
+        self.running_lock = threading.Lock()
+        self.loop = asyncio.new_event_loop()
+        self.loop_thread = threading.Thread(target=self.loop.run_forever, name="matches",
+                                            daemon=True)
+        self.bookkeeping = concurrent.futures.ThreadPoolExecutor(4, "rq-bookkeeping")
+        self.context: driver.Context | None = None
+        self.rq_scheduler: RQScheduler | None = None
+        self.periodic: list[asyncio.Task] = []
+
+    # ----- the main thread: rq's loop --------------------------------------------------
+    def work(self, burst: bool = False, logging_level: str = "INFO", **_: object) -> bool:
+        """Take jobs until stopped (or, `burst`, until no job is queued, running or
+        scheduled); Redis outages are waited out."""
+        self._retrying(lambda: self.bootstrap(logging_level))
+        self._install_signal_handlers()
+        self.loop_thread.start()
+        self.context = self._in_loop(self._start_loop()).result()
+        try:
+            while not self._stop_requested:
+                try:
+                    self.check_for_suspension(burst)
+                    if self.should_run_maintenance_tasks:
+                        self.run_maintenance_tasks()
+                    result = self.dequeue_job_and_maintain_ttl(None if burst else
+                                                               self.dequeue_timeout)
+                    if result is not None:
+                        self.execute_job(*result)
+                    elif burst:
+                        if self._drained():
+                            break
+                        time.sleep(IDLE_POLL_S)
+                except StopRequested:
+                    break
+                except redis.RedisError as error:
+                    self.log.warning("Worker %s: Redis unavailable (%s); waiting", self.name,
+                                     error)
+                    self._wait_for_redis()
+        finally:
+            self._hand_back_matches()
+            self._retrying(self.teardown, attempts=3)
+        return True
+
+    def dequeue_job_and_maintain_ttl(self, timeout: int | None,
+                                     max_idle_time: int | None = None
+                                     ) -> tuple[Job, Queue] | None:
+        """Wait for a free match slot first (heartbeating meanwhile), then dequeue."""
+        while not self.free_slots.acquire(timeout=SLOT_WAIT_S):
+            if self._stop_requested:
+                raise StopRequested
+            self.heartbeat()
+        try:
+            result = super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
+        except BaseException:
+            self.free_slots.release()
+            raise
+        if result is None:
+            self.free_slots.release()
+        return result
+
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        """Register the job as started (rq's bookkeeping) and hand it to the event loop."""
+        try:
+            execution = self.prepare_execution(job)
+            self.prepare_job_execution(job)
+            job.started_at = now()
+        except BaseException:
+            self.free_slots.release()
+            raise
+        future = self._in_loop(self._perform(job, queue, execution))
+        with self.running_lock:
+            self.running[job.id] = (job, queue, execution, future)
+
+    def _shutdown(self) -> None:
+        """A stop request stops taking jobs at once, busy or not; the running matches are
+        handed back (see `_hand_back_matches`)."""
+        self._stop_requested = True
+        raise StopRequested
+
+    def _drained(self) -> bool:
+        """Burst mode's end: nothing running here, nothing queued or scheduled."""
+        with self.running_lock:
+            if self.running:
+                return False
+        return all(queue.count == 0 and queue.scheduled_job_registry.count == 0
+                   for queue in self.queues)
+
+    def _wait_for_redis(self) -> None:
+        delay = OUTAGE_BACKOFF_S[0]
+        while not self._stop_requested:
+            time.sleep(delay)
+            try:
+                self.connection.ping()
+                return
+            except redis.RedisError:
+                delay = min(delay * 2, OUTAGE_BACKOFF_S[1])
+
+    def _retrying(self, call: Callable[[], object], attempts: int | None = None) -> None:
+        """Call until Redis answers (or `attempts` tries)."""
+        tried = 0
+        while True:
+            try:
+                call()
+                return
+            except redis.RedisError as error:
+                tried += 1
+                if attempts is not None and tried >= attempts:
+                    self.log.warning("Worker %s: giving up on Redis: %s", self.name, error)
+                    return
+                self._wait_for_redis()
+
+    def _in_loop(self, coroutine: Awaitable) -> concurrent.futures.Future:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+
+    # ----- the event loop: matches ------------------------------------------------------
+    async def _start_loop(self) -> driver.Context:
+        client = aioredis.Redis.from_url(
+            self.config.redis_url, retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3))
+        context = driver.Context(Progress(client), Store(self.connection), self.config,
+                                 name=self.name)
+        for every, task in ((RENEW_EVERY_S, self._renew_leases),
+                            (recovery.SWEEP_EVERY_S, self._sweep),
+                            (SCHEDULER_EVERY_S, self._tick_scheduler),
+                            (JOB_HEARTBEAT_EVERY_S, self._heartbeat_jobs)):
+            self.periodic.append(asyncio.get_running_loop().create_task(_every(every, task)))
+        return context
+
+    async def _perform(self, job: Job, queue: Queue, execution: Execution) -> None:
+        """Drive the job's match, then hand rq its outcome (off the loop)."""
+        try:
+            try:
+                summary = await driver.drive(self.context, jobs.match_of_job(job))
+            except Exception:
+                await self._bookkeep(self._finalize_failure, job, queue, execution,
+                                     sys.exc_info())
+            else:
+                await self._bookkeep(self._finalize_success, job, queue, execution, summary)
+        finally:
+            with self.running_lock:
+                self.running.pop(job.id, None)
+            self.free_slots.release()
+
+    async def _bookkeep(self, function: Callable, *args: object) -> None:
+        await self.context.persist(lambda: asyncio.get_running_loop().run_in_executor(
+            self.bookkeeping, function, *args))
+
+    async def _renew_leases(self) -> None:
+        if self.context.leases:
+            leases = dict(self.context.leases)
+            lost = await self.context.persist(lambda: self.context.progress.renew_leases(leases))
+            for match_id in lost:
+                log.warning("match %s: lease taken by another driver", match_id)
+
+    async def _sweep(self) -> None:
+        await self.context.in_thread(recovery.sweep, self.context.store)
+
+    async def _tick_scheduler(self) -> None:
+        await self.context.in_thread(self._run_scheduler)
+
+    async def _heartbeat_jobs(self) -> None:
+        with self.running_lock:
+            running = list(self.running.values())
+        for job, _, execution, _ in running:
+            await self.context.in_thread(self.maintain_heartbeats, job, execution)
+
+    def _run_scheduler(self) -> None:
+        """Serve rq's scheduled jobs when this worker holds the scheduler locks."""
+        if self.rq_scheduler is None:
+            self.rq_scheduler = RQScheduler(self.queues, connection=self.connection,
+                                            serializer=self.serializer)
+        if self.rq_scheduler.acquire_locks():
+            self.rq_scheduler.enqueue_scheduled_jobs()
+
+    def _hand_back_matches(self) -> None:
+        """Stop the running drivers; queue their matches again for another worker."""
+        with self.running_lock:
+            running = list(self.running.values())
+        for _, _, _, future in running:
+            future.cancel()
+        concurrent.futures.wait([future for *_, future in running], timeout=10)
+        try:
+            recovery.requeue_abandoned(self.context.store,
+                                       [jobs.match_of_job(job) for job, *_ in running])
+        except redis.RedisError:
+            self.log.warning("Worker %s: matches left to the recovery sweep", self.name)
+        if self.rq_scheduler is not None:
+            self._retrying(self.rq_scheduler.release_locks, attempts=1)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+async def _every(seconds: float, task: Callable[[], Awaitable[None]]) -> None:
+    """Run `task` every `seconds`, forever; a failure is logged, never fatal."""
+    while True:
+        await asyncio.sleep(seconds)
+        try:
+            await task()
+        except Exception:
+            log.exception("periodic task %s failed", task.__name__)

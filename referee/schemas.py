@@ -181,10 +181,14 @@ class SeatInfoSchema(Schema):
 
 
 class PolicySchema(Schema):
+    """A match's failure policy; records made before the strike limit have none."""
+
     timeout = _required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
     crash = _required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
     malformed = _required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
     illegal = _required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
+    strike_limit = fields.Integer(allow_none=True, strict=True,
+                                  validate=validate.Range(0, 100000))
 
 
 class ResultSchema(Schema):

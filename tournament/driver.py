@@ -167,6 +167,7 @@ async def _pull_reply(context: Context, match: dict, holder: str, seat: int, ste
         move = await context.persist(progress.take_move, match_id, seat, step)
         asked_at, now = await context.persist(progress.decision_clock, match_id)
         if move is not None:
+            await context.in_thread(jobs.cancel_deadline, context.store, match_id)
             return BotReply(action=move["action"], fault=None,
                             raw=replay.canonical(move["action"]).decode()[:RAW_LIMIT],
                             elapsed_ms=float(max(now - asked_at, 0)))

@@ -8,7 +8,7 @@ the same job under an id that says why, so each reason queues it once:
 | --- | --- |
 | `match-{id}` | the match's creation |
 | `match-{id}-s{step}` | a pull seat's move accepted for `step` |
-| `match-{id}-d{step}` | the pull seat's deadline at `step` (scheduled at park time) |
+| `match-{id}-d{step}-{n}` | the pull seat's deadline at `step` (scheduled at park time) |
 | `match-{id}-w{n}` | the n-th wait for a bot's concurrent-match slot (scheduled) |
 | `match-{id}-r{n}` | the n-th recovery after a dead worker (`tournament.recovery`) |
 
@@ -21,7 +21,9 @@ queued twice or too early is harmless. Jobs leave nothing in Redis once done
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+import math
+import time
+from datetime import UTC, datetime, timedelta
 
 import redis
 import redis.asyncio as aioredis
@@ -66,9 +68,28 @@ def enqueue_match(store: Store, match: dict, reason: str = "",
 
 
 def schedule_deadline(store: Store, match: dict, step: int, delay_s: float) -> None:
-    """Resume the parked match when its pull seat's deadline at `step` has passed."""
-    match_queue(store).enqueue_in(timedelta(seconds=max(delay_s, 0.0)), JOB_FUNCTION,
-                                  {"match_id": match["id"]}, **_job_options(match, f"d{step}"))
+    """Resume the parked match once its pull seat's deadline at `step` has passed: at the
+    next whole second after it (rq's scheduler counts in whole seconds; never early). Each
+    scheduling gets an id of its own (`n`), so a job never reschedules itself under its
+    own id; the match keeps the id to cancel it (`cancel_deadline`)."""
+    wakes = store.redis.hincrby(match_key(match["id"]), "wakes", 1)
+    options = _job_options(match, f"d{step}-{wakes}")
+    store.redis.hset(match_key(match["id"]), "deadline_job", options["job_id"])
+    when = datetime.fromtimestamp(math.ceil(time.time() + max(delay_s, 0.0)), UTC)
+    match_queue(store).enqueue_at(when, JOB_FUNCTION, {"match_id": match["id"]}, **options)
+
+
+def cancel_deadline(store: Store, match_id: str) -> None:
+    """Drop the match's scheduled deadline job (its pull seat moved in time), if any."""
+    scheduled = store.redis.hget(match_key(match_id), "deadline_job")
+    if scheduled is None:
+        return
+    scheduled_id = scheduled.decode()
+    with store.redis.pipeline() as pipe:
+        match_queue(store).scheduled_job_registry.remove(scheduled_id, pipeline=pipe)
+        pipe.delete(rq.job.Job.key_for(scheduled_id))
+        pipe.hdel(match_key(match_id), "deadline_job")
+        pipe.execute()
 
 
 def defer_match(store: Store, match: dict, delay_s: float) -> None:

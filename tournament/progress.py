@@ -228,7 +228,7 @@ class Progress:
 
     async def fail(self, match_id: str, holder: str, error: str, finished_at: str,
                    seats: int) -> None:
-        await self._fenced(self._end, _end_keys(match_id, seats), [
+        await self._fenced(self._end, _end_keys(match_id, seats, keep_progress=True), [
             holder, match_id, MatchStatus.FAILED.value, "", "error", error,
             "finished_at", finished_at])
 
@@ -265,7 +265,10 @@ class Progress:
             raise LeaseLost(keys[0])
 
 
-def _end_keys(match_id: str, seats: int) -> list[str]:
+def _end_keys(match_id: str, seats: int, keep_progress: bool = False) -> list[str]:
+    """KEYS of the END script; a failed match keeps its steps and last state (to look into)."""
+    progress = [] if keep_progress else [match_key(match_id, "live"),
+                                          match_key(match_id, "steps")]
     return [match_key(match_id), lease_key(match_id), running_key(),
-            match_key(match_id, "replay"), match_key(match_id, "live"),
-            match_key(match_id, "steps"), *(inbox_key(match_id, seat) for seat in range(seats))]
+            match_key(match_id, "replay"), *progress,
+            *(inbox_key(match_id, seat) for seat in range(seats))]

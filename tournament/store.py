@@ -6,8 +6,9 @@ Values are JSON (orjson), never a Python-only format. Keys, all under the prefix
 - `match:{id}` (hash): `meta` (JSON, fixed at creation), `status`, `step`, `to_move`,
   `result`, `forfeit`, `error`, `started_at`, `finished_at`, `attempt` (after a dead worker),
   while it runs `asked_at` (Redis time in ms when the current decision was put) and
-  `parked` (the step a parked match waits at for its pull seat), `deferrals` (times its
-  start waited for a bot's concurrent-match slot)
+  `parked` (the step a parked match waits at for its pull seat), `deadline_job` (the rq
+  job scheduled at that seat's deadline), `wakes` and `deferrals` (counters that make those
+  jobs' ids unique)
 - `match:{id}:tokens` (hash): seat -> sha256 of its token (the token is never stored)
 - `match:{id}:live` (string): `{"step", "state"}`, the state the current decision is asked in
   (while the match runs: with the steps, it is what a worker continues the match from)

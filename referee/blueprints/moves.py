@@ -22,6 +22,7 @@ from ..problems import Problem, conflict, invalid, not_found
 from ..runner import decision_payload
 from ..schemas import MoveAcceptedSchema, MoveSchema, ObservationSchema
 from ..web import load_body, reply, services
+from .replays import state_before
 
 bp = Blueprint("moves", __name__)
 
@@ -66,7 +67,15 @@ def _seat_request(match_id: str) -> tuple[dict, int, dict]:
     if seat is None:
         raise Problem(403, "auth/forbidden", "Forbidden",
                       "this token is not a seat token of this match")
-    return match, seat, live
+    return match, seat, live or _final_state(match)
+
+
+def _final_state(match: dict) -> dict:
+    """A finished match keeps no live state: its last one, re-run from the replay."""
+    record = services().store.get_replay(match["id"])
+    engine = engines.get(match["game"])
+    steps = len(record["steps"])
+    return {"step": steps, "state": state_before(engine, record, steps)}
 
 
 def _check_rate() -> None:

@@ -15,6 +15,8 @@ picks the behaviour (a good bot is there too, for the healthy seats).
 | `/other-seat` | a legal action that was offered to another seat of the match, not to this one |
 | `/stale` | a legal action of its own previous decision that is not legal any more |
 | `/trickle` | a good answer, one byte per second |
+| `/slow-head` | a status line and headers, one byte every `DRIP_S` seconds, never ending |
+| `/continue` | `HTTP/1.1 100 Continue` every `DRIP_S` seconds, never a final answer |
 | `/gate` | a good answer, except that its first decision at `GATE_STEP` waits for `gate` |
 | `/steady` | a good answer after `STEADY_S` seconds (well within any deadline) |
 | `/redirect` | 302 to a host outside the allowlist (the referee must not follow) |
@@ -44,6 +46,9 @@ from botserver import (
 
 SLOW_S = 2.0
 TRICKLE_S = 1.0
+DRIP_S = 0.2
+SLOW_HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: "
+             + b"x" * 200 + b"\r\nContent-Length: 40\r\n\r\n")
 HUGE_BYTES = 10_000_000
 GATE_STEP = 3
 STEADY_S = 0.02
@@ -65,6 +70,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == "/hang":
             self.server.stopping.wait()
             self.close_connection = True
+        elif self.path in ("/slow-head", "/continue"):
+            self._drip(SLOW_HEAD if self.path == "/slow-head" else None)
         elif self.path == "/trickle":
             send(self, 200, random_answer(payload), per_byte_s=TRICKLE_S)
         elif self.path == "/huge":
@@ -73,6 +80,23 @@ class _Handler(BaseHTTPRequestHandler):
             status, body = self._answer(payload, earlier)
             extra = f"Location: {REDIRECT_TO}\r\n" if status == 302 else ""
             send(self, status, body, extra_headers=extra)
+
+    def _drip(self, head: bytes | None) -> None:
+        """Write `head` one byte per DRIP_S, or (None) a 100 Continue per DRIP_S, until the
+        referee hangs up or the server stops."""
+        self.close_connection = True
+        index = 0
+        while not self.server.stopping.wait(DRIP_S):
+            chunk = (head[index:index + 1] if head is not None
+                     else b"HTTP/1.1 100 Continue\r\n\r\n")
+            if not chunk:
+                return
+            try:
+                self.wfile.write(chunk)
+                self.wfile.flush()
+            except OSError:
+                return
+            index += 1
 
     def _answer(self, payload: dict, earlier: list[dict]) -> tuple[int, bytes]:
         canned = {"/error": ERROR_ANSWER, "/garbage": GARBAGE_ANSWER, "/unknown": UNKNOWN_ANSWER}

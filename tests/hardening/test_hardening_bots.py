@@ -20,11 +20,13 @@ GOOD_DEADLINE_MS = 5000
 
 # path -> the fault code the failure policy sees
 CATALOGUE = {
-    "/slow": "timeout", "/hang": "timeout", "/trickle": "timeout", "/close": "crash",
-    "/error": "crash", "/garbage": "malformed", "/huge": "malformed", "/illegal": "illegal",
+    "/slow": "timeout", "/hang": "timeout", "/trickle": "timeout", "/slow-head": "timeout",
+    "/continue": "timeout", "/close": "crash", "/error": "crash", "/garbage": "malformed",
+    "/huge": "malformed", "/unknown": "malformed", "/illegal": "illegal",
     "/other-seat": "illegal", "/stale": "illegal",
 }
-RANDOM_POLICY = ("/error", "/garbage", "/illegal", "/other-seat", "/close")
+RANDOM_POLICY = ("/error", "/garbage", "/illegal", "/unknown", "/other-seat", "/close",
+                 "/continue")
 
 
 def start(api, good: str, bad: str, policy: str, code: str, deadline_ms: int) -> str:
@@ -34,7 +36,7 @@ def start(api, good: str, bad: str, policy: str, code: str, deadline_ms: int) ->
                                          {"kind": "bot", "bot_id": bad,
                                           "deadline_ms": deadline_ms}],
                              seed=11, options={"mode": "multi"}, deadline_ms=GOOD_DEADLINE_MS,
-                             failure_policy={code: policy})
+                             failure_policy={code: policy, "strike_limit": None})
     return match["id"]
 
 
@@ -76,7 +78,7 @@ def test_every_misbehaving_bot_is_handled_while_a_healthy_match_plays_beside(
         api, bad_bots, workers):
     good = api.register_bot(bad_bots.url("/good"), name="good")
     bad = {path: api.register_bot(bad_bots.url(path), name=path) for path in CATALOGUE}
-    workers.start_ready(2)
+    workers.start_ready(2, REFEREE_BOT_MAX_MATCHES="64")
     hang = start(api, good, bad["/hang"], "forfeit", "timeout", HANG_DEADLINE_MS)
     wait_status(api, hang, "running")
     while not any(r["path"] == "/hang" for r in bad_bots.by_match[hang]):
@@ -95,7 +97,8 @@ def test_every_misbehaving_bot_is_handled_while_a_healthy_match_plays_beside(
     assert done["forfeit"] is None
     record = api.get(f"/matches/{healthy}/replay").get_json()
     assert not any(step["fault"] for step in record["steps"])
-    assert api.post("/replays/verify", json=record).get_json()["valid"]
+    report = api.post("/replays/verify", json=record).get_json()
+    assert report["valid"], str(report)
 
     for match_id, *_ in [(hang,), *matches]:
         wait_status(api, match_id, "finished", timeout=60)

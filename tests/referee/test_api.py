@@ -208,8 +208,6 @@ def sealed_record(bot_server) -> dict:
 
     seats = [PushSeat(bot_server.url("/first")) for _ in range(2)]
     record = run_match("aladino", 3, {}, seats, FailurePolicy(), "m-api")
-    for seat in seats:
-        seat.close()
     return replay.seal(record, "test-secret")
 
 

@@ -8,6 +8,7 @@ import random
 import orjson
 import pytest
 from apitest import replay_states
+from botserver import illegal_answer
 
 import engines
 from referee import replay
@@ -20,7 +21,7 @@ SECRET = "audit-secret"
 
 class InProcessSeat:
     """A real seat answering in-process: a seeded legal choice, and now and then a
-    malformed answer or an action no game has, so fault records are verified too."""
+    malformed answer or an action the rules refuse, so fault records are verified too."""
 
     deadline_ms = 0
 
@@ -31,16 +32,17 @@ class InProcessSeat:
     def info(self) -> dict:
         return {"kind": "bot", "bot_id": "in-process", "name": "in-process", "deadline_ms": 0}
 
-    def decide(self, payload: dict) -> BotReply:
+    async def decide(self, payload: dict) -> BotReply:
         chooser = random.Random(f"{self.seed}:{payload['step']}")
         roll = chooser.random()
         if roll < self.fault_rate / 2:
             return BotReply(None, "malformed", "<html>", 0.0, "the answer is not JSON")
         if roll < self.fault_rate:
-            return BotReply({"type": "__nope__"}, None, '{"action": {"type": "__nope__"}}', 0.0)
+            answer = illegal_answer(payload)
+            return BotReply(orjson.loads(answer)["action"], None, answer.decode(), 0.0)
         return BotReply(chooser.choice(payload["legal_actions"]), None, "", 0.0)
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
         """Nothing to release."""
 
 

@@ -1,5 +1,7 @@
 """BotClient against real HTTP bots on loopback: a good answer, and every fault code."""
 
+import asyncio
+
 import pytest
 from botserver import SLOW_S
 
@@ -11,11 +13,14 @@ PAYLOAD = {"protocol": "referee/1", "match_id": "m-test", "game": "aladino", "se
 
 
 def decide(url: str, deadline_ms: int = 500):
-    client = BotClient(url, deadline_ms)
-    try:
-        return client.decide(PAYLOAD)
-    finally:
-        client.close()
+    async def once():
+        client = BotClient(url, deadline_ms)
+        try:
+            return await client.decide(PAYLOAD)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(once())
 
 
 def test_a_good_answer_carries_the_action(bot_server):
@@ -27,11 +32,14 @@ def test_a_good_answer_carries_the_action(bot_server):
 
 
 def test_connections_are_reused_between_decisions(bot_server):
-    client = BotClient(bot_server.url("/first"), 500)
+    async def five():
+        client = BotClient(bot_server.url("/first"), 500)
+        replies = [await client.decide(PAYLOAD) for _ in range(5)]
+        await client.aclose()
+        return replies
+
     start = len(bot_server.client_ports)
-    for _ in range(5):
-        assert client.decide(PAYLOAD).fault is None
-    client.close()
+    assert all(reply.fault is None for reply in asyncio.run(five()))
     assert len(set(bot_server.client_ports[start:])) == 1
 
 
@@ -61,8 +69,8 @@ def test_malformed_answers(bot_server, path, reason):
     assert reply.raw and len(reply.raw) <= RAW_LIMIT
 
 
-def test_an_illegal_action_is_passed_on_for_the_runner_to_judge(bot_server):
-    reply = decide(bot_server.url("/illegal"))
+def test_an_unknown_action_is_passed_on_for_the_runner_to_judge(bot_server):
+    reply = decide(bot_server.url("/unknown"))
     assert reply.fault is None and reply.action == {"type": "__no_such_action__"}
 
 

@@ -185,6 +185,6 @@ def test_a_pull_seat_given_its_own_deadline_is_told_it_and_held_to_it(api, run_w
     assert observation["deadline_ms"] == 300
     other = api.get(f"/matches/{match['id']}/observation", token=seat_1).get_json()
     assert other["deadline_ms"] == match["pull_deadline_ms"] == 300000
-    run_worker()
+    output = run_worker()
     status = api.get(f"/matches/{match['id']}").get_json()
-    assert status["forfeit"] == {"seat": 0, "step": 0, "fault": "timeout"}
+    assert status["forfeit"] == {"seat": 0, "step": 0, "fault": "timeout"}, output

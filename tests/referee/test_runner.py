@@ -23,12 +23,8 @@ def play(game: str, urls: list[str], policy: FailurePolicy, seed: int = 11,
     seats = [PushSeat(url, deadline, bot_id=f"b{i}", name=f"bot {i}")
              for i, (url, deadline) in enumerate(zip(urls, deadlines_ms, strict=True))]
     seen: list[dict] = []
-    try:
-        record = run_match(game, seed, options or {}, seats, policy, "m-runner",
-                           on_step=seen.append)
-    finally:
-        for seat in seats:
-            seat.close()
+    record = run_match(game, seed, options or {}, seats, policy, "m-runner",
+                       on_step=seen.append)
     return record, seen
 
 
@@ -83,7 +79,7 @@ def test_a_fault_under_forfeit_ends_the_match_with_the_seat_last(bot_server, ref
 def test_a_fault_under_random_substitutes_a_seeded_legal_move(bot_server, refused_url,
                                                               path, code):
     urls = [fault_url(bot_server, refused_url, path), bot_server.url("/random")]
-    record, _ = play("aladino", urls, FailurePolicy.uniform("random"),
+    record, _ = play("aladino", urls, FailurePolicy.uniform("random", strike_limit=None),
                      deadlines_ms=[deadline_for(path), HEALTHY_DEADLINE_MS])
     engine = engines.get("aladino")
     states = replay_states(record)
@@ -96,6 +92,16 @@ def test_a_fault_under_random_substitutes_a_seeded_legal_move(bot_server, refuse
         assert step["action"] == substitute_action(record["seed"], step["step"], legal)
     if path in ("/error", "/garbage", "/illegal"):
         assert faulty[0]["fault"]["raw"]
+
+
+def test_under_random_a_seat_forfeits_at_its_first_fault_past_the_strike_limit(bot_server):
+    urls = [bot_server.url("/garbage"), bot_server.url("/random")]
+    record, _ = play("aladino", urls, FailurePolicy.uniform("random", strike_limit=3))
+    faults = [s["fault"]["policy"] for s in record["steps"] if s["fault"]]
+    assert faults == ["random", "random", "random", "forfeit"]
+    assert record["strikes"] == [4, 0] and record["forfeit"]["seat"] == 0
+    assert record["result"]["ranks"] == [2, 1]
+    assert record["policy"]["strike_limit"] == 3 and verify(record).valid
 
 
 def test_the_policy_applies_per_fault_code(bot_server):

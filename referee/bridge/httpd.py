@@ -51,13 +51,36 @@ class HttpError(Exception):
         self.status = status
 
 
-async def start_server(handler: Handler, host: str, port: int) -> asyncio.Server:
-    """Listen on host:port (port 0: a free one) and serve every connection with `handler`."""
+class HttpServer:
+    """A listening server and its open connections, all closed by `close`."""
 
-    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await serve_connection(reader, writer, handler)
+    def __init__(self, handler: Handler):
+        self.handler = handler
+        self.server: asyncio.Server | None = None
+        self.connections: set[asyncio.Task] = set()
 
-    return await asyncio.start_server(connection, host, port, limit=MAX_HEAD_BYTES)
+    async def start(self, host: str, port: int) -> int:
+        """Listen on host:port (port 0: a free one); the port bound."""
+        self.server = await asyncio.start_server(self._connection, host, port,
+                                                 limit=MAX_HEAD_BYTES)
+        return self.server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        """Stop listening and end every connection (kept-alive ones wait for a request)."""
+        if self.server:
+            self.server.close()
+        for task in self.connections:
+            task.cancel()
+        await asyncio.gather(*self.connections, return_exceptions=True)
+
+    async def _connection(self, reader: asyncio.StreamReader,
+                          writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self.connections.add(task)
+        try:
+            await serve_connection(reader, writer, self.handler)
+        finally:
+            self.connections.discard(task)
 
 
 async def serve_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,

@@ -111,20 +111,18 @@ class Bridge:
         self.config = config
         self.sessions: OrderedDict[SessionKey, Session] = OrderedDict()  # least recent first
         self.stopping: set[asyncio.Task] = set()
-        self.server: asyncio.Server | None = None
+        self.http = httpd.HttpServer(self.handle)
         self.reaper: asyncio.Task | None = None
 
     async def start(self, host: str, port: int) -> int:
         """Listen on host:port (0: a free port); the port bound."""
         self.config.log_dir.mkdir(parents=True, exist_ok=True)
-        self.server = await httpd.start_server(self.handle, host, port)
+        port = await self.http.start(host, port)
         self.reaper = asyncio.create_task(self._reap_idle_forever())
-        return self.server.sockets[0].getsockname()[1]
+        return port
 
     async def close(self) -> None:
         """Stop listening and stop every program (EOF, killed a second later)."""
-        if self.server:
-            self.server.close()
         if self.reaper:
             self.reaper.cancel()
         sessions, self.sessions = list(self.sessions.values()), OrderedDict()
@@ -133,6 +131,7 @@ class Bridge:
         await asyncio.gather(*(session.program.stop(None, STOP_GRACE_S)
                                for session in sessions if session.program),
                              *self.stopping, return_exceptions=True)
+        await self.http.close()
 
     async def handle(self, request: httpd.Request) -> httpd.Response:
         """One HTTP request: a status page on GET, a message of the bot protocol on POST."""

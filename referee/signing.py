@@ -57,7 +57,8 @@ def verify_signature(secret: str, header: str | None, body: bytes, now: float,
 def parse_header(header: str) -> tuple[int, list[str]]:
     """(t, the v1 values) of a header `t=...,v1=...[,v1=...]`; SignatureError when malformed."""
     if len(header) > MAX_HEADER_CHARS:
-        raise SignatureError(f"the {HEADER} header is longer than {MAX_HEADER_CHARS} characters")
+        raise SignatureError(f"malformed {HEADER} header: longer than {MAX_HEADER_CHARS} "
+                             "characters")
     timestamps, candidates = [], []
     for part in header.split(","):
         key, sep, value = part.strip().partition("=")

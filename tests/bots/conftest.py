@@ -81,6 +81,13 @@ def node_bot_url() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture
+def node_bot() -> Callable:
+    """`with node_bot({"REFEREE_BOT_SECRET": ...}) as url:` the Node bot with that
+    environment added, for one test."""
+    return lambda env=None: running_process_bot(node_command(), env)
+
+
 @pytest.fixture(scope="session")
 def c_bot(tmp_path_factory) -> Path:
     """bots/c/random_bot.c built with the system compiler (`cc`), warnings as errors."""

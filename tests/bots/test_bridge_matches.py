@@ -5,8 +5,10 @@ the failure policy says, with the fault code an HTTP bot would get."""
 
 import json
 import os
+import shlex
 import signal
 import subprocess
+import sys
 
 import pytest
 
@@ -166,3 +168,11 @@ def test_play_names_the_folder_of_the_programs_stderr(c_bot, tmp_path, capsys):
     folder = err.split("stderr of the cmd: programs: ", 1)[1].split()[0]
     assert record["exit_status"] == 0
     assert sorted(os.listdir(folder)) == ["local-24-seat0.log", "local-24-seat1.log"]
+
+
+def test_the_python_example_bots_run_as_stdin_stdout_programs(tmp_path):
+    python = shlex.quote(sys.executable)
+    record = play(tmp_path, "aladino", [f"cmd:{python} -m bots.python.aladino_bot --stdio",
+                                        f"cmd:{python} -m bots.python.random_bot --stdio"],
+                  seed=25)
+    assert_clean_finished_match(record)

@@ -112,7 +112,8 @@ async def read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
                        ) -> Request | None:
     """The next request on the connection; None when the client closed it between requests."""
     try:
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), IDLE_TIMEOUT_S)
+        async with asyncio.timeout(IDLE_TIMEOUT_S):  # no task per request, unlike wait_for
+            head = await reader.readuntil(b"\r\n\r\n")
     except asyncio.IncompleteReadError as error:
         if error.partial.strip():
             raise HttpError(400, "the request ended inside its head") from None
@@ -123,7 +124,10 @@ async def read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
     length = content_length(headers)
     if headers.get("expect", "").lower() == "100-continue" and version == "HTTP/1.1":
         writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-    body = await asyncio.wait_for(reader.readexactly(length), BODY_TIMEOUT_S) if length else b""
+    body = b""
+    if length:
+        async with asyncio.timeout(BODY_TIMEOUT_S):
+            body = await reader.readexactly(length)
     headers[":version"] = version
     return Request(method, path, headers, body)
 

@@ -135,7 +135,7 @@ class Bridge:
 
     async def handle(self, request: httpd.Request) -> httpd.Response:
         """One HTTP request: a status page on GET, a message of the bot protocol on POST."""
-        received = time.monotonic()
+        received = asyncio.get_running_loop().time()
         if request.method == "GET":
             return _json(200, {"bridge": "referee/1", "programs": self.live_programs(),
                                "matches": len(self.sessions)})
@@ -163,8 +163,8 @@ class Bridge:
         session = self._session(message)
         deadline = received + message.deadline_ms / 1000 + TIMEOUT_GRACE_S
         try:
-            return await asyncio.wait_for(self._ask(session, message),
-                                          deadline - time.monotonic())
+            async with asyncio.timeout_at(deadline):
+                return await self._ask(session, message)
         except TimeoutError:
             if session.program:
                 note(session.log_path, f"timeout: no answer within {message.deadline_ms} ms "

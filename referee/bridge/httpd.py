@@ -65,10 +65,13 @@ class HttpServer:
                                                  limit=MAX_HEAD_BYTES)
         return self.server.sockets[0].getsockname()[1]
 
-    async def close(self) -> None:
-        """Stop listening and end every connection (kept-alive ones wait for a request)."""
+    def stop_listening(self) -> None:
         if self.server:
             self.server.close()
+
+    async def close(self) -> None:
+        """Stop listening and end every connection (kept-alive ones wait for a request)."""
+        self.stop_listening()
         for task in self.connections:
             task.cancel()
         await asyncio.gather(*self.connections, return_exceptions=True)

@@ -113,6 +113,7 @@ class Bridge:
         self.stopping: set[asyncio.Task] = set()
         self.http = httpd.HttpServer(self.handle)
         self.reaper: asyncio.Task | None = None
+        self.closing = False
 
     async def start(self, host: str, port: int) -> int:
         """Listen on host:port (0: a free port); the port bound."""
@@ -123,6 +124,8 @@ class Bridge:
 
     async def close(self) -> None:
         """Stop listening and stop every program (EOF, killed a second later)."""
+        self.closing = True
+        self.http.stop_listening()
         if self.reaper:
             self.reaper.cancel()
         sessions, self.sessions = list(self.sessions.values()), OrderedDict()
@@ -141,6 +144,8 @@ class Bridge:
                                "matches": len(self.sessions)})
         if request.method != "POST":
             return _json(405, {"error": "POST a referee/1 message"}, {"Allow": "GET, POST"})
+        if self.closing:
+            return _json(503, {"error": "the bridge is stopping"})
         if self.config.secret:
             try:
                 verify_signature(self.config.secret, request.headers.get(HEADER.lower()),
@@ -233,7 +238,7 @@ class Bridge:
     def _result(self, message: Message) -> httpd.Response:
         """The program gets the result line then EOF; the answer does not wait for it."""
         session = self.sessions.pop(message.key, None)
-        if session and session.program:
+        if session:
             self._stop_later(session, message.line)
         return _json(200, {})
 
@@ -247,14 +252,17 @@ class Bridge:
         return False
 
     def _retire(self, key: SessionKey) -> None:
-        session = self.sessions.pop(key)
-        if session.program:
-            self._stop_later(session, None)
+        self._stop_later(self.sessions.pop(key), None)
 
     def _stop_later(self, session: Session, last_line: bytes | None) -> None:
+        """Stop a session's program (once it has started, if it is starting) in the
+        background, after the decision in progress if any."""
         async def stop() -> None:
+            if session.starting:
+                await asyncio.gather(session.starting, return_exceptions=True)
             async with session.lock:
-                await session.program.stop(last_line, STOP_GRACE_S)
+                if session.program:
+                    await session.program.stop(last_line, STOP_GRACE_S)
 
         task = asyncio.create_task(stop())
         self.stopping.add(task)

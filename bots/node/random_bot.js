@@ -2,13 +2,21 @@
 // A random bot for every game, in plain Node.js (no npm packages): proof that the
 // referee/1 protocol needs nothing from Python.
 //
-//   node bots/node/random_bot.js [--port 8002] [--host 127.0.0.1]
+//   REFEREE_BOT_SECRET=... node bots/node/random_bot.js [--port 8002] [--host 127.0.0.1]
 //
-// The referee POSTs {"protocol": "referee/1", "match_id", "game", "seat", "step",
-// "deadline_ms", "observation", "legal_actions"}; the bot answers 200 {"action": {...}}.
+// The referee POSTs {"protocol": "referee/1", "type": "decision", "match_id", "game",
+// "seat", "step", "deadline_ms", "observation", "legal_actions"}; the bot answers 200
+// {"action": {...}}. After a match it POSTs {"type": "result", "match_id", "game", "seat",
+// "result", "replay_url"}: answered 200 {} (a body without "type" is a decision, from an
+// older referee). With REFEREE_BOT_SECRET set, a request without a valid Referee-Signature
+// header (t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>." + raw body)>) gets a 401.
 'use strict';
 
+const crypto = require('crypto');
 const http = require('http');
+
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+const TOLERANCE_S = 300;
 
 function option(name, fallback) {
   const at = process.argv.indexOf(`--${name}`);
@@ -24,6 +32,32 @@ function reply(response, status, body) {
   response.end(data);
 }
 
+// Throws an Error saying what is wrong unless `header` signs `body` (a Buffer) with
+// `secret` at a time within TOLERANCE_S of now. Several v1 values may come while the
+// secret is rotated; one matching is enough.
+function verifySignature(secret, header, body) {
+  if (!header) throw new Error('the Referee-Signature header is missing');
+  const pairs = header.slice(0, 4096).split(',').map((part) => {
+    const at = part.indexOf('=');
+    return at < 0 ? ['', ''] : [part.slice(0, at).trim(), part.slice(at + 1).trim()];
+  });
+  const stamps = pairs.filter(([key]) => key === 't').map(([, value]) => value);
+  const candidates = pairs.filter(([key]) => key === 'v1').map(([, value]) => value);
+  if (stamps.length !== 1 || !/^\d{1,12}$/.test(stamps[0]) || candidates.length === 0) {
+    throw new Error('malformed Referee-Signature header: expected t=...,v1=...');
+  }
+  if (Math.abs(Date.now() / 1000 - Number(stamps[0])) > TOLERANCE_S) {
+    throw new Error(`the signature's timestamp is more than ${TOLERANCE_S} s from now`);
+  }
+  const expected = Buffer.from(crypto.createHmac('sha256', secret)
+    .update(`${stamps[0]}.`).update(body).digest('hex'));
+  const matches = candidates.some((candidate) => {
+    const given = Buffer.from(candidate.toLowerCase());
+    return given.length === expected.length && crypto.timingSafeEqual(given, expected);
+  });
+  if (!matches) throw new Error('the signature does not match (wrong secret or altered body)');
+}
+
 function decide(payload) {
   const legal = payload && payload.legal_actions;
   if (!Array.isArray(legal) || legal.length === 0) {
@@ -32,17 +66,49 @@ function decide(payload) {
   return legal[Math.floor(Math.random() * legal.length)];
 }
 
+function answer(message, response) {
+  const type = message && message.type !== undefined ? message.type : 'decision';
+  if (type === 'result') {
+    const ranks = message.result && message.result.ranks;
+    console.error(`match ${message.match_id} over: ranks ${JSON.stringify(ranks)}`);
+    reply(response, 200, {});
+  } else if (type === 'decision') {
+    reply(response, 200, { action: decide(message) });
+  } else {
+    reply(response, 400, { error: `unknown "type" ${JSON.stringify(type)}` });
+  }
+}
+
+const secret = process.env.REFEREE_BOT_SECRET || '';
+
 const server = http.createServer((request, response) => {
   if (request.method !== 'POST') {
-    reply(response, 405, { error: 'POST a referee/1 decision' });
+    reply(response, 405, { error: 'POST a referee/1 message' });
     return;
   }
   const chunks = [];
-  request.on('data', (chunk) => chunks.push(chunk));
+  let size = 0;
+  request.on('data', (chunk) => {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) {
+      reply(response, 413, { error: 'the body is too large' });
+      request.destroy();
+      return;
+    }
+    chunks.push(chunk);
+  });
   request.on('end', () => {
+    const body = Buffer.concat(chunks);
+    if (secret) {
+      try {
+        verifySignature(secret, request.headers['referee-signature'], body);
+      } catch (error) {
+        reply(response, 401, { error: error.message });
+        return;
+      }
+    }
     try {
-      const payload = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      reply(response, 200, { action: decide(payload) });
+      answer(JSON.parse(body.toString('utf8')), response);
     } catch (error) {
       reply(response, 400, { error: String(error.message || error) });
     }
@@ -53,6 +119,7 @@ server.keepAliveTimeout = 60000;
 const host = option('host', '127.0.0.1');
 const port = Number(option('port', '8002'));
 server.listen(port, host, () => {
-  console.log(`bot listening on http://${host}:${server.address().port}/`);
+  const checked = secret ? ' (signatures checked)' : '';
+  console.log(`bot listening on http://${host}:${server.address().port}/${checked}`);
 });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

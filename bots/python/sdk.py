@@ -1,4 +1,5 @@
-"""A tiny SDK for push bots (design.md section 4): write `choose`, call `serve`.
+"""A tiny SDK for bots (design.md section 4): write `choose`, call `serve` (an HTTP push
+bot) or `serve_stdio` (a stdin/stdout program for `referee bridge` and `cmd:`).
 
     from bots.python.sdk import serve
 
@@ -7,8 +8,13 @@
 
     serve(choose, port=8001)
 
-The referee POSTs {"protocol": "referee/1", "match_id", "game", "seat", "step",
-"deadline_ms", "observation", "legal_actions"} and expects 200 {"action": {...}}.
+The referee POSTs {"protocol": "referee/1", "type": "decision", "match_id", "game",
+"seat", "step", "deadline_ms", "observation", "legal_actions"} and expects 200
+{"action": {...}}; after the match, {"type": "result", "match_id", "game", "seat",
+"result", "replay_url"}, answered 200 and handed to the optional `on_result` callback. A
+body without "type" is a decision (older referees). Given the bot's secret (`secret=`, or
+the environment's REFEREE_BOT_SECRET) every request must carry a valid Referee-Signature
+header, else it is refused with 401.
 Replies go out in one write with TCP_NODELAY: written in two pieces on a kept-alive
 connection, Nagle's algorithm and delayed ACKs add about 40 ms to every decision.
 Standard library only, so a bot needs nothing installed.
@@ -17,31 +23,72 @@ Standard library only, so a bot needs nothing installed.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
 import json
+import os
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import IO, Any
 
 PROTOCOL = "referee/1"
+DECISION, RESULT = "decision", "result"
+SIGNATURE_HEADER = "Referee-Signature"
+SECRET_ENV = "REFEREE_BOT_SECRET"
+SIGNATURE_TOLERANCE_S = 300
+MAX_BODY_BYTES = 16 * 1024 * 1024
 Choose = Callable[[dict, list[dict]], dict]
+OnResult = Callable[[dict], None]
 
 
 class BadRequest(ValueError):
-    """The request is not a referee/1 decision."""
+    """The request is not a referee/1 message."""
 
 
-def parse_decision(body: bytes) -> dict[str, Any]:
-    """The decision payload of a request body, or BadRequest saying what is wrong."""
+class SignatureError(ValueError):
+    """The request's Referee-Signature is missing, malformed, stale or wrong."""
+
+
+def verify_signature(secret: str, header: str | None, body: bytes, now: float,
+                     tolerance_s: int = SIGNATURE_TOLERANCE_S) -> None:
+    """Return when `header` (`t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>." + body)>`,
+    possibly with several v1 values) signs `body` within `tolerance_s` of `now`; raise
+    SignatureError saying what is wrong otherwise. The referee's side: referee/signing.py."""
+    if not header:
+        raise SignatureError(f"the {SIGNATURE_HEADER} header is missing")
+    pairs = [part.strip().partition("=") for part in header.split(",")]
+    stamps = [value for key, _, value in pairs if key == "t"]
+    candidates = [value.lower() for key, _, value in pairs if key == "v1"]
+    if (len(header) > 4096 or len(stamps) != 1 or not candidates or len(stamps[0]) > 12
+            or not (stamps[0].isascii() and stamps[0].isdigit())):
+        raise SignatureError(f"malformed {SIGNATURE_HEADER} header: expected t=...,v1=...")
+    if abs(now - int(stamps[0])) > tolerance_s:
+        raise SignatureError(f"the signature's timestamp is more than {tolerance_s} s from now")
+    expected = hmac.new(secret.encode(), stamps[0].encode() + b"." + body,
+                        hashlib.sha256).hexdigest().encode()
+    if not any(hmac.compare_digest(expected, candidate.encode()) for candidate in candidates):
+        raise SignatureError("the signature does not match (wrong secret or altered body)")
+
+
+def parse_message(body: bytes) -> dict[str, Any]:
+    """The message of a request body: a decision (its "type" set to "decision" when it
+    came without one) or a result notice; BadRequest saying what is wrong."""
     try:
         payload = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise BadRequest(f"the body is not JSON: {error}") from None
     if not isinstance(payload, dict):
         raise BadRequest("the body must be a JSON object")
     if payload.get("protocol") != PROTOCOL:
         raise BadRequest(f'expected "protocol": "{PROTOCOL}", got {payload.get("protocol")!r}')
+    kind = payload.setdefault("type", DECISION)
+    if kind == RESULT:
+        return payload
+    if kind != DECISION:
+        raise BadRequest(f'unknown "type" {kind!r}: expected "{DECISION}" or "{RESULT}"')
     if not isinstance(payload.get("legal_actions"), list) or not payload["legal_actions"]:
         raise BadRequest('"legal_actions" must be a non-empty list')
     if not isinstance(payload.get("observation"), dict):
@@ -49,8 +96,26 @@ def parse_decision(body: bytes) -> dict[str, Any]:
     return payload
 
 
-def handler_for(choose: Choose, verbose: bool = False) -> type[BaseHTTPRequestHandler]:
-    """A request handler class that answers every POST with `choose`'s action."""
+def resolve_secret(secret: str | None) -> str | None:
+    """The secret to check signatures with: `secret`, else $REFEREE_BOT_SECRET; "" or
+    unset: signatures are not checked."""
+    return (os.environ.get(SECRET_ENV) if secret is None else secret) or None
+
+
+def handle_result(on_result: OnResult | None, message: dict) -> None:
+    """Hand a result notice to the callback; its failure is printed, never raised."""
+    if on_result is None:
+        return
+    try:
+        on_result(message)
+    except Exception:
+        traceback.print_exc()
+
+
+def handler_for(choose: Choose, verbose: bool = False, secret: str | None = None,
+                on_result: OnResult | None = None) -> type[BaseHTTPRequestHandler]:
+    """A request handler class that answers every decision with `choose`'s action."""
+    secret = resolve_secret(secret)
 
     class DecisionHandler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: the referee reuses its connection
@@ -58,25 +123,43 @@ def handler_for(choose: Choose, verbose: bool = False) -> type[BaseHTTPRequestHa
         wbufsize = 1 << 16  # buffer the headers and body, flushed in one write
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
+            length = self.headers.get("Content-Length") or "0"
+            if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+                self.reply(400, {"error": f"bad Content-Length {length[:20]!r}"}, close=True)
+                return
+            body = self.rfile.read(int(length))
+            if secret:
+                try:
+                    verify_signature(secret, self.headers.get(SIGNATURE_HEADER), body,
+                                     time.time())
+                except SignatureError as error:
+                    self.reply(401, {"error": str(error)})
+                    return
             try:
-                payload = parse_decision(self.rfile.read(length))
+                message = parse_message(body)
             except BadRequest as error:
                 self.reply(400, {"error": str(error)})
                 return
+            if message["type"] == RESULT:
+                handle_result(on_result, message)
+                self.reply(200, {})
+                return
             try:
-                action = choose(payload["observation"], payload["legal_actions"])
+                action = choose(message["observation"], message["legal_actions"])
             except Exception as error:  # the bot's own bug: say so instead of hanging up
                 traceback.print_exc()
                 self.reply(500, {"error": f"choose() raised {error!r}"})
                 return
             self.reply(200, {"action": action})
 
-        def reply(self, status: int, body: dict) -> None:
+        def reply(self, status: int, body: dict, close: bool = False) -> None:
             data = json.dumps(body, separators=(",", ":")).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            if close:
+                self.send_header("Connection", "close")
+                self.close_connection = True
             self.end_headers()
             self.wfile.write(data)
 
@@ -88,17 +171,20 @@ def handler_for(choose: Choose, verbose: bool = False) -> type[BaseHTTPRequestHa
 
 
 def make_server(choose: Choose, port: int = 0, host: str = "127.0.0.1",
-                verbose: bool = False) -> ThreadingHTTPServer:
-    """A bound, not yet serving, server (port 0 picks a free one: see `server_address`)."""
-    server = ThreadingHTTPServer((host, port), handler_for(choose, verbose))
+                verbose: bool = False, secret: str | None = None,
+                on_result: OnResult | None = None) -> ThreadingHTTPServer:
+    """A bound, not yet serving, server (port 0 picks a free one: see `server_address`).
+    `secret`: None reads $REFEREE_BOT_SECRET, "" checks no signature."""
+    server = ThreadingHTTPServer((host, port), handler_for(choose, verbose, secret, on_result))
     server.daemon_threads = True
     return server
 
 
 def serve(choose: Choose, port: int = 8001, host: str = "127.0.0.1",
-          verbose: bool = False) -> None:
+          verbose: bool = False, secret: str | None = None,
+          on_result: OnResult | None = None) -> None:
     """Answer the referee's decisions with `choose` until interrupted."""
-    server = make_server(choose, port, host, verbose)
+    server = make_server(choose, port, host, verbose, secret, on_result)
     print(f"bot listening on http://{host}:{server.server_address[1]}/", flush=True)
     try:
         server.serve_forever()
@@ -108,19 +194,49 @@ def serve(choose: Choose, port: int = 8001, host: str = "127.0.0.1",
         server.server_close()
 
 
+def serve_stdio(choose: Choose, on_result: OnResult | None = None,
+                stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> None:
+    """Answer decisions read one line each on stdin with one line on stdout, until the
+    result notice (handed to `on_result`) or EOF: a program for `referee bridge -- CMD` or
+    `cmd:CMD`. A line that is not a decision, or a `choose` that raises, is answered
+    {"error": ...} (the referee records `malformed`) and the reason printed on stderr."""
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    for line in stdin:
+        try:
+            message = parse_message(line.encode())
+            if message["type"] == RESULT:
+                handle_result(on_result, message)
+                return
+            action = choose(message["observation"], message["legal_actions"])
+            answer = json.dumps({"action": action}, separators=(",", ":"))
+        except Exception as error:
+            traceback.print_exc()
+            answer = json.dumps({"error": f"{type(error).__name__}: {error}"})
+        stdout.write(answer + "\n")
+        stdout.flush()
+
+
 def bot_arguments(description: str) -> argparse.ArgumentParser:
-    """The command line every example bot shares: --host, --port, --seed, --verbose."""
+    """The command line every example bot shares: --host, --port, --seed, --verbose, --stdio."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8001)
     parser.add_argument("--seed", type=int, default=None, help="seed of the bot's own choices")
     parser.add_argument("--verbose", action="store_true", help="log every request")
+    parser.add_argument("--stdio", action="store_true",
+                        help="no HTTP: read decisions on stdin, answer on stdout "
+                             "(for `referee bridge` and cmd:)")
     return parser
 
 
 def run_bot(make_choose: Callable[[int | None], Choose], description: str,
             argv: list[str] | None = None) -> int:
-    """Parse the shared command line and serve the bot that `make_choose(seed)` builds."""
+    """Parse the shared command line and run the bot that `make_choose(seed)` builds: an
+    HTTP server (signatures checked when $REFEREE_BOT_SECRET is set), or with --stdio a
+    stdin/stdout program."""
     args = bot_arguments(description).parse_args(sys.argv[1:] if argv is None else argv)
-    serve(make_choose(args.seed), args.port, args.host, args.verbose)
+    if args.stdio:
+        serve_stdio(make_choose(args.seed))
+    else:
+        serve(make_choose(args.seed), args.port, args.host, args.verbose)
     return 0

@@ -12,12 +12,14 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import engines
 from engines.base import Game, State
 from referee.botclient import BotClient, Fault
+from referee.bridge import BadCommand, bot_urls
 from referee.runner import decision_payload
 
 NAME = "check-bot"
@@ -47,7 +49,8 @@ class Finding:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("url", help="the bot's URL, e.g. http://127.0.0.1:8001/")
+    parser.add_argument("url", help="the bot's URL, e.g. http://127.0.0.1:8001/, or "
+                                    "cmd:<command line> for a stdin/stdout program")
     parser.add_argument("--game", required=True, choices=engines.names())
     parser.add_argument("--seed", type=int, default=0, help="seed of the first playout")
     parser.add_argument("--playouts", type=int, default=3, help="random playouts per setup")
@@ -61,7 +64,14 @@ def run(args: argparse.Namespace) -> int:
     decisions = sample_decisions(game, args.seed, args.playouts, args.per_phase)
     print(f"checking {args.url} on {len(decisions)} {game.name} decisions "
           f"({len({d.phase for d in decisions})} phases, deadline {args.deadline_ms} ms)")
-    findings, timings = check(game, args.url, decisions, args.deadline_ms)
+    try:
+        with bot_urls([args.url]) as served:
+            findings, timings = check(game, served.urls[0], decisions, args.deadline_ms)
+    except BadCommand as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if served.log_dir:
+        print(f"stderr of the program: {served.log_dir}")
     for finding in findings:
         print(describe_finding(finding))
     report_uncovered(game, decisions)

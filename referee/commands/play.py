@@ -2,7 +2,9 @@
 
 The engine runs in this process and every decision goes to the bots over real HTTP, as in
 a tournament; each move is printed as it is played, then the result. A bot author's
-fastest loop. Exit status 1 when a bot committed a fault (forfeit or strike).
+fastest loop. A bot may be `cmd:<command line>`: a stdin/stdout program served by a
+bridge in this process for the match (`referee bridge`). Exit status 1 when a bot
+committed a fault (forfeit or strike).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sys
 from pathlib import Path
 
 import engines
+from referee.bridge import BadCommand, bot_urls
 from referee.runner import POLICY_CHOICES, FailurePolicy, PushSeat, run_match
 
 HELP = "play a local match between bots at their URLs (no Redis), printing every move"
@@ -21,7 +24,8 @@ HELP = "play a local match between bots at their URLs (no Redis), printing every
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--game", required=True, choices=engines.names())
     parser.add_argument("--bot", action="append", required=True, metavar="URL",
-                        help="a bot's URL, once per seat in seat order")
+                        help="a bot's URL, or cmd:<command line> for a stdin/stdout program, "
+                             "once per seat in seat order")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--options", type=json.loads, default={},
                         help='game options as JSON, e.g. \'{"mode": "solo"}\'')
@@ -33,7 +37,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    seats = [PushSeat(url, args.deadline_ms, name=url) for url in args.bot]
+    try:
+        with bot_urls(args.bot) as served:
+            status = play(args, served.urls)
+    except BadCommand as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if served.log_dir:
+        print(f"stderr of the cmd: programs: {served.log_dir}", file=sys.stderr)
+    return status
+
+
+def play(args: argparse.Namespace, urls: list[str]) -> int:
+    """Play the match against the bots at `urls` (named by their --bot specs)."""
+    seats = [PushSeat(url, args.deadline_ms, name=spec) for url, spec in zip(urls, args.bot,
+                                                                              strict=True)]
     try:
         record = run_match(args.game, args.seed, args.options, seats,
                            FailurePolicy.uniform(args.policy), match_id=f"local-{args.seed}",

@@ -1,5 +1,7 @@
 """`referee check-bot` passes the example bots and flags a deliberately broken one."""
 
+import shlex
+import sys
 import time
 
 import pytest
@@ -58,3 +60,20 @@ def test_check_bot_passes_the_heuristic_bots(python_bot, capsys, game):
     with python_bot(bot_factory(f"{game}_bot")()) as url:
         status = _check(url, game)
     assert status == 0, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("game", engines.names())
+def test_check_bot_passes_the_c_bot_given_as_a_command(c_bot, capsys, game):
+    """cmd: runs the program behind a bridge; every decision starts a fresh program."""
+    status = _check(f"cmd:{shlex.quote(str(c_bot))} 3", game)
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "stderr of the program: " in out
+
+
+def test_check_bot_reports_a_command_that_answers_junk(capsys):
+    status = _check(f"cmd:{shlex.quote(sys.executable)} -c 'print(\"hello\")'", "aladino",
+                    "--per-phase", "1")
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "MALFORMED" in out and "answer: hello" in out

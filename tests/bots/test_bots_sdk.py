@@ -1,13 +1,18 @@
-"""The Python SDK speaks referee/1 over real HTTP on loopback (design.md section 4)."""
+"""The Python SDK speaks referee/1 over real HTTP on loopback (design.md section 4) and as a
+stdin/stdout program, handles result notices and checks signatures (issue 18)."""
 
+import io
 import json
 import select
 import socket
+import time
+from contextlib import contextmanager
 
 import requests
 
 from bots.python import random_bot
-from bots.python.sdk import PROTOCOL
+from bots.python.sdk import PROTOCOL, SECRET_ENV, make_server, serve_stdio
+from referee.signing import HEADER, signature_header
 
 
 def _payload(legal_actions, **extra):
@@ -70,3 +75,91 @@ def test_a_choose_that_raises_gets_a_500_naming_the_error(python_bot):
         reply = requests.post(url, json=_payload([{"type": "a"}]), timeout=5)
     assert reply.status_code == 500
     assert "KeyError" in reply.json()["error"]
+
+
+# ----- message types, result notices, signatures (issue 18) ----------------------------------
+def _result_notice():
+    return {"protocol": PROTOCOL, "type": "result", "match_id": "m1", "game": "aladino",
+            "seat": 0, "result": {"scores": [5, 2], "ranks": [1, 2]},
+            "replay_url": "http://127.0.0.1:8000/matches/m1/replay"}
+
+
+def _sdk_bot(serve, **options):
+    """`with _sdk_bot(serve, secret=..., on_result=...) as url:` an SDK bot choosing first."""
+    server = make_server(lambda observation, legal: legal[0], port=0, **options)
+
+    @contextmanager
+    def running():
+        with serve(server) as port:
+            yield f"http://127.0.0.1:{port}/"
+
+    return running()
+
+
+def test_a_result_notice_is_answered_200_and_handed_to_the_callback(serve):
+    received = []
+    with _sdk_bot(serve, on_result=received.append) as url:
+        reply = requests.post(url, json=_result_notice(), timeout=5)
+        decision = requests.post(url, json=_payload([{"type": "a"}], type="decision"),
+                                 timeout=5)
+    assert reply.status_code == 200 and reply.json() == {}
+    assert received == [_result_notice()]
+    assert decision.json() == {"action": {"type": "a"}}
+
+
+def test_a_failing_result_callback_still_answers_200(serve):
+    def on_result(message):
+        raise RuntimeError("no database")
+
+    with _sdk_bot(serve, on_result=on_result) as url:
+        reply = requests.post(url, json=_result_notice(), timeout=5)
+    assert reply.status_code == 200
+
+
+def test_an_unknown_message_type_is_refused(python_bot):
+    with python_bot(random_bot.make_choose(1)) as url:
+        reply = requests.post(url, json=_payload([{"type": "a"}], type="hello"), timeout=5)
+    assert reply.status_code == 400 and '"type"' in reply.json()["error"]
+
+
+def test_with_a_secret_unsigned_or_badly_signed_requests_get_401(serve):
+    body = json.dumps(_payload([{"type": "a"}], type="decision")).encode()
+    now = int(time.time())
+    with _sdk_bot(serve, secret="s3cret") as url:
+        def post(headers):
+            return requests.post(url, data=body, timeout=5,
+                                 headers={"Content-Type": "application/json", **headers})
+
+        missing = post({})
+        wrong = post({HEADER: signature_header("guess", body, now)})
+        stale = post({HEADER: signature_header("s3cret", body, now - 1000)})
+        good = post({HEADER: signature_header("s3cret", body, now)})
+    assert missing.status_code == 401 and "missing" in missing.json()["error"]
+    assert wrong.status_code == 401 and "does not match" in wrong.json()["error"]
+    assert stale.status_code == 401 and "timestamp" in stale.json()["error"]
+    assert good.status_code == 200 and good.json() == {"action": {"type": "a"}}
+
+
+def test_the_secret_comes_from_the_environment_when_not_given(serve, monkeypatch):
+    monkeypatch.setenv(SECRET_ENV, "from-env")
+    body = json.dumps(_result_notice()).encode()
+    with _sdk_bot(serve) as url:
+        unsigned = requests.post(url, data=body, timeout=5)
+        signed = requests.post(url, data=body, timeout=5, headers={
+            HEADER: signature_header("from-env", body, int(time.time()))})
+    assert unsigned.status_code == 401 and signed.status_code == 200
+
+
+def test_serve_stdio_answers_one_line_per_decision_until_the_result():
+    received = []
+    lines = [json.dumps(_payload([{"type": "a"}, {"type": "b"}])),
+             "not json",
+             json.dumps(_result_notice()),
+             json.dumps(_payload([{"type": "never read"}]))]
+    out = io.StringIO()
+    serve_stdio(lambda observation, legal: legal[1], on_result=received.append,
+                stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out)
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert answers[0] == {"action": {"type": "b"}}
+    assert "not JSON" in answers[1]["error"] and len(answers) == 2
+    assert received == [_result_notice()]

@@ -1,0 +1,184 @@
+"""One stdin/stdout program serving one seat of one match: started, asked, stopped.
+
+The program is a process in a session of its own (stopping it stops its children too),
+its stderr appended to the match's log file, where the bridge also notes what happened
+(start, late or oversized answers, exit). It reads one line per message on stdin and
+writes one answer line per decision on stdout. The answers it owes are counted: when the
+bridge gave up waiting for one (a timeout), that late line is read and dropped before the
+next decision's answer, so question and answer never get out of step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import signal
+import time
+from contextlib import suppress
+from pathlib import Path
+
+READ_CHUNK = 64 * 1024
+PREVIEW_BYTES = 300
+REAP_WAIT_S = 0.5
+
+
+class ProgramDied(Exception):
+    """The program exited or closed its pipes; the message says how."""
+
+
+class LineTooLong(Exception):
+    """The program wrote a line longer than the limit; `prefix` is how it began."""
+
+    def __init__(self, prefix: bytes, limit: int):
+        super().__init__(f"the program's answer line is longer than {limit} bytes")
+        self.prefix = prefix
+
+
+class LineReader:
+    """Lines of a stream, each at most `limit` bytes; an overlong line raises LineTooLong
+    once and the rest of it is skipped, so the next call returns the line after it."""
+
+    def __init__(self, stream: asyncio.StreamReader, limit: int):
+        self.stream = stream
+        self.limit = limit
+        self.buffer = bytearray()
+        self.scanned = 0  # bytes of the buffer known to hold no newline
+        self.skipping = False  # inside the tail of an overlong line
+
+    async def next_line(self) -> bytes:
+        """The next line without its newline; EOFError when the stream ends first."""
+        while True:
+            end = self.buffer.find(b"\n", self.scanned)
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[:end + 1]
+                self.scanned = 0
+                if self.skipping:
+                    self.skipping = False
+                    continue
+                if len(line) > self.limit:
+                    raise LineTooLong(line[:PREVIEW_BYTES], self.limit)
+                return line
+            self.scanned = len(self.buffer)
+            if self.skipping:
+                self.buffer.clear()
+                self.scanned = 0
+            elif len(self.buffer) > self.limit:
+                prefix = bytes(self.buffer[:PREVIEW_BYTES])
+                self.buffer.clear()
+                self.scanned = 0
+                self.skipping = True
+                raise LineTooLong(prefix, self.limit)
+            chunk = await self.stream.read(READ_CHUNK)
+            if not chunk:
+                raise EOFError
+            self.buffer += chunk
+
+
+class Program:
+    """A running program; `ask` it decisions, `stop` it at the end of its match."""
+
+    def __init__(self, process: asyncio.subprocess.Process, log_path: Path, line_limit: int):
+        self.process = process
+        self.log_path = log_path
+        self.lines = LineReader(process.stdout, line_limit)
+        self.owed = 0  # answer lines expected and not read yet
+        self.dead: str | None = None  # how it died, once it did
+
+    @classmethod
+    async def start(cls, argv: list[str], log_path: Path, line_limit: int) -> Program:
+        """Start `argv` with its stderr appended to `log_path`; OSError when it cannot run."""
+        with open(log_path, "ab") as log_file:
+            process = await asyncio.create_subprocess_exec(
+                *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=log_file, start_new_session=True)
+        note(log_path, f"started pid {process.pid}: {shlex.join(argv)}")
+        return cls(process, log_path, line_limit)
+
+    async def ask(self, line: bytes) -> bytes:
+        """Send one message line and return the answer line; the caller bounds the time.
+
+        Raises ProgramDied (every later call too) or LineTooLong."""
+        if self.dead:
+            raise ProgramDied(self.dead)
+        stdin = self.process.stdin
+        try:
+            stdin.write(line + b"\n")
+            self.owed += 1
+            await stdin.drain()
+        except ConnectionError:
+            raise await self._died("the program closed its stdin") from None
+        while True:
+            try:
+                answer = await self.lines.next_line()
+            except LineTooLong:
+                self.owed -= 1
+                if self.owed == 0:
+                    raise
+                continue
+            except EOFError:
+                raise await self._died("the program closed its stdout") from None
+            self.owed -= 1
+            if self.owed == 0:
+                return answer
+
+    async def stop(self, last_line: bytes | None, grace_s: float) -> None:
+        """Send `last_line` (if any) then EOF; kill the program if it still runs `grace_s`
+        later. Its output meanwhile is read and dropped, so it cannot block on writing."""
+        if self.process.returncode is None and not self.dead:
+            with suppress(ConnectionError, RuntimeError):
+                if last_line is not None:
+                    self.process.stdin.write(last_line + b"\n")
+                self.process.stdin.close()
+            drain = asyncio.ensure_future(self._discard_output())
+            try:
+                await asyncio.wait_for(self.process.wait(), grace_s)
+                note(self.log_path, f"stopped: {describe_exit(self.process.returncode)}")
+            except TimeoutError:
+                note(self.log_path, f"killed: still running {grace_s:g} s after its last line")
+            finally:
+                drain.cancel()
+        self.kill()
+        await self.process.wait()
+
+    def kill(self) -> None:
+        """SIGKILL the program's whole process group (its children too)."""
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+
+    async def _died(self, how: str) -> ProgramDied:
+        """Record the death (with the exit status when there is one) and make sure the
+        process is gone; the ProgramDied to raise."""
+        self.dead = how
+        try:
+            await asyncio.wait_for(self.process.wait(), REAP_WAIT_S)
+            self.dead = f"the program {describe_exit(self.process.returncode)}"
+        except TimeoutError:
+            pass
+        finally:
+            self.kill()
+        note(self.log_path, f"crash: {self.dead}")
+        return ProgramDied(self.dead)
+
+    async def _discard_output(self) -> None:
+        with suppress(ConnectionError):
+            while await self.process.stdout.read(READ_CHUNK):
+                pass
+
+
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "is still running"
+    if code < 0:
+        with suppress(ValueError):
+            return f"was killed by signal {-code} ({signal.Signals(-code).name})"
+        return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def note(log_path: Path, text: str) -> None:
+    """Append one `[bridge]` line to the match's log, next to the program's stderr."""
+    stamp = time.strftime("%H:%M:%S")
+    with suppress(OSError), open(log_path, "a", encoding="utf-8") as log_file:
+        log_file.write(f"[bridge {stamp}] {text}\n")

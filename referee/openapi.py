@@ -147,7 +147,7 @@ def paths() -> dict[str, dict]:
                         "decision of `step`; without: what every seat could see.")},
         "/replays/verify": {"post": operation(
             "Re-run a replay and check its steps, result, chain and signature", "replays",
-            (200, schemas.VerifyReportSchema), (400, 413, 422), body=schemas.ReplaySchema,
+            (200, schemas.VerifyReportSchema), (400, 413, 422), body=schemas.ReplaySubmissionSchema,
             description="422 when the replay was made under another game version (or an "
                         "unknown game or format): refused rather than mis-verified.")},
         **tournament_paths(),

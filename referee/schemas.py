@@ -15,7 +15,12 @@ import engines
 from .botclient import Fault
 from .runner import FORFEIT, POLICY_CHOICES, FailurePolicy
 
-MAX_SEED = (1 << 63) - 1
+MAX_SAFE_INTEGER = (1 << 53) - 1  # the largest integer a JavaScript number holds exactly
+MAX_SEED = MAX_SAFE_INTEGER
+MAX_REPLAY_SEED = (1 << 63) - 1  # what the engines accept: referee-replay/1 records used it
+SEED_RANGE = validate.Range(min=0, max=MAX_SEED, error=(
+    "a seed is an integer from 0 to 2**53 - 1 = 9007199254740991, the largest integer "
+    "every JSON client (JavaScript's JSON.parse) reads exactly"))
 SHA256_HEX = validate.Regexp(r"^[0-9a-f]{64}$", error="not a sha256 hex digest")
 MAX_PAGE = 200
 MAX_OFFSET = 1 << 40
@@ -41,10 +46,24 @@ class JsonNumber(fields.Field):
         return value
 
 
+class SafeInteger(fields.Integer):
+    """An integer at most 2**53 - 1 (documented as the `maximum`), so that it survives a
+    JavaScript `JSON.parse`: every integer the API emits is one."""
+
+    def __init__(self, *args, **kwargs):
+        validators = kwargs.get("validate")
+        validators = [] if validators is None else (
+            list(validators) if isinstance(validators, list | tuple) else [validators])
+        if not any(isinstance(v, validate.Range) and v.max is not None for v in validators):
+            validators.append(validate.Range(max=MAX_SAFE_INTEGER))
+        super().__init__(*args, **{**kwargs, "validate": validators})
+
+
 def _required(field_class: type[fields.Field], *args, **kwargs) -> fields.Field:
     """A response field that is always present (it may still be null when allowed);
-    integers are strict, so a submitted replay with "5" for 5 is refused."""
+    integers are strict, so a submitted replay with "5" for 5 is refused, and safe."""
     if field_class is fields.Integer:
+        field_class = SafeInteger
         kwargs.setdefault("strict", True)
     return field_class(*args, required=True, **kwargs)
 
@@ -148,9 +167,8 @@ class MatchCreateSchema(Schema):
     game = fields.String(required=True, validate=_known_game)
     seats = fields.List(fields.Nested(SeatSpecSchema), required=True,
                         validate=validate.Length(min=1, max=16))
-    seed = fields.Integer(strict=True, validate=validate.Range(min=0, max=MAX_SEED),
-                          load_default=random_seed,
-                          metadata={"description": "drawn by the server when absent"})
+    seed = SafeInteger(strict=True, validate=SEED_RANGE, load_default=random_seed,
+                       metadata={"description": "drawn by the server when absent"})
     options = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=dict)
     failure_policy = fields.Nested(FailurePolicySchema,
                                     load_default=FailurePolicy().to_dict)
@@ -172,7 +190,7 @@ class SeatInfoSchema(Schema):
     kind = _required(fields.String, validate=validate.OneOf(["bot", "pull"]))
     bot_id = _required(fields.String, allow_none=True)
     name = _required(fields.String)
-    deadline_ms = fields.Integer(metadata={"description": "present when the seat was given "
+    deadline_ms = SafeInteger(metadata={"description": "present when the seat was given "
                                                           "its own deadline"})
 
 
@@ -185,7 +203,7 @@ class PolicySchema(Schema):
 
 class ResultSchema(Schema):
     scores = _required(fields.List, JsonNumber())
-    ranks = _required(fields.List, fields.Integer())
+    ranks = _required(fields.List, SafeInteger())
     details = _required(fields.Dict)
 
 
@@ -328,13 +346,20 @@ class ReplaySchema(Schema):
     steps = _required(fields.List, fields.Nested(StepSchema))
     result = _required(fields.Nested, ResultSchema, allow_none=True)
     forfeit = _required(fields.Nested, ForfeitSchema, allow_none=True)
-    strikes = _required(fields.List, fields.Integer())
+    strikes = _required(fields.List, SafeInteger())
     started_at = _required(fields.String, allow_none=True)
     finished_at = _required(fields.String, allow_none=True)
     chain = _required(fields.Nested, ChainSchema, allow_none=True, metadata={
         "description": "hash chain over the steps; null until the match is over"})
     signature = _required(fields.Nested, SignatureSchema, allow_none=True, metadata={
         "description": "HMAC of the record; null when unsigned or not over"})
+
+
+class ReplaySubmissionSchema(ReplaySchema):
+    """A record to verify: as a replay, but a seed up to 2**63 - 1, which records of format
+    referee-replay/1 may carry."""
+
+    seed = _required(fields.Integer, validate=validate.Range(min=0, max=MAX_REPLAY_SEED))
 
 
 class ReplayStepQuerySchema(Schema):
@@ -402,8 +427,8 @@ class TournamentProgressSchema(Schema):
     total = _required(fields.Integer, metadata={"description": "matches in the schedule"})
     done = _required(fields.Integer, metadata={"description": "matches over (failed included)"})
     failed = _required(fields.Integer)
-    running = fields.Integer()
-    queued = fields.Integer()
+    running = SafeInteger()
+    queued = SafeInteger()
 
 
 class TournamentBotSchema(Schema):
@@ -469,7 +494,7 @@ class TournamentSchema(TournamentSummarySchema):
     bots = _required(fields.List, fields.Nested(TournamentBotSchema))
     standings = _required(fields.List, fields.Nested(StandingSchema))
     cross_table = _required(fields.Nested, CrossTableSchema)
-    faults = _required(fields.Dict, keys=fields.String(), values=fields.Integer(),
+    faults = _required(fields.Dict, keys=fields.String(), values=SafeInteger(),
                        metadata={"description": "bot id -> faults committed"})
     ratings = _required(fields.List, fields.Nested(TournamentRatingSchema), allow_none=True,
                         metadata={"description": "Bradley-Terry maximum likelihood with 95% "

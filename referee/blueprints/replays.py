@@ -16,6 +16,7 @@ from ..schemas import (
     ReplaySchema,
     ReplayStepQuerySchema,
     ReplayStepSchema,
+    ReplaySubmissionSchema,
     VerifyReportSchema,
 )
 from ..web import load_json, load_query, reply, services, shared
@@ -51,7 +52,7 @@ def get_replay_step(match_id: str, step: int) -> Response:
 @bp.post("/replays/verify")
 def verify_replay() -> Response:
     record = load_json()
-    errors = shared(ReplaySchema).validate(record) if isinstance(record, dict) else {
+    errors = shared(ReplaySubmissionSchema).validate(record) if isinstance(record, dict) else {
         "_body": ["a replay record is a JSON object"]}
     if errors:
         raise invalid(errors)

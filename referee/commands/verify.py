@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 
 from referee.audit import UnsupportedReplay, verify
-from referee.schemas import ReplaySchema
+from referee.schemas import ReplaySubmissionSchema
 
 HELP = "re-run a replay file through the engine and check its hashes, result and signature"
 
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
                         else [])
     try:
         record = orjson.loads(args.file.read_bytes())
-        errors = ReplaySchema().validate(record) if isinstance(record, dict) else {
+        errors = ReplaySubmissionSchema().validate(record) if isinstance(record, dict) else {
             "_file": ["a replay record is a JSON object"]}
         if errors:
             print(f"error: {args.file} is not a replay record: {errors}", file=sys.stderr)

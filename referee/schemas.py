@@ -367,6 +367,30 @@ class ReplayStepQuerySchema(Schema):
         "description": "the seat whose view to show; absent: the spectator's view"})
 
 
+class SeenFaultSchema(Schema):
+    code = _required(fields.String, validate=validate.OneOf(Fault.ALL))
+    policy = _required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
+    detail = fields.String(metadata={"description": "for the seat that committed it only"})
+    raw = fields.String(metadata={"description": "for the seat that committed it only"})
+
+
+class SeenStepSchema(Schema):
+    """A recorded step as one viewer knows it."""
+
+    step = _required(fields.Integer)
+    seat = _required(fields.Integer, metadata={"description": "the seat that played it"})
+    action = _required(fields.Dict, allow_none=True, metadata={
+        "description": "the action, shown to the seat that played it only (null for any "
+                       "other viewer, and for a forfeited step): `events` say what the "
+                       "others learnt of it"})
+    fault = _required(fields.Nested, SeenFaultSchema, allow_none=True)
+    elapsed_ms = _required(JsonNumber)
+    state_hash = _required(fields.String, validate=SHA256_HEX)
+    events = _required(fields.List, fields.Dict(), metadata={
+        "description": "the entries this step added to the viewer's event log, exactly as "
+                       "the viewer's observation shows them"})
+
+
 class ReplayStepSchema(Schema):
     match_id = _required(fields.String)
     step = _required(fields.Integer, metadata={
@@ -376,8 +400,9 @@ class ReplayStepSchema(Schema):
     to_move = _required(fields.Integer, allow_none=True)
     view = _required(fields.Dict, metadata={
         "description": "exactly the observation the seat had, or the spectator's view"})
-    played = _required(fields.Nested, StepSchema, allow_none=True, metadata={
-        "description": "the step recorded from this state; null at the end"})
+    played = _required(fields.Nested, SeenStepSchema, allow_none=True, metadata={
+        "description": "the step played from this state, as the viewer knows it; null at "
+                       "the end"})
 
 
 class VerifyProblemSchema(Schema):

@@ -130,9 +130,12 @@ def paths() -> dict[str, dict]:
             "A pull seat's move (seat token)", "seats", (200, schemas.MoveAcceptedSchema),
             (400, 401, 403, 404, 409, 413, 422, 429), body=schemas.MoveSchema,
             parameters=[MATCH_ID], security="seat",
-            description="Checked against the live state: turn (409), step (409), rules "
-                        "(422), rate (429, per token, REFEREE_MOVE_RATE). The answer waits "
-                        "briefly until the runner has played it.")},
+            description="Checked against the live state: turn (409), step (409), the "
+                        "game's action schema (400 `action/invalid`: what a push bot's "
+                        "`malformed` fault is), rules (422 `action/illegal`: a push bot's "
+                        "`illegal`), rate (429, per token, REFEREE_MOVE_RATE); both refusals "
+                        "carry the engine's reason in `detail`. The answer waits briefly "
+                        "until the runner has played it.")},
         "/matches/{match_id}/replay": {"get": operation(
             "The replay record (while the match runs: admin only)", "replays",
             (200, schemas.ReplaySchema), (401, 403, 404), parameters=[MATCH_ID],

@@ -18,6 +18,7 @@ from typing import Any
 
 import engines
 from referee.replay import utc_now
+from referee.setups import match_options
 
 from . import jobs, pairing, ratings, recovery, results
 from .store import (
@@ -97,9 +98,10 @@ def registered_bots(store: Store, bot_ids: list[str], game: str) -> list[dict]:
 
 
 def checked_options(engine: engines.Game, players: int, options: dict) -> dict:
-    """The options with the game's defaults; refused when the game cannot be played so."""
+    """The options with the game's defaults (one player of Aldabas: its solo mode, see
+    `referee.setups`); refused when the game cannot be played so."""
     try:
-        return engine.normalize_options(players, dict(options))
+        return match_options(engine, players, options)
     except engines.InvalidSetup as error:
         raise SetupError("options" if options else "players", error.reason) from None
 

@@ -22,6 +22,7 @@ from ..schemas import (
     MatchListSchema,
     MatchSchema,
 )
+from ..setups import match_options
 from ..web import load_body, load_query, reply, services
 
 bp = Blueprint("matches", __name__)
@@ -112,9 +113,11 @@ def _own_deadline(spec: dict) -> dict:
 
 
 def _initial_state(engine: engines.Game, num_players: int, seed: int, options: dict) -> dict:
-    """The match's first state; an unsupported player count or option is a 400."""
+    """The match's first state (one seat of Aldabas: its solo mode, `referee.setups`); an
+    unsupported player count or option is a 400 naming the game's setups."""
     try:
-        return engine.new_game(num_players=num_players, seed=seed, options=options)
+        return engine.new_game(num_players=num_players, seed=seed,
+                               options=match_options(engine, num_players, options))
     except engines.InvalidSetup as error:
         field = "options" if options else "seats"
         raise invalid({field: [error.reason]}) from None

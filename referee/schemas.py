@@ -466,7 +466,9 @@ class StandingSchema(TournamentBotSchema):
     matches = _required(fields.Integer)
     points = _required(fields.Float, metadata={
         "description": "per match, the mean pair score against the other seats"})
-    wins = _required(fields.Integer)
+    wins = _required(fields.Integer, metadata={"description": "matches finished first alone"})
+    draws = _required(fields.Integer, metadata={
+        "description": "matches finished first with another seat (shared rank 1)"})
     average_score = _required(fields.Float)
     average_rank = _required(fields.Float)
     faults = _required(fields.Integer)

@@ -157,6 +157,12 @@ def test_tournament_shows_progress_standings_ratings_and_cross_table(site, brows
     rows = browser.find_elements(By.CSS_SELECTOR, "#standings-table tbody tr")
     names = [row.find_elements(By.TAG_NAME, "td")[1].text for row in rows]
     assert names == [row["name"] for row in tournament["standings"]]
+    headers = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR,
+                                                           "#standings-table thead th")]
+    wins, draws = headers.index("wins"), headers.index("draws")
+    assert [(row.find_elements(By.TAG_NAME, "td")[wins].text,
+             row.find_elements(By.TAG_NAME, "td")[draws].text) for row in rows] == [
+        (str(row["wins"]), str(row["draws"])) for row in tournament["standings"]]
     assert count(browser, "#ratings-table tbody tr") == len(tournament["ratings"]) == 3
     bots = tournament["cross_table"]["bots"]
     assert count(browser, "#crosstable-table tbody tr") == len(bots)

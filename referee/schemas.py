@@ -111,12 +111,33 @@ class BotCreateSchema(Schema):
                         validate=validate.Length(min=1))
 
 
+class BotUpdateSchema(Schema):
+    """PATCH /bots/{id}: a new name or URL (or both)."""
+
+    name = fields.String(validate=validate.Length(min=1, max=100))
+    url = fields.String(validate=validate.Length(min=1, max=2000))
+
+    @validates_schema
+    def check_something(self, data: dict, **kwargs) -> None:
+        if not data:
+            raise ValidationError("give a new name or url", field_name="_body")
+
+
 class BotSchema(Schema):
     id = _required(fields.String)
     name = _required(fields.String)
     url = _required(fields.String)
     games = _required(fields.List, fields.String())
     created_at = _required(fields.String)
+    retired_at = _required(fields.String, allow_none=True, metadata={
+        "description": "when the bot was retired (DELETE /bots/{id}): it plays no new match "
+                       "or tournament; null while active"})
+
+
+class BotCreatedSchema(BotSchema):
+    secret = _required(fields.String, metadata={
+        "description": "the key the referee signs its requests to the bot with (32 bytes, "
+                       "hex); shown in this answer only"})
 
 
 class BotListSchema(Schema):

@@ -49,6 +49,10 @@ class SetupError(ValueError):
         self.reason = reason
 
 
+class RetiredBot(SetupError):
+    """An entrant was retired (DELETE /bots/{id}): it enters no new tournament."""
+
+
 # ----- creation -----------------------------------------------------------------------
 def create_tournament(store: Store, spec: dict[str, Any]) -> dict:
     """Store and queue a tournament; `spec` holds game, bots, players, rounds, seed,
@@ -93,6 +97,9 @@ def registered_bots(store: Store, bot_ids: list[str], game: str) -> list[dict]:
             raise SetupError("bots", f"no registered bot {bot_id!r}")
         if game not in bot["games"]:
             raise SetupError("bots", f"bot {bot_id} does not play {game}")
+        if bot.get("retired_at"):
+            raise RetiredBot("bots", f"bot {bot_id} ({bot['name']}) is retired: it enters no "
+                                     "new tournament")
         bots.append(bot)
     return bots
 

@@ -14,7 +14,8 @@ from tournament.recovery import requeue_abandoned
 from tournament.store import MatchStatus, Store, new_match_meta, token_digest
 
 from ..auth import asked_by_admin, new_token, require_admin
-from ..problems import invalid, not_found
+from ..bot_registry import is_retired
+from ..problems import conflict, invalid, not_found
 from ..schemas import (
     MatchCreatedSchema,
     MatchCreateSchema,
@@ -84,9 +85,10 @@ def public_match(match: dict, admin: bool) -> dict:
 
 
 def _seat_infos(store: Store, specs: list[dict], game: str) -> list[dict]:
-    """Check every bot seat (registered, plays this game); name every seat. The bots are
-    read in one round trip."""
+    """Check every bot seat (registered, plays this game: else 400; not retired: else 409);
+    name every seat. The bots are read in one round trip."""
     errors: dict = {}
+    retired: list[str] = []
     seats = []
     bots = iter(store.get_bots([spec["bot_id"] for spec in specs if spec["kind"] == "bot"]))
     for index, spec in enumerate(specs):
@@ -99,11 +101,15 @@ def _seat_infos(store: Store, specs: list[dict], game: str) -> list[dict]:
             errors[str(index)] = {"bot_id": [f"no registered bot {spec['bot_id']!r}"]}
         elif game not in bot["games"]:
             errors[str(index)] = {"bot_id": [f"bot {bot['id']} does not play {game}"]}
+        elif is_retired(bot):
+            retired.append(f"{bot['id']} ({bot['name']})")
         else:
             seats.append({"seat": index, "kind": "bot", "bot_id": bot["id"],
                           "name": spec.get("name", bot["name"]), **_own_deadline(spec)})
     if errors:
         raise invalid({"seats": errors})
+    if retired:
+        raise conflict("bot/retired", f"retired bots play no new match: {', '.join(retired)}")
     return seats
 
 

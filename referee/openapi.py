@@ -136,7 +136,10 @@ def paths() -> dict[str, dict]:
                 "Start a match (admin)", "matches", (201, schemas.MatchCreatedSchema),
                 (400, 401, 403, 409, 413), body=schemas.MatchCreateSchema, security="admin",
                 description="Answers at once; an rq worker plays the match. Each pull seat "
-                            "gets a token, shown only in this answer."),
+                            "gets a token, shown only in this answer. When the options do "
+                            "not fit the number of seats and the game has one setup for "
+                            "it, that setup is played (one seat of Aldabas: its solo mode); "
+                            "a retired bot is a 409 `bot/retired`."),
             "get": operation("The matches, newest first", "matches",
                              (200, schemas.MatchListSchema), (400,),
                              parameters=[{"in": "query", "schema": schemas.MatchListQuerySchema}],
@@ -172,7 +175,9 @@ def paths() -> dict[str, dict]:
             parameters=[MATCH_ID, STEP, {"in": "query", "schema": schemas.ReplayStepQuerySchema}],
             security="admin", optional_security=True,
             description="With `seat`: exactly the observation that seat had before the "
-                        "decision of `step`; without: what every seat could see.")},
+                        "decision of `step`, and the step played from it as that seat knows "
+                        "it (another seat's move only through `played.events`); without: "
+                        "what every seat could see.")},
         "/replays/verify": {"post": operation(
             "Re-run a replay and check its steps, result, chain and signature", "replays",
             (200, schemas.VerifyReportSchema), (400, 413, 422), body=schemas.ReplaySubmissionSchema,

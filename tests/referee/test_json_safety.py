@@ -182,3 +182,15 @@ def test_a_replay_parsed_and_rewritten_by_javascript_verifies(api, served_app, b
         assert report["chain"] == "valid" and report["problem"] is None
     assert rewritten["rewritten_has"]['"elapsed_ms":3,'] is True
     assert record["format"] == replay.FORMAT
+
+
+def test_a_referee_replay_1_record_with_a_larger_seed_is_still_verified(api):
+    """Old records may carry seeds up to 2**63 - 1: POST /replays/verify re-runs them (the
+    committed record is signed with a key this server does not have)."""
+    record = orjson.loads((Path(__file__).parent / "data" / "replay-v1-aladino.json")
+                          .read_bytes())
+    assert record["seed"] > MAX_SAFE_INTEGER
+    report = api.post("/replays/verify", json=record).get_json()
+    assert report["problem"] is None and report["chain"] == "valid"
+    assert report["steps_checked"] == len(record["steps"])
+    assert report["signature"] == "unknown-key" and not report["valid"]

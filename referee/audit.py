@@ -90,9 +90,9 @@ def _notes(signature: str, keys_given: bool) -> list[str]:
 
 
 def _engine_for(record: dict) -> engines.Game:
-    if record.get("format") != replay.FORMAT:
+    if record.get("format") not in replay.CANONICAL_FORMS:
         raise UnsupportedReplay(f"unknown replay format {record.get('format')!r}; "
-                                f"this referee reads {replay.FORMAT}")
+                                f"this referee reads {', '.join(replay.CANONICAL_FORMS)}")
     try:
         engine = engines.get(record.get("game"))
     except engines.UnknownGame as error:
@@ -128,7 +128,7 @@ def _rerun(engine: engines.Game, record: dict, progress: _Progress) -> None:
         if step["seat"] != seat:
             raise _Mismatch(index, "seat", f"seat {seat} was to move, not seat {step['seat']}")
         state = _apply_step(engine, state, step, record["seed"], policy, strikes[seat])
-        if replay.state_hash(state) != step["state_hash"]:
+        if replay.state_hash(state, record["format"]) != step["state_hash"]:
             raise _Mismatch(index, "state_hash",
                             "the state after this step does not match the recorded hash")
         if step["fault"]:
@@ -144,7 +144,7 @@ def _initial_state(engine: engines.Game, record: dict) -> dict:
         state = engine.new_game(record["num_players"], record["seed"], record["options"])
     except engines.InvalidSetup as error:
         raise _Mismatch(None, "setup", f"the setup cannot be re-created: {error.reason}") from None
-    if replay.state_hash(state) != record["initial_state_hash"]:
+    if replay.state_hash(state, record["format"]) != record["initial_state_hash"]:
         raise _Mismatch(None, "seed", "the seed, options and player count do not give the "
                                       "recorded initial state")
     return state

@@ -35,6 +35,9 @@ class Client:
     def post(self, path: str, body: dict) -> dict:
         return self._check(self.session.post(self.base + path, json=body, timeout=60))
 
+    def patch(self, path: str, body: dict) -> dict:
+        return self._check(self.session.patch(self.base + path, json=body, timeout=60))
+
     @staticmethod
     def _check(response: requests.Response) -> dict:
         if response.status_code < 400:

@@ -32,7 +32,7 @@ class StoredReplayError(Exception):
 def encode(record: dict) -> bytes:
     """The stored form of a sealed record."""
     steps = [{k: v for k, v in step.items() if k != "state_hash"} for step in record["steps"]]
-    return MAGIC + zlib.compress(replay.canonical({**record, "steps": steps}), 6)
+    return MAGIC + zlib.compress(orjson.dumps({**record, "steps": steps}), 6)
 
 
 def decode(data: bytes) -> dict:
@@ -66,7 +66,7 @@ def _restore_hashes(record: dict) -> None:
     for step in record["steps"]:
         if step["action"] is not None:
             state = engine.apply(state, step["action"])
-        step["state_hash"] = replay.state_hash(state)
+        step["state_hash"] = replay.state_hash(state, record["format"])
     chain = record.get("chain")
     if chain and chain["head"] != replay.chain_head(record):
         raise StoredReplayError("the stored replay does not re-run to its sealed chain head")

@@ -30,7 +30,8 @@ ERROR_TEXT = {
     401: "no bearer token",
     403: "a token that does not grant this",
     404: "no such resource",
-    409: "out of turn, stale step, or the match is over",
+    409: "conflicts with the current state: out of turn, stale step, match over, a bot name "
+         "already registered (`detail` names its id), a retired bot",
     413: "request body too large",
     422: "the move breaks a rule; `detail` gives the engine's reason",
     429: "too many moves with this token (REFEREE_MOVE_RATE); retry after `Retry-After` s",
@@ -97,21 +98,48 @@ def paths() -> dict[str, dict]:
             "A game: player counts, options, components, action reference", "games",
             (200, schemas.GameDetailSchema), (404,), parameters=[GAME])},
         "/bots": {
-            "post": operation("Register a push bot (admin)", "bots", (201, schemas.BotSchema),
-                              (400, 401, 403, 413), body=schemas.BotCreateSchema,
-                              security="admin",
+            "post": operation("Register a push bot (admin)", "bots",
+                              (201, schemas.BotCreatedSchema), (400, 401, 403, 409, 413),
+                              body=schemas.BotCreateSchema, security="admin",
                               description="The URL's host must be on the allowlist "
-                                          "(REFEREE_BOT_HOSTS)."),
-            "get": operation("The registered bots", "bots", (200, schemas.BotListSchema), ()),
+                                          "(REFEREE_BOT_HOSTS). A name already registered "
+                                          "(without regard to case; retired bots included) "
+                                          "is a 409 naming that bot's id. The answer holds "
+                                          "the bot's `secret`, the key of the signatures on "
+                                          "the referee's requests: shown here only."),
+            "get": operation("The registered bots, retired ones included", "bots",
+                             (200, schemas.BotListSchema), ()),
         },
-        "/bots/{bot_id}": {"get": operation(
-            "A registered bot", "bots", (200, schemas.BotSchema), (404,), parameters=[BOT_ID])},
+        "/bots/{bot_id}": {
+            "get": operation("A registered bot", "bots", (200, schemas.BotSchema), (404,),
+                             parameters=[BOT_ID]),
+            "patch": operation(
+                "Change a bot's name or URL (admin)", "bots", (200, schemas.BotSchema),
+                (400, 401, 403, 404, 409, 413), body=schemas.BotUpdateSchema,
+                parameters=[BOT_ID], security="admin",
+                description="The URL is checked as at registration; a name another bot has "
+                            "is a 409. Matches already recorded keep the old name."),
+            "delete": operation(
+                "Retire a bot (admin)", "bots", (200, schemas.BotSchema),
+                (401, 403, 404), parameters=[BOT_ID], security="admin",
+                description="No new match or tournament accepts it (409 `bot/retired`); its "
+                            "matches, replays and ratings stay, and it is listed with "
+                            "`retired_at`. Retiring it again changes nothing."),
+        },
+        "/bots/{bot_id}/secret": {"post": operation(
+            "A new signing secret for a bot (admin)", "bots", (200, schemas.BotCreatedSchema),
+            (401, 403, 404), parameters=[BOT_ID], security="admin",
+            description="The old secret stops at once; the new one is shown in this answer "
+                        "only.")},
         "/matches": {
             "post": operation(
                 "Start a match (admin)", "matches", (201, schemas.MatchCreatedSchema),
-                (400, 401, 403, 413), body=schemas.MatchCreateSchema, security="admin",
+                (400, 401, 403, 409, 413), body=schemas.MatchCreateSchema, security="admin",
                 description="Answers at once; an rq worker plays the match. Each pull seat "
-                            "gets a token, shown only in this answer."),
+                            "gets a token, shown only in this answer. When the options do "
+                            "not fit the number of seats and the game has one setup for "
+                            "it, that setup is played (one seat of Aldabas: its solo mode); "
+                            "a retired bot is a 409 `bot/retired`."),
             "get": operation("The matches, newest first", "matches",
                              (200, schemas.MatchListSchema), (400,),
                              parameters=[{"in": "query", "schema": schemas.MatchListQuerySchema}],
@@ -130,9 +158,12 @@ def paths() -> dict[str, dict]:
             "A pull seat's move (seat token)", "seats", (200, schemas.MoveAcceptedSchema),
             (400, 401, 403, 404, 409, 413, 422, 429), body=schemas.MoveSchema,
             parameters=[MATCH_ID], security="seat",
-            description="Checked against the live state: turn (409), step (409), rules "
-                        "(422), rate (429, per token, REFEREE_MOVE_RATE). The answer waits "
-                        "briefly until the runner has played it.")},
+            description="Checked against the live state: turn (409), step (409), the "
+                        "game's action schema (400 `action/invalid`: what a push bot's "
+                        "`malformed` fault is), rules (422 `action/illegal`: a push bot's "
+                        "`illegal`), rate (429, per token, REFEREE_MOVE_RATE); both refusals "
+                        "carry the engine's reason in `detail`. The answer waits briefly "
+                        "until the runner has played it.")},
         "/matches/{match_id}/replay": {"get": operation(
             "The replay record (while the match runs: admin only)", "replays",
             (200, schemas.ReplaySchema), (401, 403, 404), parameters=[MATCH_ID],
@@ -144,10 +175,12 @@ def paths() -> dict[str, dict]:
             parameters=[MATCH_ID, STEP, {"in": "query", "schema": schemas.ReplayStepQuerySchema}],
             security="admin", optional_security=True,
             description="With `seat`: exactly the observation that seat had before the "
-                        "decision of `step`; without: what every seat could see.")},
+                        "decision of `step`, and the step played from it as that seat knows "
+                        "it (another seat's move only through `played.events`); without: "
+                        "what every seat could see.")},
         "/replays/verify": {"post": operation(
             "Re-run a replay and check its steps, result, chain and signature", "replays",
-            (200, schemas.VerifyReportSchema), (400, 413, 422), body=schemas.ReplaySchema,
+            (200, schemas.VerifyReportSchema), (400, 413, 422), body=schemas.ReplaySubmissionSchema,
             description="422 when the replay was made under another game version (or an "
                         "unknown game or format): refused rather than mis-verified.")},
         **tournament_paths(),
@@ -159,7 +192,7 @@ def tournament_paths() -> dict[str, dict]:
         "/tournaments": {
             "post": operation(
                 "Start a round-robin tournament (admin)", "tournaments",
-                (201, schemas.TournamentSchema), (400, 401, 403, 413),
+                (201, schemas.TournamentSchema), (400, 401, 403, 409, 413),
                 body=schemas.TournamentCreateSchema, security="admin",
                 description="Every combination of `players` bots plays in every seat rotation "
                             "on one derived seed, `rounds` times; one rq job per match."),

@@ -9,8 +9,13 @@ A replay is one JSON object:
 Each step is `{"step", "seat", "action", "fault", "elapsed_ms", "state_hash"}` where
 `state_hash` is the sha256 of the canonical JSON of the engine state *after* the step
 (for a forfeit, the unchanged state) and `fault` is null or
-`{"code", "detail", "raw", "policy"}`. Canonical JSON is orjson with sorted keys, so a
-hash or a signature computed over it does not depend on who wrote the record.
+`{"code", "detail", "raw", "policy"}`.
+
+Canonical JSON depends on the record's `format`: `referee-replay/2` (what the referee
+writes) uses RFC 8785 (`referee.canonical.jcs`), which any language reproduces after
+parsing and re-writing the record; `referee-replay/1` used orjson with sorted keys, kept so
+that those records verify exactly as before. A hash or a signature computed over the
+canonical form does not depend on who wrote the record.
 
 `seal` adds, on top of a finished record:
 - `chain`: `{"algorithm": "sha256", "length", "head"}`, a hash chained over the steps in
@@ -26,22 +31,31 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
+from .canonical import jcs, sorted_json
 
-FORMAT = "referee-replay/1"
+FORMAT_V1 = "referee-replay/1"
+FORMAT = "referee-replay/2"
+CANONICAL_FORMS: dict[str, Callable[[Any], bytes]] = {FORMAT_V1: sorted_json, FORMAT: jcs}
 
 
 def canonical(value: Any) -> bytes:
-    """Canonical JSON bytes: sorted keys, no whitespace, UTF-8."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    """Compact JSON with sorted keys (orjson), how records are stored; also the canonical
+    form of `referee-replay/1`."""
+    return sorted_json(value)
 
 
-def state_hash(state: dict) -> str:
+def canonical_form(record_format: str) -> Callable[[Any], bytes]:
+    """The canonical JSON writer of a record format (KeyError for an unknown one)."""
+    return CANONICAL_FORMS[record_format]
+
+
+def state_hash(state: dict, record_format: str = FORMAT) -> str:
     """sha256 (hex) of the canonical JSON of an engine state."""
-    return hashlib.sha256(canonical(state)).hexdigest()
+    return hashlib.sha256(canonical_form(record_format)(state)).hexdigest()
 
 
 def utc_now() -> str:
@@ -94,9 +108,10 @@ def fault_record(*, code: str, detail: str, raw: str, policy: str) -> dict:
 
 def chain_head(record: dict) -> str:
     """The last link of the hash chain over the record's steps, in order."""
+    write = canonical_form(record["format"])
     link = bytes.fromhex(record["initial_state_hash"])
     for step in record["steps"]:
-        link = hashlib.sha256(link + canonical(step)).digest()
+        link = hashlib.sha256(link + write(step)).digest()
     return link.hex()
 
 
@@ -108,7 +123,8 @@ def key_id(secret: str) -> str:
 def signature_value(record: dict, secret: str) -> str:
     """HMAC-SHA256 over the canonical record without its signature."""
     unsigned = {k: v for k, v in record.items() if k != "signature"}
-    return hmac.new(secret.encode(), canonical(unsigned), hashlib.sha256).hexdigest()
+    write = canonical_form(record["format"])
+    return hmac.new(secret.encode(), write(unsigned), hashlib.sha256).hexdigest()
 
 
 def seal(record: dict, secret: str) -> dict:

@@ -15,7 +15,12 @@ import engines
 from .botclient import Fault
 from .runner import DEFAULT_STRIKE_LIMIT, FORFEIT, POLICY_CHOICES, FailurePolicy
 
-MAX_SEED = (1 << 63) - 1
+MAX_SAFE_INTEGER = (1 << 53) - 1  # the largest integer a JavaScript number holds exactly
+MAX_SEED = MAX_SAFE_INTEGER
+MAX_REPLAY_SEED = (1 << 63) - 1  # what the engines accept: referee-replay/1 records used it
+SEED_RANGE = validate.Range(min=0, max=MAX_SEED, error=(
+    "a seed is an integer from 0 to 2**53 - 1 = 9007199254740991, the largest integer "
+    "every JSON client (JavaScript's JSON.parse) reads exactly"))
 SHA256_HEX = validate.Regexp(r"^[0-9a-f]{64}$", error="not a sha256 hex digest")
 MAX_PAGE = 200
 MAX_OFFSET = 1 << 40
@@ -41,10 +46,24 @@ class JsonNumber(fields.Field):
         return value
 
 
+class SafeInteger(fields.Integer):
+    """An integer at most 2**53 - 1 (documented as the `maximum`), so that it survives a
+    JavaScript `JSON.parse`: every integer the API emits is one."""
+
+    def __init__(self, *args, **kwargs):
+        validators = kwargs.get("validate")
+        validators = [] if validators is None else (
+            list(validators) if isinstance(validators, list | tuple) else [validators])
+        if not any(isinstance(v, validate.Range) and v.max is not None for v in validators):
+            validators.append(validate.Range(max=MAX_SAFE_INTEGER))
+        super().__init__(*args, **{**kwargs, "validate": validators})
+
+
 def _required(field_class: type[fields.Field], *args, **kwargs) -> fields.Field:
     """A response field that is always present (it may still be null when allowed);
-    integers are strict, so a submitted replay with "5" for 5 is refused."""
+    integers are strict, so a submitted replay with "5" for 5 is refused, and safe."""
     if field_class is fields.Integer:
+        field_class = SafeInteger
         kwargs.setdefault("strict", True)
     return field_class(*args, required=True, **kwargs)
 
@@ -92,12 +111,33 @@ class BotCreateSchema(Schema):
                         validate=validate.Length(min=1))
 
 
+class BotUpdateSchema(Schema):
+    """PATCH /bots/{id}: a new name or URL (or both)."""
+
+    name = fields.String(validate=validate.Length(min=1, max=100))
+    url = fields.String(validate=validate.Length(min=1, max=2000))
+
+    @validates_schema
+    def check_something(self, data: dict, **kwargs) -> None:
+        if not data:
+            raise ValidationError("give a new name or url", field_name="_body")
+
+
 class BotSchema(Schema):
     id = _required(fields.String)
     name = _required(fields.String)
     url = _required(fields.String)
     games = _required(fields.List, fields.String())
     created_at = _required(fields.String)
+    retired_at = _required(fields.String, allow_none=True, metadata={
+        "description": "when the bot was retired (DELETE /bots/{id}): it plays no new match "
+                       "or tournament; null while active"})
+
+
+class BotCreatedSchema(BotSchema):
+    secret = _required(fields.String, metadata={
+        "description": "the key the referee signs its requests to the bot with (32 bytes, "
+                       "hex); shown in this answer only"})
 
 
 class BotListSchema(Schema):
@@ -152,9 +192,8 @@ class MatchCreateSchema(Schema):
     game = fields.String(required=True, validate=_known_game)
     seats = fields.List(fields.Nested(SeatSpecSchema), required=True,
                         validate=validate.Length(min=1, max=16))
-    seed = fields.Integer(strict=True, validate=validate.Range(min=0, max=MAX_SEED),
-                          load_default=random_seed,
-                          metadata={"description": "drawn by the server when absent"})
+    seed = SafeInteger(strict=True, validate=SEED_RANGE, load_default=random_seed,
+                       metadata={"description": "drawn by the server when absent"})
     options = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=dict)
     failure_policy = fields.Nested(FailurePolicySchema,
                                     load_default=FailurePolicy().to_dict)
@@ -176,7 +215,7 @@ class SeatInfoSchema(Schema):
     kind = _required(fields.String, validate=validate.OneOf(["bot", "pull"]))
     bot_id = _required(fields.String, allow_none=True)
     name = _required(fields.String)
-    deadline_ms = fields.Integer(metadata={"description": "present when the seat was given "
+    deadline_ms = SafeInteger(metadata={"description": "present when the seat was given "
                                                           "its own deadline"})
 
 
@@ -193,7 +232,7 @@ class PolicySchema(Schema):
 
 class ResultSchema(Schema):
     scores = _required(fields.List, JsonNumber())
-    ranks = _required(fields.List, fields.Integer())
+    ranks = _required(fields.List, SafeInteger())
     details = _required(fields.Dict)
 
 
@@ -336,7 +375,7 @@ class ReplaySchema(Schema):
     steps = _required(fields.List, fields.Nested(StepSchema))
     result = _required(fields.Nested, ResultSchema, allow_none=True)
     forfeit = _required(fields.Nested, ForfeitSchema, allow_none=True)
-    strikes = _required(fields.List, fields.Integer())
+    strikes = _required(fields.List, SafeInteger())
     started_at = _required(fields.String, allow_none=True)
     finished_at = _required(fields.String, allow_none=True)
     chain = _required(fields.Nested, ChainSchema, allow_none=True, metadata={
@@ -345,9 +384,40 @@ class ReplaySchema(Schema):
         "description": "HMAC of the record; null when unsigned or not over"})
 
 
+class ReplaySubmissionSchema(ReplaySchema):
+    """A record to verify: as a replay, but a seed up to 2**63 - 1, which records of format
+    referee-replay/1 may carry."""
+
+    seed = _required(fields.Integer, validate=validate.Range(min=0, max=MAX_REPLAY_SEED))
+
+
 class ReplayStepQuerySchema(Schema):
     seat = fields.Integer(validate=validate.Range(min=0), metadata={
         "description": "the seat whose view to show; absent: the spectator's view"})
+
+
+class SeenFaultSchema(Schema):
+    code = _required(fields.String, validate=validate.OneOf(Fault.ALL))
+    policy = _required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
+    detail = fields.String(metadata={"description": "for the seat that committed it only"})
+    raw = fields.String(metadata={"description": "for the seat that committed it only"})
+
+
+class SeenStepSchema(Schema):
+    """A recorded step as one viewer knows it."""
+
+    step = _required(fields.Integer)
+    seat = _required(fields.Integer, metadata={"description": "the seat that played it"})
+    action = _required(fields.Dict, allow_none=True, metadata={
+        "description": "the action, shown to the seat that played it only (null for any "
+                       "other viewer, and for a forfeited step): `events` say what the "
+                       "others learnt of it"})
+    fault = _required(fields.Nested, SeenFaultSchema, allow_none=True)
+    elapsed_ms = _required(JsonNumber)
+    state_hash = _required(fields.String, validate=SHA256_HEX)
+    events = _required(fields.List, fields.Dict(), metadata={
+        "description": "the entries this step added to the viewer's event log, exactly as "
+                       "the viewer's observation shows them"})
 
 
 class ReplayStepSchema(Schema):
@@ -359,8 +429,9 @@ class ReplayStepSchema(Schema):
     to_move = _required(fields.Integer, allow_none=True)
     view = _required(fields.Dict, metadata={
         "description": "exactly the observation the seat had, or the spectator's view"})
-    played = _required(fields.Nested, StepSchema, allow_none=True, metadata={
-        "description": "the step recorded from this state; null at the end"})
+    played = _required(fields.Nested, SeenStepSchema, allow_none=True, metadata={
+        "description": "the step played from this state, as the viewer knows it; null at "
+                       "the end"})
 
 
 class VerifyProblemSchema(Schema):
@@ -410,8 +481,8 @@ class TournamentProgressSchema(Schema):
     total = _required(fields.Integer, metadata={"description": "matches in the schedule"})
     done = _required(fields.Integer, metadata={"description": "matches over (failed included)"})
     failed = _required(fields.Integer)
-    running = fields.Integer()
-    queued = fields.Integer()
+    running = SafeInteger()
+    queued = SafeInteger()
 
 
 class TournamentBotSchema(Schema):
@@ -424,7 +495,9 @@ class StandingSchema(TournamentBotSchema):
     matches = _required(fields.Integer)
     points = _required(fields.Float, metadata={
         "description": "per match, the mean pair score against the other seats"})
-    wins = _required(fields.Integer)
+    wins = _required(fields.Integer, metadata={"description": "matches finished first alone"})
+    draws = _required(fields.Integer, metadata={
+        "description": "matches finished first with another seat (shared rank 1)"})
     average_score = _required(fields.Float)
     average_rank = _required(fields.Float)
     faults = _required(fields.Integer)
@@ -477,7 +550,7 @@ class TournamentSchema(TournamentSummarySchema):
     bots = _required(fields.List, fields.Nested(TournamentBotSchema))
     standings = _required(fields.List, fields.Nested(StandingSchema))
     cross_table = _required(fields.Nested, CrossTableSchema)
-    faults = _required(fields.Dict, keys=fields.String(), values=fields.Integer(),
+    faults = _required(fields.Dict, keys=fields.String(), values=SafeInteger(),
                        metadata={"description": "bot id -> faults committed"})
     ratings = _required(fields.List, fields.Nested(TournamentRatingSchema), allow_none=True,
                         metadata={"description": "Bradley-Terry maximum likelihood with 95% "

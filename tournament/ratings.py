@@ -397,9 +397,10 @@ def standings(results: Iterable[Result]) -> dict[str, Any]:
     """The tournament table and cross-table; the same whatever order `results` come in.
 
     table rows (best first by points, then wins, then average score): bot, matches, points,
-    wins (matches finished first, alone or tied), average_score, average_rank, faults,
-    forfeits. cross_table[a][b]: a's pair score against b summed over their matches (1 for
-    finishing ahead, 0.5 tied), so cross_table[a][b] + cross_table[b][a] = their meetings.
+    wins (matches finished first alone), draws (first place shared with another seat),
+    average_score, average_rank, faults, forfeits. cross_table[a][b]: a's pair score against
+    b summed over their matches (1 for finishing ahead, 0.5 tied), so cross_table[a][b] +
+    cross_table[b][a] = their meetings.
     """
     tally: dict[str, dict[str, Any]] = {}
     cross: dict[str, dict[str, Fraction]] = {}
@@ -421,10 +422,13 @@ def add_to_tally(tally: dict[str, dict[str, Any]], result: Result) -> None:
     forfeits = result.get("forfeits", [False] * len(result["seats"]))
     solo = len(result["seats"]) == 1
     for seat, bot in enumerate(result["seats"]):
-        entry = tally.setdefault(bot, {"points": Fraction(0), "wins": 0, "scores": [],
-                                       "ranks": [], "faults": 0, "forfeits": 0})
+        entry = tally.setdefault(bot, {"points": Fraction(0), "wins": 0, "draws": 0,
+                                       "scores": [], "ranks": [], "faults": 0, "forfeits": 0})
         entry["points"] += points[seat]
-        entry["wins"] += int(result["ranks"][seat] == 1 and not solo)
+        first = result["ranks"][seat] == 1 and not solo
+        shared = result["ranks"].count(1) > 1
+        entry["wins"] += int(first and not shared)
+        entry["draws"] += int(first and shared)
         entry["scores"].append(result["scores"][seat])
         entry["ranks"].append(result["ranks"][seat])
         entry["faults"] += fault_count(faults[seat])
@@ -448,6 +452,7 @@ def table_row(bot: str, entry: dict[str, Any]) -> Row:
         "matches": matches,
         "points": round(float(entry["points"]), DECIMALS),
         "wins": entry["wins"],
+        "draws": entry["draws"],
         "average_score": round(math.fsum(entry["scores"]) / matches, DECIMALS),
         "average_rank": round(math.fsum(entry["ranks"]) / matches, DECIMALS),
         "faults": entry["faults"],

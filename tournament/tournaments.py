@@ -18,6 +18,7 @@ from typing import Any
 
 import engines
 from referee.replay import utc_now
+from referee.setups import match_options
 
 from . import jobs, pairing, ratings, recovery, results
 from .store import (
@@ -46,6 +47,10 @@ class SetupError(ValueError):
         super().__init__(reason)
         self.field = field
         self.reason = reason
+
+
+class RetiredBot(SetupError):
+    """An entrant was retired (DELETE /bots/{id}): it enters no new tournament."""
 
 
 # ----- creation -----------------------------------------------------------------------
@@ -92,14 +97,18 @@ def registered_bots(store: Store, bot_ids: list[str], game: str) -> list[dict]:
             raise SetupError("bots", f"no registered bot {bot_id!r}")
         if game not in bot["games"]:
             raise SetupError("bots", f"bot {bot_id} does not play {game}")
+        if bot.get("retired_at"):
+            raise RetiredBot("bots", f"bot {bot_id} ({bot['name']}) is retired: it enters no "
+                                     "new tournament")
         bots.append(bot)
     return bots
 
 
 def checked_options(engine: engines.Game, players: int, options: dict) -> dict:
-    """The options with the game's defaults; refused when the game cannot be played so."""
+    """The options with the game's defaults (one player of Aldabas: its solo mode, see
+    `referee.setups`); refused when the game cannot be played so."""
     try:
-        return engine.normalize_options(players, dict(options))
+        return match_options(engine, players, options)
     except engines.InvalidSetup as error:
         raise SetupError("options" if options else "players", error.reason) from None
 

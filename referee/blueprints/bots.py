@@ -1,13 +1,15 @@
-"""POST /bots (admin), GET /bots, GET /bots/{id}: registered push bots."""
+"""POST /bots, PATCH and DELETE /bots/{id}, POST /bots/{id}/secret (admin); GET /bots,
+GET /bots/{id}: registered push bots (`referee.bot_registry`)."""
 
 import secrets
 
 from flask import Blueprint, Response
 
 from ..auth import require_admin
-from ..problems import invalid, not_found
+from ..bot_registry import bot_named, is_retired, new_secret, public_bot, update_bot
+from ..problems import Problem, invalid, not_found
 from ..replay import utc_now
-from ..schemas import BotCreateSchema, BotListSchema, BotSchema
+from ..schemas import BotCreatedSchema, BotCreateSchema, BotListSchema, BotSchema, BotUpdateSchema
 from ..web import load_body, reply, services
 
 bp = Blueprint("bots", __name__)
@@ -15,25 +17,83 @@ bp = Blueprint("bots", __name__)
 
 @bp.post("/bots")
 def register_bot() -> Response:
+    """201 with the bot and its secret, shown in this answer only; 409 for a taken name."""
     require_admin()
     data = load_body(BotCreateSchema)
-    problem = services().config.bot_url_problem(data["url"])
-    if problem:
-        raise invalid({"url": [problem]})
+    _check_url(data["url"])
+    _check_name_free(data["name"])
     bot = {"id": f"bot-{secrets.token_hex(6)}", "name": data["name"], "url": data["url"],
-           "games": sorted(set(data["games"])), "created_at": utc_now()}
+           "games": sorted(set(data["games"])), "created_at": utc_now(),
+           "secret": new_secret()}
     services().store.save_bot(bot)
-    return reply(BotSchema, bot, 201, headers={"Location": f"/bots/{bot['id']}"})
+    return reply(BotCreatedSchema, {**public_bot(bot), "secret": bot["secret"]}, 201,
+                 headers={"Location": f"/bots/{bot['id']}"})
 
 
 @bp.get("/bots")
 def list_bots() -> Response:
-    return reply(BotListSchema, {"bots": services().store.list_bots()})
+    return reply(BotListSchema, {"bots": [public_bot(bot)
+                                          for bot in services().store.list_bots()]})
 
 
 @bp.get("/bots/<bot_id>")
 def get_bot(bot_id: str) -> Response:
+    return reply(BotSchema, public_bot(_find_bot(bot_id)))
+
+
+@bp.patch("/bots/<bot_id>")
+def change_bot(bot_id: str) -> Response:
+    """A new name or URL (checked as at registration); its matches keep the old ones."""
+    require_admin()
+    bot = _find_bot(bot_id)
+    data = load_body(BotUpdateSchema)
+    if "url" in data:
+        _check_url(data["url"])
+    if "name" in data:
+        _check_name_free(data["name"], other_than=bot_id)
+    bot.update(data)
+    update_bot(services().store, bot)
+    return reply(BotSchema, public_bot(bot))
+
+
+@bp.delete("/bots/<bot_id>")
+def retire_bot(bot_id: str) -> Response:
+    """Retire the bot: no new match or tournament accepts it; its history stays."""
+    require_admin()
+    bot = _find_bot(bot_id)
+    if not is_retired(bot):
+        bot["retired_at"] = utc_now()
+        update_bot(services().store, bot)
+    return reply(BotSchema, public_bot(bot))
+
+
+@bp.post("/bots/<bot_id>/secret")
+def rotate_secret(bot_id: str) -> Response:
+    """A new secret for the bot, shown in this answer only; the old one stops at once."""
+    require_admin()
+    bot = _find_bot(bot_id)
+    bot["secret"] = new_secret()
+    update_bot(services().store, bot)
+    return reply(BotCreatedSchema, {**public_bot(bot), "secret": bot["secret"]})
+
+
+def _find_bot(bot_id: str) -> dict:
     bot = services().store.get_bot(bot_id)
     if bot is None:
         raise not_found(f"bot {bot_id!r}")
-    return reply(BotSchema, bot)
+    return bot
+
+
+def _check_url(url: str) -> None:
+    problem = services().config.bot_url_problem(url)
+    if problem:
+        raise invalid({"url": [problem]})
+
+
+def _check_name_free(name: str, other_than: str | None = None) -> None:
+    """409 naming the bot that already has this name (retired or not)."""
+    holder = bot_named(services().store, name, other_than)
+    if holder is not None:
+        retired = " (retired)" if is_retired(holder) else ""
+        detail = f"a bot named {holder['name']!r} is already registered: {holder['id']}{retired}"
+        raise Problem(409, "bot/name-taken", "Conflict", detail, errors={"name": [detail]})

@@ -14,7 +14,8 @@ from tournament.recovery import requeue_abandoned
 from tournament.store import MatchStatus, Store, new_match_meta, token_digest
 
 from ..auth import asked_by_admin, new_token, require_admin
-from ..problems import invalid, not_found
+from ..bot_registry import is_retired
+from ..problems import conflict, invalid, not_found
 from ..schemas import (
     MatchCreatedSchema,
     MatchCreateSchema,
@@ -22,6 +23,7 @@ from ..schemas import (
     MatchListSchema,
     MatchSchema,
 )
+from ..setups import match_options
 from ..web import load_body, load_query, reply, services
 
 bp = Blueprint("matches", __name__)
@@ -83,9 +85,10 @@ def public_match(match: dict, admin: bool) -> dict:
 
 
 def _seat_infos(store: Store, specs: list[dict], game: str) -> list[dict]:
-    """Check every bot seat (registered, plays this game); name every seat. The bots are
-    read in one round trip."""
+    """Check every bot seat (registered, plays this game: else 400; not retired: else 409);
+    name every seat. The bots are read in one round trip."""
     errors: dict = {}
+    retired: list[str] = []
     seats = []
     bots = iter(store.get_bots([spec["bot_id"] for spec in specs if spec["kind"] == "bot"]))
     for index, spec in enumerate(specs):
@@ -98,11 +101,15 @@ def _seat_infos(store: Store, specs: list[dict], game: str) -> list[dict]:
             errors[str(index)] = {"bot_id": [f"no registered bot {spec['bot_id']!r}"]}
         elif game not in bot["games"]:
             errors[str(index)] = {"bot_id": [f"bot {bot['id']} does not play {game}"]}
+        elif is_retired(bot):
+            retired.append(f"{bot['id']} ({bot['name']})")
         else:
             seats.append({"seat": index, "kind": "bot", "bot_id": bot["id"],
                           "name": spec.get("name", bot["name"]), **_own_deadline(spec)})
     if errors:
         raise invalid({"seats": errors})
+    if retired:
+        raise conflict("bot/retired", f"retired bots play no new match: {', '.join(retired)}")
     return seats
 
 
@@ -112,9 +119,11 @@ def _own_deadline(spec: dict) -> dict:
 
 
 def _initial_state(engine: engines.Game, num_players: int, seed: int, options: dict) -> dict:
-    """The match's first state; an unsupported player count or option is a 400."""
+    """The match's first state (one seat of Aldabas: its solo mode, `referee.setups`); an
+    unsupported player count or option is a 400 naming the game's setups."""
     try:
-        return engine.new_game(num_players=num_players, seed=seed, options=options)
+        return engine.new_game(num_players=num_players, seed=seed,
+                               options=match_options(engine, num_players, options))
     except engines.InvalidSetup as error:
         field = "options" if options else "seats"
         raise invalid({field: [error.reason]}) from None

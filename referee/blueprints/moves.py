@@ -18,7 +18,7 @@ from tournament.jobs import enqueue_match
 from tournament.store import MatchStatus, seat_deadline_ms
 
 from ..auth import bearer_token, require_token
-from ..problems import Problem, conflict, invalid, not_found
+from ..problems import Problem, conflict, not_found
 from ..runner import decision_payload
 from ..schemas import MoveAcceptedSchema, MoveSchema, ObservationSchema
 from ..web import load_body, reply, services
@@ -91,7 +91,9 @@ def _check_rate() -> None:
 
 
 def _check_turn(engine: engines.Game, live: dict, seat: int, move: dict) -> None:
-    """409 out of turn or stale; 422 against the rules; 400 for a malformed action."""
+    """409 out of turn or stale; 422 against the rules (IllegalAction); 400 for an action
+    that fails the game's action schema (InvalidAction). Both carry the engine's reason;
+    a push bot's same answers are the faults `illegal` and `malformed`."""
     to_move = engine.current_seat(live["state"])
     if to_move != seat:
         whose = "nobody's: the game is over" if to_move is None else f"seat {to_move}'s"
@@ -104,4 +106,5 @@ def _check_turn(engine: engines.Game, live: dict, seat: int, move: dict) -> None
     except engines.IllegalAction as error:
         raise Problem(422, "action/illegal", "Illegal action", error.reason) from None
     except engines.InvalidAction as error:
-        raise invalid({"action": [error.reason]}) from None
+        raise Problem(400, "action/invalid", "Invalid action", error.reason,
+                      errors={"action": [error.reason]}) from None

@@ -16,6 +16,7 @@ from ..schemas import (
     ReplaySchema,
     ReplayStepQuerySchema,
     ReplayStepSchema,
+    ReplaySubmissionSchema,
     VerifyReportSchema,
 )
 from ..web import load_json, load_query, reply, services, shared
@@ -42,7 +43,8 @@ def get_replay_step(match_id: str, step: int) -> Response:
     engine = engines.get(record["game"])
     state = state_before(engine, record, step)
     view = engine.observation(state, seat)
-    played = record["steps"][step] if step < len(record["steps"]) else None
+    played = (seen_step(engine, state, view, record["steps"][step], seat)
+              if step < len(record["steps"]) else None)
     return reply(ReplayStepSchema, {"match_id": match_id, "step": step, "seat": seat,
                                       "to_move": view["to_move"], "view": view,
                                       "played": played})
@@ -51,7 +53,7 @@ def get_replay_step(match_id: str, step: int) -> Response:
 @bp.post("/replays/verify")
 def verify_replay() -> Response:
     record = load_json()
-    errors = shared(ReplaySchema).validate(record) if isinstance(record, dict) else {
+    errors = shared(ReplaySubmissionSchema).validate(record) if isinstance(record, dict) else {
         "_body": ["a replay record is a JSON object"]}
     if errors:
         raise invalid(errors)
@@ -71,6 +73,20 @@ def state_before(engine: engines.Game, record: dict, step: int) -> dict:
         if played["action"] is not None:
             state = engine.apply(state, played["action"])
     return state
+
+
+def seen_step(engine: engines.Game, state: dict, view: dict, played: dict,
+              seat: int | None) -> dict:
+    """The step played from `state` as `seat` (None: a spectator) knows it, with the
+    events it added to that seat's log. The seat that played it sees it whole; any other
+    viewer sees no action (it may hold a secret, such as an Aldabas vault door: the events
+    say what that viewer learnt of it) and of a fault only its code and policy."""
+    after = state if played["action"] is None else engine.apply(state, played["action"])
+    events = engine.observation(after, seat)["log"][len(view["log"]):]
+    if seat == played["seat"]:
+        return {**played, "events": events}
+    fault = played["fault"] and {key: played["fault"][key] for key in ("code", "policy")}
+    return {**played, "action": None, "fault": fault, "events": events}
 
 
 def _readable_record(match: dict) -> dict:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from flask import Blueprint, Response
 
 from tournament import tournaments
-from tournament.tournaments import SetupError
+from tournament.tournaments import RetiredBot, SetupError
 
 from ..auth import asked_by_admin, require_admin
-from ..problems import invalid, not_found
+from ..problems import conflict, invalid, not_found
 from ..schemas import (
     ListQuerySchema,
     TournamentCreateSchema,
@@ -30,6 +30,8 @@ def create_tournament() -> Response:
     spec = {**data, "policy": policy}
     try:
         meta = tournaments.create_tournament(store, spec)
+    except RetiredBot as error:
+        raise conflict("bot/retired", error.reason) from None
     except SetupError as error:
         raise invalid({error.field: [error.reason]}) from None
     view = tournaments.tournament_view(store, meta["id"], admin=True)

@@ -1,6 +1,11 @@
 """`referee check-bot URL --game G`: send a bot real decisions from every phase of a game
 and report the answers that are late, malformed or illegal, with the reason.
 
+Faults are classed as in a match: an action that fails the game's action schema (the
+engine's InvalidAction) is `malformed`, one against the rules (IllegalAction) `illegal`.
+A bot on loopback whose median answer takes 40 ms or more gets a warning: that is the
+delay of Nagle's algorithm meeting delayed ACKs, not thinking time.
+
 The decisions come from seeded random playouts of every setup the game supports (player
 counts and modes). A decision's *phase* is the set of action types it offers; the check
 sends a few decisions of every phase of every setup, early, middle and late ones, so every
@@ -10,11 +15,13 @@ action type the engine lists is exercised. Exit status 1 when any answer is faul
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import random
 import statistics
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import engines
 from engines.base import Game, State
@@ -26,6 +33,14 @@ NAME = "check-bot"
 HELP = "send a bot real decisions from every phase of a game and report faulty answers"
 MAX_PLAYOUT_STEPS = 5000
 EXTRA_PLAYOUTS = 20
+NAGLE_MS = 40.0  # Linux's delayed ACK: a median answer this slow on loopback is no thinking
+NAGLE_ADVICE = (
+    "the signature of Nagle's algorithm meeting delayed ACKs: the bot writes its answer in "
+    "two pieces (headers, then body) on a kept-alive connection and the second waits for "
+    "an ACK the referee delays by about 40 ms. Write the whole answer in one write, or set "
+    "TCP_NODELAY on the connection (Java's com.sun.net.httpserver: run with "
+    "-Dsun.net.httpserver.nodelay=true; Python's http.server: build headers and body in one "
+    "buffer, as bots/python/sdk.py does; Node.js's http and Go's net/http set it already)")
 
 
 @dataclass(frozen=True)
@@ -76,8 +91,11 @@ def run(args: argparse.Namespace) -> int:
         print(describe_finding(finding))
     report_uncovered(game, decisions)
     if timings:
-        print(f"answer time: median {statistics.median(timings):.1f} ms, "
-              f"max {max(timings):.1f} ms")
+        median = statistics.median(timings)
+        print(f"answer time: median {median:.1f} ms, max {max(timings):.1f} ms")
+        if median >= NAGLE_MS and on_loopback(args.url):
+            print(f"warning: the median answer took {median:.1f} ms on loopback, "
+                  f"{NAGLE_ADVICE}")
     verdict = "FAILED" if findings else "passed"
     print(f"{verdict}: {len(decisions) - len(findings)} of {len(decisions)} answers were legal")
     return 1 if findings else 0
@@ -152,11 +170,23 @@ def check(game: Game, url: str, decisions: list[Decision], deadline_ms: int
                 continue
             try:
                 game.apply(decision.state, reply.action)
+            except engines.InvalidAction as error:
+                findings.append(Finding(decision, Fault.MALFORMED, error.reason, reply.raw))
             except engines.EngineError as error:
                 findings.append(Finding(decision, Fault.ILLEGAL, error.reason, reply.raw))
     finally:
         client.close()
     return findings, timings
+
+
+def on_loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def describe_finding(finding: Finding) -> str:

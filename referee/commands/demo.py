@@ -111,7 +111,9 @@ def _start_services(supervisor: Supervisor, port: int) -> str:
 
 
 def _register_bots(api: Client, supervisor: Supervisor) -> dict[str, list[str]]:
-    """Start the example bots and register them; returns the bot ids per game."""
+    """Start the example bots and register them (a bot of an earlier run on the same state
+    folder, found by name, gets its new URL: names are unique); the bot ids per game."""
+    known = {bot["name"]: bot["id"] for bot in api.get("/bots")["bots"]}
     games = sorted(HEURISTIC_BOTS)
     specs = [("random (py)", python_module("bots.python.random_bot", "--seed", "1"), games)]
     specs += [(f"{game} greedy (py)", python_module(f"bots.python.{module}"), [game])
@@ -123,8 +125,9 @@ def _register_bots(api: Client, supervisor: Supervisor) -> dict[str, list[str]]:
     for name, argv, bot_games in specs:
         port = free_port()
         supervisor.start(f"bot-{len(supervisor.children)}", [*argv, "--port", str(port)], port)
-        bot = api.post("/bots", {"name": name, "url": f"http://127.0.0.1:{port}/",
-                                 "games": bot_games})
+        url = f"http://127.0.0.1:{port}/"
+        bot = (api.patch(f"/bots/{known[name]}", {"url": url}) if name in known else
+               api.post("/bots", {"name": name, "url": url, "games": bot_games}))
         for game in bot_games:
             by_game[game].append(bot["id"])
     print(f"bots: {', '.join(name for name, _, _ in specs)}")

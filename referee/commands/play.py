@@ -3,20 +3,25 @@
 The engine runs in this process and every decision goes to the bots over real HTTP, as in
 a tournament; each move is printed as it is played, then the result. A bot author's
 fastest loop. A bot may be `cmd:<command line>`: a stdin/stdout program served by a
-bridge in this process for the match (`referee bridge`). Exit status 1 when a bot
-committed a fault (forfeit or strike).
+bridge in this process for the match (`referee bridge`). One `--bot` of Aldabas plays its
+solo mode (`referee.setups`). The replay written with `--replay` is signed with
+REFEREE_SECRET when it is set, as the server's are. Exit status 1 when a bot committed a
+fault (forfeit or strike).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 import engines
 from referee.bridge import BadCommand, bot_urls
 from referee.runner import POLICY_CHOICES, FailurePolicy, PushSeat, run_match
+from referee.schemas import MAX_SEED
+from referee.setups import match_options
 
 HELP = "play a local match between bots at their URLs (no Redis), printing every move"
 
@@ -26,20 +31,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bot", action="append", required=True, metavar="URL",
                         help="a bot's URL, or cmd:<command line> for a stdin/stdout program, "
                              "once per seat in seat order")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=seed_argument, default=1,
+                        help=f"the match seed, 0 to 2**53 - 1 = {MAX_SEED} (default 1)")
     parser.add_argument("--options", type=json.loads, default={},
                         help='game options as JSON, e.g. \'{"mode": "solo"}\'')
     parser.add_argument("--deadline-ms", type=int, default=2000)
     parser.add_argument("--policy", choices=POLICY_CHOICES, default="forfeit",
                         help="what a fault costs: forfeit the match, or a random move")
     parser.add_argument("--quiet", action="store_true", help="print only the result")
-    parser.add_argument("--replay", type=Path, help="write the replay record to this file")
+    parser.add_argument("--replay", type=Path,
+                        help="write the replay record to this file (signed with "
+                             "REFEREE_SECRET when it is set)")
+
+
+def seed_argument(text: str) -> int:
+    """A seed every JSON client reads exactly (as the API's)."""
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if not 0 <= seed <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"a seed is an integer from 0 to 2**53 - 1 = "
+                                         f"{MAX_SEED}, not {text!r}")
+    return seed
 
 
 def run(args: argparse.Namespace) -> int:
+    engine = engines.get(args.game)
+    try:
+        options = match_options(engine, len(args.bot), args.options)
+    except engines.InvalidSetup as error:
+        print(f"error: {error.reason}", file=sys.stderr)
+        return 2
     try:
         with bot_urls(args.bot) as served:
-            status = play(args, served.urls)
+            status = play(args, engine, options, served.urls)
     except BadCommand as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -48,24 +74,23 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def play(args: argparse.Namespace, urls: list[str]) -> int:
+def play(args: argparse.Namespace, engine: engines.Game, options: dict,
+         urls: list[str]) -> int:
     """Play the match against the bots at `urls` (named by their --bot specs)."""
-    seats = [PushSeat(url, args.deadline_ms, name=spec) for url, spec in zip(urls, args.bot,
-                                                                              strict=True)]
-    try:
-        record = run_match(args.game, args.seed, args.options, seats,
-                           FailurePolicy.uniform(args.policy), match_id=f"local-{args.seed}",
-                           on_step=None if args.quiet else print_step)
-    except engines.InvalidSetup as error:
-        print(f"error: {error.reason}", file=sys.stderr)
-        return 2
-    finally:
-        for seat in seats:
-            seat.close()
+    if not args.quiet:
+        print(f"{engine.name} {engine.version}, {len(args.bot)} seat(s), seed {args.seed}, "
+              f"options {json.dumps(options, sort_keys=True)}")
+    secret = os.environ.get("REFEREE_SECRET", "")
+    seats = [PushSeat(url, args.deadline_ms, name=spec)
+             for url, spec in zip(urls, args.bot, strict=True)]
+    record = run_match(args.game, args.seed, options, seats,
+                       FailurePolicy.uniform(args.policy), match_id=f"local-{args.seed}",
+                       on_step=None if args.quiet else print_step, secret=secret)
     print_result(record)
     if args.replay:
         args.replay.write_text(json.dumps(record, indent=1))
-        print(f"replay written to {args.replay}")
+        signed = "signed with REFEREE_SECRET" if secret else "unsigned: REFEREE_SECRET is not set"
+        print(f"replay written to {args.replay} ({signed})")
     return 1 if record["forfeit"] or any(record["strikes"]) else 0
 
 

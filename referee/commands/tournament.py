@@ -90,8 +90,8 @@ def print_final(view: dict) -> None:
           + (f", {progress['failed']} failed" if progress["failed"] else ""))
     print_rows("Standings", view["standings"], [
         BOT, ("matches", "matches", 7, 0), ("points", "points", 7, 2), ("wins", "wins", 5, 0),
-        ("avg score", "average_score", 9, 2), ("avg rank", "average_rank", 8, 2),
-        ("faults", "faults", 6, 0)])
+        ("draws", "draws", 5, 0), ("avg score", "average_score", 9, 2),
+        ("avg rank", "average_rank", 8, 2), ("faults", "faults", 6, 0)])
     if view["ratings"] is not None:
         print_rows("Bradley-Terry ratings with 95% intervals", view["ratings"], RATING_COLUMNS)
     if view["solo_ranking"] is not None:

@@ -1,4 +1,15 @@
-"""`referee verify FILE [--key SECRET ...]`: check a replay file offline (no server)."""
+"""`referee verify FILE [--key SECRET ...]`: check a replay file offline (no server).
+
+Exit status, with the last line printed:
+- 0 `VALID`: consistent, and signed with one of the keys (or no key given: not checked);
+- 1 `INVALID`: the re-run, the result or the hash chain differs from the record;
+- 2 the file cannot be verified here (unreadable, not a replay, another game version);
+- 3 `BAD SIGNATURE`: consistent, but the signature does not hold for its key: the record
+  was changed after it was signed;
+- 4 `UNSIGNED`: consistent, but unsigned while a key was given (e.g. written by
+  `referee play` without REFEREE_SECRET): nothing proves who made it;
+- 5 `UNKNOWN KEY`: consistent, signed with a key other than the ones given.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +20,12 @@ from pathlib import Path
 
 import orjson
 
-from referee.audit import UnsupportedReplay, verify
-from referee.schemas import ReplaySchema
+from referee.audit import INVALID, MISSING, UNKNOWN_KEY, Report, UnsupportedReplay, verify
+from referee.schemas import ReplaySubmissionSchema
 
-HELP = "re-run a replay file through the engine and check its hashes, result and signature"
+HELP = ("re-run a replay file through the engine and check its hashes, result and signature "
+        "(exit 0 valid, 1 invalid, 2 not verifiable, 3 bad signature, 4 unsigned, "
+        "5 unknown key)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,13 +36,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "default: REFEREE_SECRET when set)")
 
 
+SIGNATURE_VERDICTS = {
+    INVALID: (3, "BAD SIGNATURE", "the signature does not hold for its key: the record was "
+                                  "changed after it was signed"),
+    MISSING: (4, "UNSIGNED", "the record is consistent but carries no signature, so nothing "
+                             "proves who made it (a replay of `referee play` run without "
+                             "REFEREE_SECRET)"),
+    UNKNOWN_KEY: (5, "UNKNOWN KEY", "the record is signed with a key other than the ones "
+                                    "given (see its key id)"),
+}
+
+
+def verdict(report: Report) -> tuple[int, str, str]:
+    """The exit status, the verdict word and why (see the module docstring)."""
+    if report.valid:
+        return 0, "VALID", ""
+    if report.problem is None and report.chain == "valid":
+        return SIGNATURE_VERDICTS[report.signature]
+    return 1, "INVALID", ""
+
+
 def run(args: argparse.Namespace) -> int:
-    """Exit 0 when valid, 1 when not, 2 when the file cannot be verified here."""
+    """Exit as the module docstring says."""
     keys = args.key or ([os.environ["REFEREE_SECRET"]] if os.environ.get("REFEREE_SECRET")
                         else [])
     try:
         record = orjson.loads(args.file.read_bytes())
-        errors = ReplaySchema().validate(record) if isinstance(record, dict) else {
+        errors = ReplaySubmissionSchema().validate(record) if isinstance(record, dict) else {
             "_file": ["a replay record is a JSON object"]}
         if errors:
             print(f"error: {args.file} is not a replay record: {errors}", file=sys.stderr)
@@ -46,5 +79,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"  signature: {report.signature}{key}")
     for note in report.notes:
         print(f"  note: {note}")
-    print("VALID" if report.valid else "INVALID")
-    return 0 if report.valid else 1
+    status, word, why = verdict(report)
+    print(f"{word}: {why}" if why else word)
+    return status

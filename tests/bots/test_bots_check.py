@@ -13,13 +13,22 @@ from referee.cli import main
 
 
 def broken_aladino_choose(observation, legal_actions):
-    """Illegal on moves, malformed on Genie placements, too slow on Magic Carpet flights."""
+    """On moves: a direction with no token (against the rules), or when every direction
+    has one, direction 9 (no such direction: fails the action schema); not JSON on Genie
+    placements; too slow on Magic Carpet flights."""
     kind = legal_actions[0]["type"]
     if kind == "move":
-        return {"type": "move", "direction": 9}
+        blocked = [d for d in range(6) if {"type": "move", "direction": d} not in legal_actions]
+        return {"type": "move", "direction": blocked[0] if blocked else 9}
     if kind == "place_genie":
         return "the ruby row, please"
     time.sleep(1.0)
+    return legal_actions[0]
+
+
+def slow_choose(observation, legal_actions):
+    """A legal answer after 45 ms: what Nagle's algorithm with delayed ACKs looks like."""
+    time.sleep(0.045)
     return legal_actions[0]
 
 
@@ -29,14 +38,26 @@ def _check(url, game, *extra):
 
 def test_check_bot_flags_illegal_malformed_and_late_answers_with_the_reason(python_bot, capsys):
     with python_bot(broken_aladino_choose) as url:
-        status = _check(url, "aladino", "--per-phase", "1", "--deadline-ms", "300")
+        status = _check(url, "aladino", "--per-phase", "3", "--deadline-ms", "300")
     out = capsys.readouterr().out
     assert status == 1
     assert "FAILED: 0 of" in out
-    assert "ILLEGAL" in out and "direction must be 0 to 5" in out
-    assert "MALFORMED" in out and '"action" object' in out
+    assert "ILLEGAL" in out and "no token lies" in out
+    assert "MALFORMED" in out and "direction must be 0 to 5" in out
+    assert '"action" object' in out
     assert "answer: {\"action\":\"the ruby row, please\"}" in out
     assert "TIMEOUT" in out and "deadline of 300 ms" in out
+
+
+def test_check_bot_warns_of_a_median_answer_of_40_ms_on_loopback(python_bot, capsys):
+    """Issue 15.9: the warning names the cause and the cure; the answers still pass."""
+    with python_bot(slow_choose) as url:
+        status = _check(url, "aladino", "--per-phase", "1", "--playouts", "1")
+    out = capsys.readouterr().out
+    assert status == 0, out
+    warning = next(line for line in out.splitlines() if line.startswith("warning: "))
+    assert "on loopback" in warning and "Nagle" in warning and "TCP_NODELAY" in warning
+    assert "-Dsun.net.httpserver.nodelay=true" in warning
 
 
 @pytest.mark.parametrize("game", engines.names())

@@ -1,8 +1,11 @@
 """`referee play`: a local match between bots at their URLs, each move printed, no Redis."""
 
 import json
+from pathlib import Path
 
-from bots.python import aladino_bot
+import pytest
+
+from bots.python import aladino_bot, aldabas_bot
 from referee.cli import main
 
 
@@ -36,3 +39,73 @@ def test_play_refuses_options_the_game_does_not_take(python_bot, capsys):
                        "--options", '{"speed": 2}'])
     assert status == 2
     assert "takes no options" in capsys.readouterr().err
+
+
+def test_one_bot_of_aldabas_plays_the_solo_mode(python_bot, capsys, tmp_path):
+    """Issue 15.6: one --bot of Aldabas needs no --options: its one-player setup is solo."""
+    replay_file = tmp_path / "solo.json"
+    with python_bot(aldabas_bot.make_choose(1)) as url:
+        status = main(["play", "--game", "aldabas", "--bot", url, "--replay", str(replay_file)])
+    out = capsys.readouterr().out
+    record = json.loads(replay_file.read_text())
+    assert status == 0, out
+    assert record["num_players"] == 1 and record["options"]["mode"] == "solo"
+    assert out.startswith("aldabas ") and '"mode": "solo"' in out.splitlines()[0]
+
+
+def test_a_setup_the_game_lacks_is_refused_naming_its_setups(python_bot, capsys):
+    with python_bot(aldabas_bot.make_choose(1)) as url:
+        status = main(["play", "--game", "aldabas", "--bot", url, "--options",
+                       '{"mode": "multi"}'])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "not 1" in err and '1 player with options {"mode": "solo"}' in err
+
+
+def test_a_seed_beyond_2_to_the_53_is_refused(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["play", "--game", "aladino", "--bot", "http://127.0.0.1:9/",
+              "--seed", str(2**53)])
+    assert stopped.value.code == 2
+    assert "0 to 2**53 - 1 = 9007199254740991" in capsys.readouterr().err
+
+
+def _play_to(path: Path, url: str) -> None:
+    status = main(["play", "--game", "aladino", "--bot", url, "--bot", url, "--quiet",
+                   "--replay", str(path)])
+    assert status == 0
+
+
+def test_local_replays_are_signed_with_the_secret_and_verify_tells_why_not(
+        python_bot, capsys, monkeypatch, tmp_path):
+    """Issue 15.7: with REFEREE_SECRET, `play` signs and `verify` says VALID; an unsigned
+    replay, a changed one and one signed with another key each get their own verdict and
+    exit status."""
+    signed, unsigned = tmp_path / "signed.json", tmp_path / "unsigned.json"
+    with python_bot(aladino_bot.make_choose()) as url:
+        monkeypatch.delenv("REFEREE_SECRET", raising=False)
+        _play_to(unsigned, url)
+        assert "(unsigned: REFEREE_SECRET is not set)" in capsys.readouterr().out
+        monkeypatch.setenv("REFEREE_SECRET", "local-secret")
+        _play_to(signed, url)
+        assert "(signed with REFEREE_SECRET)" in capsys.readouterr().out
+
+    def verdict(path: Path, *extra: str) -> tuple[int, str]:
+        status = main(["verify", str(path), *extra])
+        return status, capsys.readouterr().out.rstrip().splitlines()[-1]
+
+    assert verdict(signed) == (0, "VALID")
+    status, last = verdict(unsigned)
+    assert status == 4 and last.startswith("UNSIGNED: the record is consistent")
+    assert verdict(signed, "--key", "another-secret")[0] == 5
+    record = json.loads(signed.read_text())
+    record["finished_at"] = "2000-01-01T00:00:00.000Z"
+    signed.write_text(json.dumps(record))
+    status, last = verdict(signed)
+    assert status == 3 and last.startswith("BAD SIGNATURE: ")
+    record["steps"][0]["state_hash"] = "0" * 64
+    signed.write_text(json.dumps(record))
+    assert verdict(signed) == (1, "INVALID")
+    monkeypatch.delenv("REFEREE_SECRET")
+    status, last = verdict(unsigned)
+    assert status == 0 and last == "VALID", "no key at hand: consistent is valid, as before"

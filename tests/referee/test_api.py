@@ -73,6 +73,7 @@ def test_registering_a_bot_needs_the_admin_token(api, bot_server):
     created = api.post("/bots", json=body, token=ADMIN)
     assert created.status_code == 201
     bot = created.get_json()
+    assert len(bot.pop("secret")) == 64, "shown in this answer only"
     assert created.headers["Location"] == f"/bots/{bot['id']}"
     assert api.get(f"/bots/{bot['id']}").get_json() == bot
     assert api.get("/bots").get_json()["bots"] == [bot]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import random
+from pathlib import Path
 
 import orjson
 import pytest
@@ -14,6 +16,7 @@ import engines
 from referee import replay
 from referee.audit import UnsupportedReplay, verify
 from referee.botclient import BotReply
+from referee.canonical import jcs
 from referee.runner import FailurePolicy, run_match
 
 SECRET = "audit-secret"
@@ -197,4 +200,52 @@ def test_signature_checks_need_the_right_key(recorded):
 def test_a_replay_of_another_game_version_is_refused(recorded):
     other = tampered(recorded, lambda r: r.update(game_version="0.0.1"))
     with pytest.raises(UnsupportedReplay, match="version '0.0.1'"):
+        verify(other, [SECRET])
+
+
+V1_RECORD = Path(__file__).parent / "data" / "replay-v1-aladino.json"
+V1_SECRET = "v1-fixture-secret"
+
+
+def test_new_records_are_format_2_hashed_with_rfc8785(recorded):
+    assert recorded["format"] == replay.FORMAT == "referee-replay/2"
+    state = replay_states(recorded)[0]
+    assert recorded["initial_state_hash"] == hashlib.sha256(jcs(state)).hexdigest()
+
+
+def test_a_record_written_again_with_integral_floats_as_integers_still_verifies(recorded):
+    """What a JavaScript client does to 3.0 (JSON.parse then JSON.stringify gives 3)."""
+    record = tampered(recorded, lambda r: [s.update(elapsed_ms=3.0) for s in r["steps"]])
+    resealed = orjson.loads(replay.canonical(replay.seal(record, SECRET)))
+    as_javascript_writes_it = tampered(resealed, lambda r: [s.update(elapsed_ms=3)
+                                                            for s in r["steps"]])
+    report = verify(as_javascript_writes_it, [SECRET])
+    assert report.valid and report.signature == "valid", report
+
+
+def test_a_referee_replay_1_record_made_before_format_2_still_verifies():
+    """The committed file was written by the referee as it was before RFC 8785 (orjson
+    sorted keys; a seed above 2**53; float elapsed_ms): it verifies exactly as then."""
+    record = orjson.loads(V1_RECORD.read_bytes())
+    assert record["format"] == "referee-replay/1" and record["seed"] > 2**53
+    report = verify(record, [V1_SECRET])
+    assert report.valid and report.chain == "valid" and report.signature == "valid", report
+    assert report.steps_checked == len(record["steps"]) and sum(record["strikes"]) == 2
+
+
+def test_a_referee_replay_1_record_is_checked_with_its_own_canonical_form():
+    """Its hashes are over orjson's bytes: an elapsed_ms written 3 where it was 3.0 breaks
+    its chain and its signature (as it always did), and a changed step is found."""
+    record = orjson.loads(V1_RECORD.read_bytes())
+    index = next(i for i, s in enumerate(record["steps"]) if s["elapsed_ms"] == 3.0)
+    rewritten = tampered(record, lambda r: r["steps"][index].update(elapsed_ms=3))
+    report = verify(rewritten, [V1_SECRET])
+    assert report.problem is None and report.chain == "invalid" and not report.valid
+    moved = tampered(record, lambda r: r.update(seed=r["seed"] + 1))
+    assert verify(moved, [V1_SECRET]).problem.field == "seed"
+
+
+def test_an_unknown_format_is_refused(recorded):
+    other = tampered(recorded, lambda r: r.update(format="referee-replay/9"))
+    with pytest.raises(UnsupportedReplay, match="referee-replay/1, referee-replay/2"):
         verify(other, [SECRET])

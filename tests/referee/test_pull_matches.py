@@ -33,6 +33,13 @@ def illegal_action(engine: engines.Game, state: dict) -> tuple[dict, str]:
     raise LookupError("no illegal action found")
 
 
+def invalid_reason(engine: engines.Game, state: dict, action: dict) -> str:
+    """The engine's reason for refusing a malformed action (InvalidAction)."""
+    with pytest.raises(engines.InvalidAction) as refused:
+        engine.apply(state, action)
+    return refused.value.reason
+
+
 class PullClient:
     """A client for one seat: its token, and the moves it made."""
 
@@ -111,11 +118,14 @@ def test_a_pull_match_played_through_the_api(api, redis_url, background_worker, 
                              "action/illegal")
     assert illegal["detail"] == reason
     for body, field in [({"step": "zero", "action": legal[0]}, "step"),
-                        ({"step": 0}, "action"), ({**move, "extra": 1}, "extra"),
-                        ({"step": 0, "action": {"type": "__nope__"}}, "action"),
-                        ({"step": 0, "action": {"kind": "no type"}}, "action")]:
+                        ({"step": 0}, "action"), ({**move, "extra": 1}, "extra")]:
         problem = assert_problem(clients[mover].post(body), 400, "request/invalid")
         assert list(problem["errors"]) == [field], problem
+    for action in ({"type": "__nope__"}, {"kind": "no type"}, {**legal[0], "type": 7}):
+        reason = invalid_reason(engine, state, action)
+        problem = assert_problem(clients[mover].post({"step": 0, "action": action}), 400,
+                                 "action/invalid")
+        assert problem["detail"] == reason and problem["errors"] == {"action": [reason]}
 
     worker = background_worker()
     accepted = clients[mover].play(clients[mover].observe(), random.Random(1))

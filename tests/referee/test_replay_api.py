@@ -44,9 +44,9 @@ def test_every_step_as_every_seat_and_as_a_spectator(api, bot_server, finished):
                 body = api.get(f"/matches/{match_id}/replay/{step}?seat={seat}").get_json()
                 assert body["view"]["seat"] == seat and body["step"] == step
                 if step < len(record["steps"]):
-                    assert body["played"] == record["steps"][step]
                     if record["steps"][step]["seat"] == seat:
                         assert body["view"] == sent[step]["observation"], (game, step)
+                        assert without_events(body["played"]) == record["steps"][step]
                 else:
                     assert body["played"] is None and body["to_move"] is None
         spectator = api.get(f"/matches/{match_id}/replay/3").get_json()
@@ -55,6 +55,55 @@ def test_every_step_as_every_seat_and_as_a_spectator(api, bot_server, finished):
         end = len(record["steps"])
         assert api.get(f"/matches/{match_id}/replay/{end + 1}").status_code == 404
         assert api.get(f"/matches/{match_id}/replay/0?seat=2").status_code == 400
+
+
+def without_events(played: dict) -> dict:
+    return {key: value for key, value in played.items() if key != "events"}
+
+
+def step_views(api, match_id: str, steps: int, seat: int | None) -> list[dict]:
+    query = "" if seat is None else f"?seat={seat}"
+    return [api.get(f"/matches/{match_id}/replay/{step}{query}").get_json()
+            for step in range(steps + 1)]
+
+
+def test_a_seat_sees_other_seats_moves_only_as_its_own_log_shows_them(api, finished):
+    """Issue 15.2: the mover sees its step whole; every other seat and the spectator see
+    no action, only the events the step added to their own log (the entries their view
+    of the next step shows), and of a fault its code and policy."""
+    for game, (match_id, record) in finished.items():
+        steps = record["steps"]
+        for seat in [*range(record["num_players"]), None]:
+            views = step_views(api, match_id, len(steps), seat)
+            for index, step in enumerate(steps):
+                played, before, after = (views[index]["played"], views[index]["view"],
+                                         views[index + 1]["view"])
+                assert played["events"] == after["log"][len(before["log"]):], (game, index)
+                assert {k: played[k] for k in ("step", "seat", "elapsed_ms", "state_hash")} == {
+                    k: step[k] for k in ("step", "seat", "elapsed_ms", "state_hash")}
+                if seat == step["seat"]:
+                    assert (played["action"], played["fault"]) == (step["action"], step["fault"])
+                else:
+                    assert played["action"] is None, (game, index, seat)
+                    fault = step["fault"]
+                    assert played["fault"] == (fault and {"code": fault["code"],
+                                                          "policy": fault["policy"]})
+
+
+def test_another_seats_aldabas_vault_door_stays_hidden(api, finished):
+    """The issue's example: seat 0's setup_vault card is in seat 0's view of the step,
+    and nowhere in seat 1's or the spectator's, which show the public event only."""
+    match_id, record = finished["aldabas"]
+    index = next(i for i, s in enumerate(record["steps"])
+                 if s["seat"] == 0 and s["action"]["type"] == "setup_vault")
+    card = record["steps"][index]["action"]["card"]
+    url = f"/matches/{match_id}/replay/{index}"
+    own = api.get(f"{url}?seat=0").get_json()["played"]
+    assert own["action"] == {"type": "setup_vault", "card": card}
+    assert own["events"] == [{"event": "setup_vault", "seat": 0, "card": card}]
+    for other in (api.get(f"{url}?seat=1").get_json(), api.get(url).get_json()):
+        assert other["played"]["action"] is None
+        assert other["played"]["events"] == [{"event": "setup_vault", "seat": 0}]
 
 
 def test_a_live_match_is_stepped_through_by_the_admin_only(api):

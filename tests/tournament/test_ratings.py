@@ -297,7 +297,9 @@ def test_points_follow_rank_and_shared_places_split():
     assert drawn["a"]["points"] == drawn["b"]["points"] == 0.5
     shared = by_bot(standings([match(["a", "b", "c"], [1, 1, 3])])["table"])
     assert (shared["a"]["points"], shared["b"]["points"], shared["c"]["points"]) == (0.75, 0.75, 0)
-    assert shared["a"]["wins"] == shared["b"]["wins"] == 1 and shared["c"]["wins"] == 0
+    assert shared["a"]["wins"] == shared["b"]["wins"] == shared["c"]["wins"] == 0
+    assert shared["a"]["draws"] == shared["b"]["draws"] == 1 and shared["c"]["draws"] == 0
+    assert drawn["a"]["draws"] == drawn["b"]["draws"] == 1
 
 
 def test_standings_table_cross_table_and_faults():
@@ -310,10 +312,10 @@ def test_standings_table_cross_table_and_faults():
     result = standings(results)
     assert [row["bot"] for row in result["table"]] == ["a", "b", "c"]
     assert result["table"][0] == {"bot": "a", "matches": 3, "points": 2.0, "wins": 2,
-                                  "average_score": round(25 / 3, 6),
+                                  "draws": 0, "average_score": round(25 / 3, 6),
                                   "average_rank": round(4 / 3, 6), "faults": 1, "forfeits": 0}
     b = by_bot(result["table"])["b"]
-    assert (b["points"], b["wins"], b["faults"], b["forfeits"]) == (1.5, 2, 2, 1)
+    assert (b["points"], b["wins"], b["draws"], b["faults"], b["forfeits"]) == (1.5, 1, 1, 2, 1)
     assert result["cross_table"] == {"a": {"b": 1.0, "c": 1.0}, "b": {"a": 1.0, "c": 0.5},
                                      "c": {"a": 0.0, "b": 0.5}}
     assert json.loads(json.dumps(result)) == result
@@ -329,7 +331,8 @@ def test_standings_do_not_depend_on_result_order():
 
 def test_solo_matches_give_no_points_or_wins():
     row = standings([match(["x"], [1], [12]), match(["x"], [1], [8])])["table"][0]
-    assert (row["points"], row["wins"], row["average_score"], row["matches"]) == (0, 0, 10, 2)
+    assert (row["points"], row["wins"], row["draws"], row["average_score"],
+            row["matches"]) == (0, 0, 0, 10, 2)
 
 
 @pytest.mark.parametrize(("result", "reason"), [

@@ -45,6 +45,7 @@ class Site:
     matches: dict[str, str] = field(default_factory=dict)  # game -> match id
     tournaments: dict[str, str] = field(default_factory=dict)  # game -> tournament id
     bots: dict[str, str] = field(default_factory=dict)  # name -> bot id
+    drawn_seed_match: str = ""  # a match created without a seed: the server drew it
     redis_url: str = ""
 
     def run_worker(self) -> None:
@@ -90,8 +91,11 @@ def record_matches(site: Site, bot_urls: dict[str, str]) -> None:
         entrants = [bots[f"greedy-{game}"], bots["random-1"], bots["random-2"]]
         site.tournaments[game] = site.post("/tournaments", {
             "game": game, "bots": entrants, "players": 2, "rounds": 1, "seed": SEED})["id"]
+    site.drawn_seed_match = site.post("/matches", {"game": "aladino", "seats": [
+        {"kind": "bot", "bot_id": bots["random-1"]}, {"kind": "bot", "bot_id": bots["random-2"]}]
+    })["id"]
     site.run_worker()
-    for game, match_id in site.matches.items():
+    for game, match_id in [*site.matches.items(), ("aladino", site.drawn_seed_match)]:
         status = site.api(f"/matches/{match_id}")["status"]
         assert status == "finished", f"{game} match {match_id} is {status}"
     for game, tournament_id in site.tournaments.items():

@@ -157,6 +157,12 @@ def test_tournament_shows_progress_standings_ratings_and_cross_table(site, brows
     rows = browser.find_elements(By.CSS_SELECTOR, "#standings-table tbody tr")
     names = [row.find_elements(By.TAG_NAME, "td")[1].text for row in rows]
     assert names == [row["name"] for row in tournament["standings"]]
+    headers = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR,
+                                                           "#standings-table thead th")]
+    wins, draws = headers.index("wins"), headers.index("draws")
+    assert [(row.find_elements(By.TAG_NAME, "td")[wins].text,
+             row.find_elements(By.TAG_NAME, "td")[draws].text) for row in rows] == [
+        (str(row["wins"]), str(row["draws"])) for row in tournament["standings"]]
     assert count(browser, "#ratings-table tbody tr") == len(tournament["ratings"]) == 3
     bots = tournament["cross_table"]["bots"]
     assert count(browser, "#crosstable-table tbody tr") == len(bots)
@@ -218,6 +224,36 @@ def test_replay_steps_forwards_and_backwards_as_any_seat(site, browser, game, sc
     browser.execute_script("document.activeElement.blur()")
     save_screenshot(browser, screenshots / f"{game}.png")
     assert (screenshots / f"{game}.png").stat().st_size > 10_000
+
+
+def test_the_match_page_shows_the_apis_seed_digit_for_digit(site, browser):
+    """Issue 15.1: the seed the server drew reads the same in the page's JavaScript."""
+    seed = site.api(f"/matches/{site.drawn_seed_match}")["seed"]
+    browser.get(f"{site.url}/ui/matches/{site.drawn_seed_match}")
+    wait_for(browser, lambda: browser.find_elements(By.ID, "match-seed"), "the seed")
+    assert text(browser, "match-seed") == str(seed)
+    assert page_errors(browser) == []
+
+
+def test_the_viewer_as_another_seat_shows_a_secret_move_as_that_seats_log(site, browser):
+    """Issue 15.2: seat 0's Aldabas vault door is in seat 0's view of its move and in
+    nobody else's, who see the public event."""
+    match_id = site.matches["aldabas"]
+    record = site.api(f"/matches/{match_id}/replay")
+    index = next(i for i, s in enumerate(record["steps"])
+                 if s["seat"] == 0 and s["action"]["type"] == "setup_vault")
+    card = record["steps"][index]["action"]["card"]
+    browser.get(f"{site.url}/ui/matches/{match_id}#step={index}&seat=1")
+    wait_shown(browser, index, 1)
+    assert text(browser, "step-action") == "setup_vault"
+    seats = Select(browser.find_element(By.ID, "seat"))
+    seats.select_by_value("")
+    wait_shown(browser, index, None)
+    assert text(browser, "step-action") == "setup_vault"
+    seats.select_by_value("0")
+    wait_shown(browser, index, 0)
+    assert text(browser, "step-action") == f"setup_vault card={card}"
+    assert page_errors(browser) == []
 
 
 def test_a_running_tournament_page_follows_it_to_the_end(site, browser):

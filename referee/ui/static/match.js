@@ -21,7 +21,8 @@ function statusView(match) {
     h("span", null, "seats ", match.seats.map((seat, i) => h("span", null, i ? ", " : "",
       swatch(seatColour(seat.seat)), seat.name))),
     h("span", null, "steps ", h("b", null, match.step)),
-    match.seed !== null && match.seed !== undefined ? h("span", null, "seed ", h("b", null, match.seed)) : "",
+    match.seed !== null && match.seed !== undefined ?
+      h("span", null, "seed ", h("b", {id: "match-seed"}, String(match.seed))) : "",
     match.result ? h("span", {id: "match-result"}, "result: ", matchResult(match)) : "",
     match.forfeit ? h("span", {class: "fault"},
       `seat ${match.forfeit.seat} forfeited at step ${match.forfeit.step} (${match.forfeit.fault})`) : "",
@@ -93,10 +94,16 @@ function moveView(frame, observation) {
     h("b", null, seatName(played.seat)), " to move"];
   const choices = (observation.legal_actions || []).length;
   if (choices) parts.push(` (${choices} legal action${choices > 1 ? "s" : ""})`);
-  if (played.action) parts.push(" → plays ", h("code", {id: "step-action"}, actionText(played.action)));
+  if (played.action) {
+    parts.push(" → plays ", h("code", {id: "step-action"}, actionText(played.action)));
+  } else if ((played.events || []).length) {
+    // another seat's move: only what the viewed seat's log says of it
+    parts.push(" → ", h("code", {id: "step-action"}, played.events.map(eventText).join("; ")));
+  }
   if (played.fault) {
+    const detail = played.fault.detail ? ` (${played.fault.detail})` : "";
     parts.push(" ", h("span", {class: "fault"},
-      `fault: ${played.fault.code} (${played.fault.detail}), policy ${played.fault.policy}`));
+      `fault: ${played.fault.code}${detail}, policy ${played.fault.policy}`));
   }
   return h("span", null, parts);
 }

@@ -28,6 +28,7 @@ function standingsView(standings) {
     {title: "points", cell: row => fmt(row.points, 2), cls: "num"},
     {title: "matches", cell: row => row.matches, cls: "num"},
     {title: "wins", cell: row => row.wins, cls: "num"},
+    {title: "draws", cell: row => row.draws, cls: "num"},
     {title: "average score", cell: row => fmt(row.average_score, 1), cls: "num"},
     {title: "average rank", cell: row => fmt(row.average_rank, 2), cls: "num"},
     {title: "faults", cell: row => row.faults, cls: "num"},

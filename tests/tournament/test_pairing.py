@@ -76,11 +76,11 @@ def test_schedule_is_deterministic_json_and_depends_on_the_seed():
     assert schedule(BOTS, 2, 2, "123") != first, "an integer and a string seed differ"
 
 
-def test_derived_seeds_fit_in_63_bits_and_spread():
+def test_derived_seeds_fit_in_53_bits_and_spread():
     seeds = [derive_seed(5, r, c) for r in range(20) for c in range(50)]
-    assert all(0 <= s < 2**63 for s in seeds)
+    assert all(0 <= s < 2**53 for s in seeds)
     assert len(set(seeds)) == len(seeds)
-    assert max(seeds) > 2**62, "the high bits are used"
+    assert max(seeds) > 2**52, "the high bits are used"
 
 
 def test_rotations_turn_by_one_seat():

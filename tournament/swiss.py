@@ -10,8 +10,8 @@ is a minimum-cost perfect matching (Edmonds' blossom algorithm, networkx's
 3. their distance in the standings (ties broken towards neighbours, deterministically).
 
 With an odd count a virtual bye joins the matching: taking it costs the byes the bot had
-before (first priority) and its height in the standings (the lowest-placed bot without a
-bye gets it). A bye scores as a won pairing: `BYE_POINTS`.
+before, then its height in the standings (both after repeats, before points): the
+lowest-placed bot without a bye gets it. A bye scores as a won pairing: `BYE_POINTS`.
 
 Standings order by points, then Buchholz (the sum of the current points of every opponent
 met, once per meeting; a bye adds nothing), then entry order.
@@ -50,13 +50,13 @@ def pair_round(bots: Sequence[str], points: Mapping[str, Fraction],
     place = {bot: index for index, bot in enumerate(ranked)}
     span = len(ranked) ** 2  # above any sum of standings distances of one matching
     half = {bot: int(points.get(bot, 0) * 2) for bot in ranked}
-    costs: dict[tuple, tuple[int, int]] = {}
+    costs: dict[tuple, tuple[int, int, int, int]] = {}
     for i, a in enumerate(ranked):
         for b in ranked[i + 1:]:
-            costs[(a, b)] = (met[meeting(a, b)], (half[a] - half[b]) ** 2 * span
+            costs[(a, b)] = (met[meeting(a, b)], 0, 0, (half[a] - half[b]) ** 2 * span
                              + abs(place[a] - place[b]))
         if len(ranked) % 2:
-            costs[(a, BYE)] = (byes.get(a, 0), len(ranked) - 1 - place[a])
+            costs[(a, BYE)] = (0, byes.get(a, 0), len(ranked) - 1 - place[a], 0)
     matching = _min_cost_perfect_matching(costs)
     bye = next((a if b == BYE else b for a, b in matching if BYE in (a, b)), None)
     pairs = sorted((tuple(sorted(pair, key=place.__getitem__)) for pair in matching
@@ -64,12 +64,14 @@ def pair_round(bots: Sequence[str], points: Mapping[str, Fraction],
     return pairs, bye
 
 
-def _min_cost_perfect_matching(costs: Mapping[tuple, tuple[int, int]]) -> list[tuple]:
-    """A perfect matching of least (first, second) cost, lexicographically: the first cost
-    is scaled above any sum of second costs, and weights are integers, so networkx keeps to
-    exact integer arithmetic."""
-    scale = sum(second for _, second in costs.values()) + 1
-    flat = {edge: first * scale + second for edge, (first, second) in costs.items()}
+def _min_cost_perfect_matching(costs: Mapping[tuple, tuple[int, ...]]) -> list[tuple]:
+    """A perfect matching of least cost, costs compared as tuples: each tier is scaled above
+    any sum of the tiers after it, and weights are integers, so networkx keeps to exact
+    integer arithmetic."""
+    flat = dict.fromkeys(costs, 0)
+    for tier in range(len(next(iter(costs.values())))):
+        scale = sum(cost[tier] for cost in costs.values()) + 1
+        flat = {edge: flat[edge] * scale + cost[tier] for edge, cost in costs.items()}
     top = max(flat.values()) + 1
     graph = nx.Graph()
     for (a, b), cost in flat.items():

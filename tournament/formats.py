@@ -65,7 +65,7 @@ def format_fields(spec: dict, num_bots: int) -> dict:
     """The meta fields of the format: `rounds` and `total` (for SPRT: the most pairs and
     matches it may play) and the format's own settings."""
     kind = spec.get("format", ROUND_ROBIN)
-    players, rounds = spec["players"], spec["rounds"]
+    players, rounds = spec["players"], spec.get("rounds", 1)
     if kind == SPRT:
         pairs = spec["max_matches"] // 2
         settings = {key: spec[key] for key in ("elo0", "elo1", "alpha", "beta", "max_matches",

@@ -8,30 +8,9 @@ from collections import Counter
 from fractions import Fraction
 
 import pytest
+from tournament_checks import repeat_free_round_exists
 
 from tournament.swiss import BYE_POINTS, buchholz, meeting, pair_round, standings
-
-
-def perfect_matchings(bots: list[str]):
-    """Every way to split `bots` (an even count) into pairs."""
-    if not bots:
-        yield []
-        return
-    first, rest = bots[0], bots[1:]
-    for index, other in enumerate(rest):
-        for tail in perfect_matchings(rest[:index] + rest[index + 1:]):
-            yield [(first, other), *tail]
-
-
-def repeat_free_round_exists(bots: list[str], met: Counter) -> bool:
-    """Brute force: some bye (odd count) and pairing of the rest without a repeat."""
-    choices = [[]] if len(bots) % 2 == 0 else [[bye] for bye in bots]
-    for bye in choices:
-        rest = [bot for bot in bots if bot not in bye]
-        if any(all(not met[meeting(a, b)] for a, b in matching)
-               for matching in perfect_matchings(rest)):
-            return True
-    return False
 
 
 def play_swiss(bots: list[str], rounds: int, seed: int) -> list[tuple[list, str | None, bool]]:

@@ -584,7 +584,8 @@ class SprtSchema(Schema):
     elo_low = _required(fields.Float, metadata={"description": "95% interval"})
     elo_high = _required(fields.Float)
     history = _required(fields.List, fields.List(JsonNumber()), metadata={
-        "description": "[pairs counted, LLR] after each counted pair"})
+        "description": "[pairs counted, LLR, the pair's pentanomial bucket 0-4] after each "
+                       "counted pair, in the order they were counted"})
 
 
 class SwissPairingSchema(Schema):

@@ -255,7 +255,7 @@ def _count_pair(meta: dict, state: dict, pair: int, bucket: int | str) -> None:
     state["pentanomial"][bucket] += 1
     llr = sprt.llr(state["pentanomial"], hypotheses(meta))
     finished = sum(state["pentanomial"])
-    state["history"].append([finished, round(llr, ratings.DECIMALS)])
+    state["history"].append([finished, round(llr, ratings.DECIMALS), bucket])
     if state["decision"] is None:
         state["decision"] = hypotheses(meta).decision(llr)
         state["decided_after"] = finished if state["decision"] else None

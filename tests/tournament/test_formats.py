@@ -16,35 +16,17 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterator
 from math import comb
 
 import pytest
 from apitest import ADMIN, wait_finished
 from tournament_checks import repeat_free_round_exists
 
-from bots.python import random_bot
-from bots.python.aladino_bot import choose_greedy
-from bots.python.sdk import make_server
 from tournament import formats, jobs, ratings, sprt
 from tournament.store import Store
 
 SPRT_TEST = {"elo0": 0, "elo1": 150, "max_matches": 80, "concurrency": 4,
              "deadline_ms": 20000}
-
-
-@pytest.fixture(scope="module")
-def strength_urls() -> Iterator[dict[str, str]]:
-    """The greedy Aladino bot and the random bot, each an SDK HTTP server on loopback."""
-    servers = {"greedy": make_server(choose_greedy), "random": make_server(
-        random_bot.make_choose(7))}
-    for server in servers.values():
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield {name: f"http://127.0.0.1:{server.server_address[1]}/"
-           for name, server in servers.items()}
-    for server in servers.values():
-        server.shutdown()
-        server.server_close()
 
 
 def create(api, **body) -> dict:
@@ -76,7 +58,9 @@ def check_sprt_finished(api, view: dict, decision: str) -> dict:
     """The decision, when it was taken, what was scheduled after it, and the numbers."""
     result = view["sprt"]
     assert result["decision"] == decision
-    history = [llr for _, llr in result["history"]]
+    history = [llr for _, llr, _ in result["history"]]
+    assert Counter(bucket for _, _, bucket in result["history"]) == Counter(
+        {bucket: count for bucket, count in enumerate(result["pentanomial"]) if count})
     decided = result["decided_after"]
     assert all(result["lower"] < llr < result["upper"] for llr in history[:decided - 1])
     crossed = history[decided - 1]

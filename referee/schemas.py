@@ -385,7 +385,7 @@ FORMAT_FIELDS = {  # the request fields each format takes besides the common one
 FORMAT_DEFAULTS = {"rounds": 1, "elo0": 0.0, "elo1": 5.0, "alpha": 0.05, "beta": 0.05,
                    "max_matches": 1000, "concurrency": 16}
 MAX_ELO = 1000.0
-ERROR_RATE = validate.Range(min=0, max=0.5, min_inclusive=False, max_inclusive=False)
+ERROR_RATE = validate.Range(min=1e-6, max=0.5, max_inclusive=False)  # bounds stay finite
 
 
 def _format_field(field_class: type[fields.Field], name: str, description: str,

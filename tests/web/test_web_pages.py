@@ -19,6 +19,8 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import engines
+from tournament import jobs
+from tournament.store import Store
 
 WAIT_S = 15
 
@@ -286,4 +288,25 @@ def test_a_swiss_page_shows_the_rounds_and_buchholz(site, browser):
     names = {bot["bot_id"]: bot["name"] for bot in view["bots"]}
     for line, played in zip(rounds, view["swiss"]["rounds"], strict=True):
         assert line.endswith(f"bye: {names[played['bye']]}")
+    assert page_errors(browser) == []
+
+
+def test_a_finished_match_waits_while_its_deal_is_still_played(site, browser):
+    """A tournament's rotations share a deal: one rotation is played (by the real match job,
+    in-process), the other still queued, so the first one's replay stays closed until a
+    worker plays the second."""
+    bots = [site.bots["greedy-aladino"], site.bots["random-1"]]
+    tournament = site.post("/tournaments", {"game": "aladino", "bots": bots, "players": 2})
+    first, second = tournament["matches"]
+    jobs.play_stored_match(Store.from_url(site.redis_url), first, "web-test-secret")
+    assert site.api(f"/matches/{first}")["status"] == "finished"
+    assert site.api(f"/matches/{second}")["status"] == "queued"
+    browser.get(f"{site.url}/ui/matches/{first}")
+    wait_for(browser, lambda: text(browser, "waiting").startswith(
+        "The match is over, but another match on the same deal is still being played"),
+        "the note that the deal is still being played")
+    assert not browser.find_element(By.ID, "viewer").is_displayed()
+    site.run_worker()
+    wait_for(browser, lambda: browser.find_element(By.ID, "viewer").is_displayed(),
+             "the replay once the deal is over")
     assert page_errors(browser) == []

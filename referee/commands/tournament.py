@@ -3,7 +3,8 @@
 start a tournament on a running referee (`--server`, default http://127.0.0.1:8000) with
 the admin token from REFEREE_ADMIN_TOKEN, show a progress bar until every match is over,
 then print the standings (Swiss: with Buchholz) and the final ratings. A gauntlet's
-`--challenger` plays every match against the `--bot` field. (SPRT: `referee sprt`.)
+challenger plays every match against the field: `--challenger ID`, or else the first
+`--bot` (as fastchess's first engine, its one seed). (SPRT: `referee sprt`.)
 
 Exit status: 0 when the tournament finished, 1 when the server refused it or could not be
 reached, 2 without an admin token.
@@ -39,7 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a registered bot's id, once per entrant (gauntlet: the field)")
     parser.add_argument("--format", choices=("round_robin", "gauntlet", "swiss"),
                         default="round_robin")
-    parser.add_argument("--challenger", metavar="ID", help="gauntlet: the bot in every match")
+    parser.add_argument("--challenger", metavar="ID",
+                        help="gauntlet: the bot in every match (default: the first --bot)")
     parser.add_argument("--deals", choices=("paired", "independent"), default="paired",
                         help="paired: a combination's seat rotations share one deal (default)")
     parser.add_argument("--rounds", type=int, default=1,
@@ -81,12 +83,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def tournament_request(args: argparse.Namespace) -> dict:
-    body = {"game": args.game, "bots": args.bot, "players": args.players,
+    bots, challenger = args.bot, args.challenger
+    if args.format == "gauntlet" and challenger is None:
+        challenger, bots = bots[0], bots[1:]
+    body = {"game": args.game, "bots": bots, "players": args.players,
             "rounds": args.rounds, "options": args.options, "deadline_ms": args.deadline_ms,
             "format": args.format, "deals": args.deals,
             "failure_policy": FailurePolicy.uniform(args.policy).to_dict()}
-    if args.challenger is not None:
-        body["challenger"] = args.challenger
+    if challenger is not None:
+        body["challenger"] = challenger
     if args.seed is not None:
         body["seed"] = args.seed
     if args.name:

@@ -83,6 +83,11 @@ def test_referee_tournament_runs_a_swiss_and_a_gauntlet(api, register_bots, work
     created = re.search(r"tournament (t-[0-9a-f]+): 4 aladino matches", gauntlet.stdout)[1]
     view = api.get(f"/tournaments/{created}").get_json()
     assert view["format"] == "gauntlet" and view["challenger"] == bots[0]
+    first_bot = referee("tournament", "--server", server_url, "--game", "aladino", "--format",
+                        "gauntlet", "--bot", bots[2], "--bot", bots[0], "--poll", "0.2")
+    assert first_bot.returncode == 0, first_bot.stderr
+    created = re.search(r"tournament (t-[0-9a-f]+): 2 aladino matches", first_bot.stdout)[1]
+    assert api.get(f"/tournaments/{created}").get_json()["challenger"] == bots[2]
     refused = referee("tournament", "--server", server_url, "--game", "aladino", "--format",
-                      "gauntlet", "--bot", bots[1])
+                      "gauntlet", "--challenger", bots[1], "--bot", bots[1])
     assert refused.returncode == 1 and "challenger" in refused.stderr

@@ -149,7 +149,9 @@ def paths() -> dict[str, dict]:
             "A match: status, whose turn, step, result when over", "matches",
             (200, schemas.MatchSchema), (404,), parameters=[MATCH_ID], security="admin",
             optional_security=True,
-            description="The seed is null until the match is over, unless the admin asks.")},
+            description="The seed is null until the match and every match that shares its "
+                        "deal (its tournament's seat rotations, an SPRT pair) are over, "
+                        "unless the admin asks.")},
         "/matches/{match_id}/observation": {"get": operation(
             "A pull seat's view and legal actions (seat token)", "seats",
             (200, schemas.ObservationSchema),
@@ -165,10 +167,12 @@ def paths() -> dict[str, dict]:
                         "carry the engine's reason in `detail`. The answer waits briefly "
                         "until the runner has played it.")},
         "/matches/{match_id}/replay": {"get": operation(
-            "The replay record (while the match runs: admin only)", "replays",
-            (200, schemas.ReplaySchema), (401, 403, 404), parameters=[MATCH_ID],
+            "The replay record (while the match or one on its deal runs: admin only)",
+            "replays", (200, schemas.ReplaySchema), (401, 403, 404), parameters=[MATCH_ID],
             security="admin", optional_security=True,
-            description="Served as an attachment: the file `referee verify` checks.")},
+            description="Served as an attachment: the file `referee verify` checks. A "
+                        "tournament match's replay is public once every match on its deal "
+                        "is over (it tells the seed, so the deck and hidden cards).")},
         "/matches/{match_id}/replay/{step}": {"get": operation(
             "A step as a seat (or a spectator) saw it", "replays", (200, schemas.ReplayStepSchema),
             (400, 401, 403, 404),
@@ -177,7 +181,7 @@ def paths() -> dict[str, dict]:
             description="With `seat`: exactly the observation that seat had before the "
                         "decision of `step`, and the step played from it as that seat knows "
                         "it (another seat's move only through `played.events`); without: "
-                        "what every seat could see.")},
+                        "what every seat could see. Public when the replay is.")},
         "/replays/verify": {"post": operation(
             "Re-run a replay and check its steps, result, chain and signature", "replays",
             (200, schemas.VerifyReportSchema), (400, 413, 422), body=schemas.ReplaySubmissionSchema,
@@ -191,17 +195,22 @@ def tournament_paths() -> dict[str, dict]:
     return {
         "/tournaments": {
             "post": operation(
-                "Start a round-robin tournament (admin)", "tournaments",
-                (201, schemas.TournamentSchema), (400, 401, 403, 409, 413),
+                "Start a tournament: round-robin, gauntlet, Swiss or SPRT (admin)",
+                "tournaments", (201, schemas.TournamentSchema), (400, 401, 403, 409, 413),
                 body=schemas.TournamentCreateSchema, security="admin",
-                description="Every combination of `players` bots plays in every seat rotation "
-                            "on one derived seed, `rounds` times; one rq job per match."),
+                description="round_robin: every combination of `players` bots plays in every "
+                            "seat rotation, `rounds` times; gauntlet: the same over the "
+                            "combinations holding the challenger; swiss: `rounds` rounds "
+                            "paired by points, both seat orders per pairing; sprt: pairs on "
+                            "one deal, both seat orders, until the LLR leaves its bounds or "
+                            "`max_matches`. One rq job per match."),
             "get": operation("The tournaments, newest first", "tournaments",
                              (200, schemas.TournamentListSchema), (400,),
                              parameters=[{"in": "query", "schema": schemas.ListQuerySchema}]),
         },
         "/tournaments/{tournament_id}": {"get": operation(
-            "Progress, standings, cross-table, faults; final ratings once over", "tournaments",
+            "Progress, standings, cross-table, faults, the format's own view; final ratings "
+            "once over", "tournaments",
             (200, schemas.TournamentSchema), (404,), parameters=[TOURNAMENT_ID],
             security="admin", optional_security=True,
             description="The seed is null until the tournament is over, unless the admin "

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import secrets
 
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
 
 import engines
+from tournament.formats import FORMATS, GAUNTLET, ROUND_ROBIN, SPRT, SWISS
+from tournament.pairing import DEALS, PAIRED
 
 from .botclient import Fault
 from .runner import DEFAULT_STRIKE_LIMIT, FORFEIT, POLICY_CHOICES, FailurePolicy
@@ -453,17 +455,69 @@ class VerifyReportSchema(Schema):
 
 
 # ----- tournaments and ratings -----------------------------------------------------------
+FORMAT_FIELDS = {  # the request fields each format takes besides the common ones
+    ROUND_ROBIN: {"rounds"},
+    GAUNTLET: {"rounds", "challenger"},
+    SWISS: {"rounds"},
+    SPRT: {"elo0", "elo1", "alpha", "beta", "max_matches", "concurrency"},
+}
+FORMAT_DEFAULTS = {"rounds": 1, "elo0": 0.0, "elo1": 5.0, "alpha": 0.05, "beta": 0.05,
+                   "max_matches": 1000, "concurrency": 16}
+MAX_ELO = 1000.0
+ERROR_RATE = validate.Range(min=1e-6, max=0.5, max_inclusive=False)  # bounds stay finite
+
+
+def _format_field(field_class: type[fields.Field], name: str, description: str,
+                  **kwargs) -> fields.Field:
+    """A field of some formats only: absent unless given (`FORMAT_DEFAULTS` fills it in
+    after the check that it belongs to the format), its default documented."""
+    metadata = {"description": description}
+    if name in FORMAT_DEFAULTS:
+        metadata["default"] = FORMAT_DEFAULTS[name]
+    return field_class(metadata=metadata, **kwargs)
+
+
 class TournamentCreateSchema(Schema):
     game = fields.String(required=True, validate=_known_game)
+    format = fields.String(load_default=ROUND_ROBIN, validate=validate.OneOf(FORMATS),
+                           metadata={"description": "round_robin: every combination in every "
+                                     "seat rotation; gauntlet: every match holds the "
+                                     "challenger; swiss: rounds paired by score; sprt: pairs "
+                                     "of matches until the LLR decides"})
     bots = fields.List(fields.String(validate=validate.Length(min=1, max=100)), required=True,
                        validate=validate.Length(min=1, max=64),
-                       metadata={"description": "registered bot ids, each at most once"})
+                       metadata={"description": "registered bot ids, each at most once (sprt: "
+                                                "[challenger, baseline]; gauntlet: the field)"})
     players = fields.Integer(strict=True, load_default=2, validate=validate.Range(min=1, max=16),
                              metadata={"description": "seats per match, within the game's "
-                                                      "range (1: solo Aldabas)"})
-    rounds = fields.Integer(strict=True, load_default=1, validate=validate.Range(min=1, max=1000),
-                            metadata={"description": "times the whole round-robin is played, "
-                                                     "each on new seeds"})
+                                                      "range (1: solo Aldabas; swiss: 2; "
+                                                      "sprt: 2 or 1)"})
+    rounds = _format_field(fields.Integer, "rounds", "round_robin, gauntlet: times the whole "
+                           "schedule is played, each on new seeds; swiss: rounds paired",
+                           strict=True, validate=validate.Range(min=1, max=1000))
+    challenger = _format_field(fields.String, "challenger", "gauntlet: the bot in every match "
+                               "(not one of `bots`)", validate=validate.Length(min=1, max=100))
+    elo0 = _format_field(fields.Float, "elo0", "sprt: H0, the challenger is elo0 logistic "
+                         "Elo stronger", validate=validate.Range(min=-MAX_ELO, max=MAX_ELO))
+    elo1 = _format_field(fields.Float, "elo1", "sprt: H1, elo1 stronger (elo0 < elo1)",
+                         validate=validate.Range(min=-MAX_ELO, max=MAX_ELO))
+    alpha = _format_field(fields.Float, "alpha", "sprt: the chance of accepting H1 when H0 "
+                          "holds", validate=ERROR_RATE)
+    beta = _format_field(fields.Float, "beta", "sprt: the chance of accepting H0 when H1 "
+                         "holds", validate=ERROR_RATE)
+    max_matches = _format_field(fields.Integer, "max_matches", "sprt: matches scheduled at "
+                                "most (whole pairs: an odd number is rounded down); no "
+                                "decision if the LLR is still within its bounds then",
+                                strict=True, validate=validate.Range(min=2, max=5000))
+    concurrency = _format_field(fields.Integer, "concurrency", "sprt: matches queued or "
+                                "playing at once (whole pairs); at least the match slots of "
+                                "the workers, or they idle", strict=True,
+                                validate=validate.Range(min=2, max=256))
+    deals = fields.String(load_default=PAIRED, validate=validate.OneOf(DEALS), metadata={
+        "description": "paired: the matches of one combination (its seat rotations, an SPRT "
+                       "pair, a Swiss pairing, a solo round) share one deal, so luck evens "
+                       "out, but a bot that remembers an earlier rotation knows the deck and "
+                       "dice of the later ones; independent: every match has its own deal"})
     seed = fields.Integer(strict=True, validate=validate.Range(min=0, max=MAX_SEED),
                           load_default=random_seed,
                           metadata={"description": "derives every match seed; drawn by the "
@@ -475,6 +529,46 @@ class TournamentCreateSchema(Schema):
                                  validate=validate.Range(min=10, max=60000),
                                  metadata={"description": "per decision of a bot"})
     name = fields.String(validate=validate.Length(min=1, max=100))
+
+    @validates_schema
+    def check_format_fields(self, data: dict, **kwargs) -> None:
+        """Each field of another format is refused by name, as is a missing challenger."""
+        kind = data.get("format", ROUND_ROBIN)
+        foreign = set().union(*FORMAT_FIELDS.values()) - FORMAT_FIELDS.get(kind, set())
+        errors = {name: [f"not a field of the {kind} format"] for name in sorted(foreign)
+                  if name in data}
+        if kind == GAUNTLET and "challenger" not in data:
+            errors["challenger"] = ["a gauntlet needs its challenger"]
+        if errors:
+            raise ValidationError(errors)
+
+    @validates_schema
+    def check_sprt(self, data: dict, **kwargs) -> None:
+        if data.get("format") != SPRT:
+            return
+        if len(data.get("bots", [])) != 2:
+            raise ValidationError("an SPRT takes exactly 2 bots: [challenger, baseline]",
+                                  field_name="bots")
+        if data.get("players", 2) not in (1, 2):
+            raise ValidationError("an SPRT plays 2-seat matches, or solo (1)",
+                                  field_name="players")
+        elo0 = data.get("elo0", FORMAT_DEFAULTS["elo0"])
+        elo1 = data.get("elo1", FORMAT_DEFAULTS["elo1"])
+        if elo0 >= elo1:
+            raise ValidationError(f"elo0 ({elo0}) must be below elo1 ({elo1})",
+                                  field_name="elo1" if "elo1" in data else "elo0")
+
+    @validates_schema
+    def check_swiss(self, data: dict, **kwargs) -> None:
+        if data.get("format") == SWISS and data.get("players", 2) != 2:
+            raise ValidationError("swiss matches have 2 players", field_name="players")
+
+    @post_load
+    def fill_format_defaults(self, data: dict, **kwargs) -> dict:
+        for name in FORMAT_FIELDS[data["format"]]:
+            if name in FORMAT_DEFAULTS:
+                data.setdefault(name, FORMAT_DEFAULTS[name])
+        return data
 
 
 class TournamentProgressSchema(Schema):
@@ -532,12 +626,74 @@ class TournamentSummarySchema(Schema):
     id = _required(fields.String)
     name = _required(fields.String)
     game = _required(fields.String)
+    format = _required(fields.String, validate=validate.OneOf(FORMATS))
     players = _required(fields.Integer)
-    rounds = _required(fields.Integer)
+    rounds = _required(fields.Integer, metadata={
+        "description": "sprt: the most pairs it may play (max_matches / 2)"})
     status = _required(fields.String, validate=validate.OneOf(["running", "finished"]))
     progress = _required(fields.Nested, TournamentProgressSchema)
     created_at = _required(fields.String)
     finished_at = _required(fields.String, allow_none=True)
+
+
+class SprtSchema(Schema):
+    elo0 = _required(fields.Float)
+    elo1 = _required(fields.Float)
+    alpha = _required(fields.Float)
+    beta = _required(fields.Float)
+    max_matches = _required(fields.Integer)
+    concurrency = _required(fields.Integer)
+    llr = _required(fields.Float, metadata={
+        "description": "log-likelihood ratio of H1 against H0 (pentanomial GSPRT, logistic "
+                       "Elo; see docs/ratings.md)"})
+    lower = _required(fields.Float, metadata={"description": "log(beta / (1 - alpha))"})
+    upper = _required(fields.Float, metadata={"description": "log((1 - beta) / alpha)"})
+    decision = _required(fields.String, allow_none=True, validate=validate.OneOf(["H1", "H0"]),
+                         metadata={"description": "null until the LLR leaves its bounds"})
+    decided_after = _required(fields.Integer, allow_none=True,
+                              metadata={"description": "pairs counted when it was decided"})
+    pentanomial = _required(fields.List, fields.Integer(), validate=validate.Length(equal=5),
+                            metadata={"description": "pairs [LL, LD, WL+DD, WD, WW] from the "
+                                                     "challenger's side (solo: [L, 0, D, 0, W])"})
+    pairs = _required(fields.Integer, metadata={"description": "pairs counted"})
+    games = _required(fields.Integer, metadata={"description": "games in the counted pairs"})
+    void_pairs = _required(fields.Integer, metadata={
+        "description": "pairs with a failed match: not counted"})
+    scheduled_pairs = _required(fields.Integer)
+    elo = _required(fields.Float, metadata={"description": "the challenger's logistic Elo "
+                                                           "over the baseline"})
+    elo_low = _required(fields.Float, metadata={"description": "95% interval"})
+    elo_high = _required(fields.Float)
+    history = _required(fields.List, fields.List(JsonNumber()), metadata={
+        "description": "[pairs counted, LLR, the pair's pentanomial bucket 0-4] after each "
+                       "counted pair, in the order they were counted"})
+
+
+class SwissPairingSchema(Schema):
+    bots = _required(fields.List, fields.String(), metadata={
+        "description": "the higher-placed bot first; it takes seat 0 in the first match"})
+    matches = _required(fields.List, fields.String())
+
+
+class SwissRoundSchema(Schema):
+    round = _required(fields.Integer)
+    bye = _required(fields.String, allow_none=True)
+    pairings = _required(fields.List, fields.Nested(SwissPairingSchema))
+
+
+class SwissStandingSchema(TournamentBotSchema):
+    rank = _required(fields.Integer)
+    points = _required(fields.Float, metadata={
+        "description": "pair scores of its matches (1 ahead, 0.5 tied), 2 per bye"})
+    buchholz = _required(fields.Float, metadata={
+        "description": "the sum of its opponents' points, the tie-break"})
+    opponents = _required(fields.List, fields.String())
+    byes = _required(fields.Integer)
+
+
+class SwissSchema(Schema):
+    rounds = _required(fields.List, fields.Nested(SwissRoundSchema))
+    standings = _required(fields.List, fields.Nested(SwissStandingSchema))
 
 
 class TournamentSchema(TournamentSummarySchema):
@@ -559,6 +715,11 @@ class TournamentSchema(TournamentSummarySchema):
                              metadata={"description": "solo tournaments, once over: average "
                                                       "score with its 95% interval"})
     matches = _required(fields.List, fields.String(), metadata={"description": "schedule order"})
+    deals = _required(fields.String, validate=validate.OneOf(DEALS))
+    challenger = _required(fields.String, allow_none=True, metadata={
+        "description": "gauntlet and sprt: the challenger's bot id"})
+    sprt = _required(fields.Nested, SprtSchema, allow_none=True)
+    swiss = _required(fields.Nested, SwissSchema, allow_none=True)
 
 
 class TournamentListSchema(PageSchema):

@@ -1,13 +1,16 @@
-"""Round-robin schedules: which bots sit where in every match of a tournament, on which seed.
+"""Fixed schedules: which bots sit where in every match of a round-robin or a gauntlet, on
+which seed.
 
-Every combination of `players` bots is played in each of its seat rotations (the seating
-turned by one seat each time), all rotations of one combination on the same match seed, so
-each bot meets the same deal from every seat. The whole schedule is repeated `rounds`
-times with fresh seeds. Seeds are derived from the tournament seed by hashing, never drawn
-from a global generator, so the same arguments always give the same schedule.
+Round-robin: every combination of `players` bots is played in each of its seat rotations
+(the seating turned by one seat each time). Gauntlet: the same, over the combinations that
+hold the challenger (the challenger and `players - 1` bots of the field). The whole schedule
+is repeated `rounds` times with fresh seeds. Seeds are derived from the tournament seed by
+hashing, never drawn from a global generator, so the same arguments always give the same
+schedule.
 
-Solo tournaments (`players == 1`) give every bot the same seed in a round: the bots are
-ranked on identical deals.
+Deals (`PAIRED`, the default): all rotations of one combination share one match seed, so
+each bot meets the same deal from every seat; solo tournaments (`players == 1`) give every
+bot the same seed in a round. `INDEPENDENT`: every match has a seed of its own.
 """
 
 from __future__ import annotations
@@ -18,16 +21,18 @@ from itertools import combinations
 from math import comb
 from typing import Any
 
-SEED_BITS = 63
+SEED_BITS = 53  # every derived seed is an exact integer in a JSON double: 0 .. 2**53 - 1
+PAIRED, INDEPENDENT = "paired", "independent"
+DEALS = (PAIRED, INDEPENDENT)
 
 Match = dict[str, Any]
 
 
 def derive_seed(tournament_seed: int | str, *parts: int) -> int:
-    """A 63-bit match seed from the tournament seed and the match's coordinates.
+    """A 53-bit match seed from the tournament seed and the match's coordinates.
 
     sha256 of the canonical JSON of [tournament_seed, *parts]; the first 8 bytes, big-endian,
-    keep 63 bits so the seed is a non-negative signed 64-bit integer everywhere.
+    keep their top 53 bits, so the seed is exact wherever JSON numbers are doubles.
     """
     text = json.dumps([tournament_seed, *parts], separators=(",", ":"))
     digest = hashlib.sha256(text.encode()).digest()
@@ -44,8 +49,14 @@ def match_count(num_bots: int, players: int, rounds: int) -> int:
     return comb(num_bots, players) * players * rounds
 
 
+def gauntlet_count(field: int, players: int, rounds: int) -> int:
+    """How many matches `gauntlet` returns: C(field, players - 1) * players * rounds."""
+    return comb(field, players - 1) * players * rounds
+
+
 def schedule(
-    bot_ids: list[str], players: int, rounds: int, tournament_seed: int | str
+    bot_ids: list[str], players: int, rounds: int, tournament_seed: int | str,
+    deals: str = PAIRED,
 ) -> list[Match]:
     """Every match of the round-robin, in play order.
 
@@ -54,11 +65,29 @@ def schedule(
     combination is turned), `seats` (bot ids in seat order) and `seed`.
     """
     check_arguments(bot_ids, players, rounds)
+    return _rotated(list(combinations(bot_ids, players)), players, rounds, tournament_seed,
+                    deals)
+
+
+def gauntlet(challenger: str, field: list[str], players: int, rounds: int,
+             tournament_seed: int | str, deals: str = PAIRED) -> list[Match]:
+    """Every match of a gauntlet, in play order, in the shape of `schedule`: each
+    combination is the challenger and `players - 1` bots of the field, in every rotation."""
+    check_arguments([challenger, *field], players, rounds)
+    if players < 2:
+        raise ValueError("a gauntlet needs at least 2 players per match")
+    groups = [(challenger, *others) for others in combinations(field, players - 1)]
+    return _rotated(groups, players, rounds, tournament_seed, deals)
+
+
+def _rotated(groups: list[tuple[str, ...]], players: int, rounds: int,
+             tournament_seed: int | str, deals: str) -> list[Match]:
     matches: list[Match] = []
     for round_number in range(rounds):
-        for combination, bots in enumerate(combinations(bot_ids, players)):
-            seed = match_seed(tournament_seed, round_number, combination, players)
+        for combination, bots in enumerate(groups):
             for rotation, seats in enumerate(rotations(bots)):
+                seed = match_seed(tournament_seed, round_number, combination, players,
+                                  None if deals == PAIRED else rotation)
                 matches.append({
                     "index": len(matches),
                     "round": round_number,
@@ -71,8 +100,12 @@ def schedule(
 
 
 def match_seed(tournament_seed: int | str, round_number: int, combination: int,
-               players: int) -> int:
-    """The seed of one combination in one round; solo rounds share one seed for all bots."""
+               players: int, rotation: int | None = None) -> int:
+    """The seed of one combination in one round, shared by its rotations (paired deals:
+    `rotation` None; solo rounds then share one seed for all bots), or of one rotation
+    (independent deals)."""
+    if rotation is not None:
+        return derive_seed(tournament_seed, round_number, combination, rotation)
     if players == 1:
         return derive_seed(tournament_seed, round_number)
     return derive_seed(tournament_seed, round_number, combination)

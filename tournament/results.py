@@ -21,7 +21,7 @@ import redis
 
 from referee.replay import utc_now
 
-from . import ratings
+from . import formats, ratings
 from .store import (
     MatchStatus,
     Store,
@@ -144,7 +144,10 @@ def _tally(pipe: redis.client.Pipeline, tournament_id: str, match_id: str,
 
 # ----- the end of a tournament --------------------------------------------------------
 def finish_tournament_of(store: Store, match: dict) -> None:
+    """Let the tournament's format count the match and schedule what is due (SPRT pairs, a
+    Swiss round), then store the final ratings if every match is over."""
     if match.get("tournament_id"):
+        formats.advance(store, match["tournament_id"], match["id"])
         finish_if_complete(store, match["tournament_id"])
 
 

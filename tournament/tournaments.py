@@ -1,8 +1,10 @@
-"""Tournaments: a round-robin schedule played as one rq job per match, followed live.
+"""Tournaments of every format, played as one rq job per match, followed live.
 
-`create_tournament` stores the tournament, then every match of its schedule
-(`tournament.pairing`) as an ordinary bot match tagged with the tournament's id, and queues
-one rq job per match: any number of workers share the work. Each finished match is
+`create_tournament` stores the tournament, then the matches its format schedules first
+(`tournament.formats`: a round-robin's or gauntlet's whole schedule, an SPRT's first pairs,
+a Swiss tournament's first round) as ordinary bot matches tagged with the tournament's id
+(`tournament.scheduling`), and queues one rq job per match: any number of workers share
+the work. Each finished match is
 counted once (`tournament.results`); `tournament_view` reads progress, standings, the
 cross-table and, once every match is over, the final ratings, and queues again the
 matches whose worker died (`tournament.recovery`). `leaderboard` is a game's live Elo with
@@ -20,33 +22,24 @@ import engines
 from referee.replay import utc_now
 from referee.setups import match_options
 
-from . import jobs, pairing, ratings, recovery, results
+from . import formats, pairing, ratings, recovery, results, scheduling
+from .formats import SetupError
 from .store import (
     MatchStatus,
     Store,
     bot_key,
-    bot_seats,
     dumps,
     history_key,
     loads,
     match_key,
-    new_match_meta,
     ratings_key,
     tournament_key,
     tournaments_key,
 )
 
-MAX_MATCHES = 5000
+__all__ = ["SetupError"]  # raised by create_tournament, caught by the API
+
 CREATE_BATCH = 500  # matches stored and queued per round trip
-
-
-class SetupError(ValueError):
-    """A tournament that cannot be started, naming the request field at fault."""
-
-    def __init__(self, field: str, reason: str):
-        super().__init__(reason)
-        self.field = field
-        self.reason = reason
 
 
 class RetiredBot(SetupError):
@@ -56,33 +49,30 @@ class RetiredBot(SetupError):
 # ----- creation -----------------------------------------------------------------------
 def create_tournament(store: Store, spec: dict[str, Any]) -> dict:
     """Store and queue a tournament; `spec` holds game, bots, players, rounds, seed,
-    options, policy, deadline_ms and an optional name. Returns its meta."""
+    options, policy, deadline_ms, an optional name, `format` and `deals` (defaults
+    `round_robin` and `paired`) and the format's own fields (`tournament.formats`).
+    Returns its meta."""
     engine = engines.get(spec["game"])
-    bots = registered_bots(store, spec["bots"], engine.name)
+    kind = spec.get("format", formats.ROUND_ROBIN)
+    bots = registered_bots(store, formats.entrants(spec), engine.name)
     options = checked_options(engine, spec["players"], spec["options"])
-    check_size(len(bots), spec["players"], spec["rounds"])
+    formats.check_size(kind, len(bots), spec["players"])
     tournament_id = f"t-{secrets.token_hex(8)}"
     meta = {
         "id": tournament_id, "name": spec.get("name") or tournament_id, "game": engine.name,
-        "game_version": engine.version, "players": spec["players"], "rounds": spec["rounds"],
-        "seed": spec["seed"], "options": options, "policy": spec["policy"],
-        "deadline_ms": spec["deadline_ms"],
+        "game_version": engine.version, "players": spec["players"], "seed": spec["seed"],
+        "options": options, "policy": spec["policy"], "deadline_ms": spec["deadline_ms"],
+        "format": kind, "deals": spec.get("deals", pairing.PAIRED),
         "bots": [{"bot_id": bot["id"], "name": bot["name"]} for bot in bots],
-        "total": pairing.match_count(len(bots), spec["players"], spec["rounds"]),
-        "created_at": utc_now(),
+        **formats.format_fields(spec, len(bots)), "created_at": utc_now(),
     }
-    plan = pairing.schedule([bot["id"] for bot in bots], spec["players"], spec["rounds"],
-                            spec["seed"])
-    matches = [match_meta(meta, planned) for planned in plan]
-    _store_tournament(store, meta, [match["id"] for match in matches])
-    for first in range(0, len(matches), CREATE_BATCH):
+    planned, state = formats.first_plan(meta)
+    metas = scheduling.match_metas(meta, planned)
+    _store_tournament(store, meta, state)
+    for first in range(0, len(metas), CREATE_BATCH):
         with store.redis.pipeline() as pipe:
             pipe.multi()  # rq's enqueue on a caller's pipeline wants it in MULTI already
-            for match in matches[first:first + CREATE_BATCH]:
-                state = engine.new_game(num_players=meta["players"], seed=match["seed"],
-                                        options=options)
-                store.create_match(match, state, engine.current_seat(state), {}, pipe)
-                jobs.enqueue_match(store, match, pipeline=pipe)
+            scheduling.queue_matches(store, pipe, meta, metas[first:first + CREATE_BATCH])
             pipe.execute()
     return meta
 
@@ -113,30 +103,13 @@ def checked_options(engine: engines.Game, players: int, options: dict) -> dict:
         raise SetupError("options" if options else "players", error.reason) from None
 
 
-def check_size(num_bots: int, players: int, rounds: int) -> None:
-    if num_bots < players:
-        raise SetupError("bots", f"{players} players per match need at least {players} bots, "
-                                 f"got {num_bots}")
-    total = pairing.match_count(num_bots, players, rounds)
-    if total > MAX_MATCHES:
-        raise SetupError("rounds", f"the schedule has {total} matches; at most {MAX_MATCHES}")
-
-
-def match_meta(tournament: dict, planned: dict) -> dict:
-    """One scheduled match as the match store keeps it, tagged with its tournament."""
-    names = {bot["bot_id"]: bot["name"] for bot in tournament["bots"]}
-    seats = bot_seats([(bot_id, names[bot_id]) for bot_id in planned["seats"]])
-    return new_match_meta(
-        tournament["game"], tournament["game_version"], seats, tournament["options"],
-        planned["seed"], tournament["policy"], tournament["deadline_ms"],
-        tournament["deadline_ms"], tournament_id=tournament["id"],
-        tournament_index=planned["index"])
-
-
-def _store_tournament(store: Store, meta: dict, match_ids: list[str]) -> None:
+def _store_tournament(store: Store, meta: dict, state: dict | None) -> None:
+    """The meta and the format's bookkeeping; the matches follow (their list is empty until
+    then, and nothing counts before they are queued)."""
     with store.redis.pipeline() as pipe:
         pipe.hset(tournament_key(meta["id"]), "meta", dumps(meta))
-        pipe.rpush(tournament_key(meta["id"], "matches"), *match_ids)
+        if state is not None:
+            pipe.set(formats.state_key(meta), dumps(state))
         pipe.zadd(tournaments_key(), {meta["id"]: time.time()})
         pipe.execute()
 
@@ -182,35 +155,43 @@ def tournament_view(store: Store, tournament_id: str, admin: bool = False) -> di
     The seed (which fixes every deal) is shown once the tournament is over, or to the
     admin, as a match's seed is.
     """
-    meta = get_meta(store, tournament_id)
-    if meta is None:
+    if get_meta(store, tournament_id) is None:
         return None
-    match_ids = [m.decode() for m in store.redis.lrange(tournament_key(tournament_id,
-                                                                       "matches"), 0, -1)]
-    sweep(store, tournament_id, match_ids)
+    sweep(store, tournament_id, _match_ids(store, tournament_id))
+    meta, match_ids = get_meta(store, tournament_id), _match_ids(store, tournament_id)
     (view,) = summaries(store, [tournament_id])
     statuses = list(_statuses(store, _pending(store, tournament_id, match_ids)).values())
     view["progress"].update(running=statuses.count(MatchStatus.RUNNING),
                             queued=statuses.count(MatchStatus.QUEUED))
-    view.update(tables(store, meta), matches=match_ids,
+    counted = results.tournament_results(store, tournament_id)
+    names = {bot["bot_id"]: bot["name"] for bot in meta["bots"]}
+    view.update(tables(store, meta, counted), matches=match_ids,
                 seed=meta["seed"] if admin or view["status"] == "finished" else None)
+    view.update(formats.format_view(store, meta, counted, match_ids, names))
     return view
+
+
+def _match_ids(store: Store, tournament_id: str) -> list[str]:
+    return [m.decode() for m in store.redis.lrange(tournament_key(tournament_id, "matches"),
+                                                   0, -1)]
 
 
 def sweep(store: Store, tournament_id: str, match_ids: list[str]) -> None:
     """Queue again the unfinished matches whose worker died, count the ones found over but
-    not counted, and store the final ratings if every match is over."""
+    not counted, let the format catch up (a worker may have died before it did), and store
+    the final ratings if every match is over."""
     statuses = _statuses(store, _pending(store, tournament_id, match_ids))
     recovery.requeue_abandoned(store, [match_id for match_id, status in statuses.items()
                                        if status not in (None, MatchStatus.QUEUED)])
+    formats.advance(store, tournament_id)
     results.finish_if_complete(store, tournament_id)
 
 
-def tables(store: Store, meta: dict) -> dict:
+def tables(store: Store, meta: dict, counted: list[dict]) -> dict:
     """Standings, cross-table and faults from the counted results; the final ratings (or
     solo ranking) once stored."""
     names = {bot["bot_id"]: bot["name"] for bot in meta["bots"]}
-    table = ratings.standings(results.tournament_results(store, meta["id"]))
+    table = ratings.standings(counted)
     final = loads(store.redis.hget(tournament_key(meta["id"]), "ratings"))
     rows = None if final is None else [named(row, names) for row in final]
     solo = meta["players"] == 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 from flask import Blueprint, Response
 
 import engines
+from tournament.deals import secret_deals
 from tournament.jobs import enqueue_match
 from tournament.recovery import requeue_abandoned
 from tournament.store import MatchStatus, Store, new_match_meta, token_digest
@@ -55,8 +56,9 @@ def list_matches() -> Response:
     query = load_query(MatchListQuerySchema)
     ids, total = store.list_match_ids(query["offset"], query["limit"], query.get("game"))
     admin = asked_by_admin()
-    found = store.get_matches(ids)
-    matches = [public_match(match, admin) for match in found if match]
+    found = [match for match in store.get_matches(ids) if match]
+    secret = set() if admin else secret_deals(store, found)
+    matches = [public_match(match, match["id"] in secret) for match in found]
     return reply(MatchListSchema, {"matches": matches, "total": total, **query})
 
 
@@ -67,7 +69,8 @@ def get_match(match_id: str) -> Response:
     if match["status"] == MatchStatus.RUNNING and requeue_abandoned(services().store,
                                                                     [match_id]):
         match = find_match(match_id)
-    return reply(MatchSchema, public_match(match, asked_by_admin()))
+    secret = not asked_by_admin() and bool(secret_deals(services().store, [match]))
+    return reply(MatchSchema, public_match(match, secret))
 
 
 def find_match(match_id: str) -> dict:
@@ -77,11 +80,11 @@ def find_match(match_id: str) -> dict:
     return match
 
 
-def public_match(match: dict, admin: bool) -> dict:
-    """The match as anyone may see it: the seed (which fixes every hidden card) only once
-    the match is over, or for the admin."""
-    over = match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED)
-    return {**match, "seed": match["seed"] if over or admin else None}
+def public_match(match: dict, secret: bool) -> dict:
+    """The match as the asker may see it: the seed (which fixes every hidden card) is null
+    while `secret` (`tournament.deals.secret_deals`: for anyone but the admin, until the
+    match and every match on its deal are over)."""
+    return {**match, "seed": None if secret else match["seed"]}
 
 
 def _seat_infos(store: Store, specs: list[dict], game: str) -> list[dict]:

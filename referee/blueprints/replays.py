@@ -1,12 +1,14 @@
 """Replays: GET /matches/{id}/replay (the record, a file `referee verify` accepts),
 GET /matches/{id}/replay/{step}?seat=N (a step as a seat or a spectator saw it) and
-POST /replays/verify. While a match is not over, its replay is for the admin only."""
+POST /replays/verify. While a match, or another match on its deal, is not over, its replay
+is for the admin only."""
 
 from __future__ import annotations
 
 from flask import Blueprint, Response
 
 import engines
+from tournament.deals import secret_deals
 from tournament.store import MatchStatus, seat_deadline_ms
 
 from .. import audit, replay
@@ -90,6 +92,10 @@ def seen_step(engine: engines.Game, state: dict, view: dict, played: dict,
 
 
 def _readable_record(match: dict) -> dict:
+    """The record, public once the match and every match on its deal are over (it tells
+    the seed); the admin's before, while the match is not finished its live record."""
+    if secret_deals(services().store, [match]):
+        require_admin()
     if match["status"] == MatchStatus.FINISHED:
         return services().store.get_replay(match["id"])
     require_admin()

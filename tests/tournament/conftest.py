@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import pytest
 from apitest import ADMIN
 
+from bots.python import random_bot
+from bots.python.aladino_bot import choose_greedy
 from bots.python.sdk import Choose, make_server
 from referee.config import Config
 
@@ -71,3 +73,17 @@ def register_bots(api, bot_farm) -> Callable[..., list[str]]:
                 for n in range(count)]
 
     return register
+
+
+@pytest.fixture(scope="session")
+def strength_urls() -> Iterator[dict[str, str]]:
+    """The greedy Aladino bot and the random bot, each an SDK HTTP server on loopback."""
+    servers = {"greedy": make_server(choose_greedy), "random": make_server(
+        random_bot.make_choose(7))}
+    for server in servers.values():
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield {name: f"http://127.0.0.1:{server.server_address[1]}/"
+           for name, server in servers.items()}
+    for server in servers.values():
+        server.shutdown()
+        server.server_close()

@@ -1,4 +1,5 @@
-"""Round-robin schedules: counts, seat balance, shared seeds per combination, determinism."""
+"""Round-robin and gauntlet schedules: counts, seat balance, shared seeds per combination,
+determinism, seeds within 53 bits."""
 
 import json
 from collections import Counter
@@ -6,7 +7,17 @@ from math import comb
 
 import pytest
 
-from tournament.pairing import derive_seed, match_count, rotations, schedule
+from tournament.formats import sprt_pair
+from tournament.pairing import (
+    INDEPENDENT,
+    PAIRED,
+    derive_seed,
+    gauntlet,
+    gauntlet_count,
+    match_count,
+    rotations,
+    schedule,
+)
 
 BOTS = ["ana", "bea", "cid", "dan"]
 
@@ -76,11 +87,11 @@ def test_schedule_is_deterministic_json_and_depends_on_the_seed():
     assert schedule(BOTS, 2, 2, "123") != first, "an integer and a string seed differ"
 
 
-def test_derived_seeds_fit_in_63_bits_and_spread():
+def test_derived_seeds_fit_in_53_bits_and_spread():
     seeds = [derive_seed(5, r, c) for r in range(20) for c in range(50)]
-    assert all(0 <= s < 2**63 for s in seeds)
+    assert all(0 <= s < 2**53 for s in seeds)
     assert len(set(seeds)) == len(seeds)
-    assert max(seeds) > 2**62, "the high bits are used"
+    assert max(seeds) > 2**52, "the high bits are used"
 
 
 def test_rotations_turn_by_one_seat():
@@ -96,3 +107,42 @@ def test_rotations_turn_by_one_seat():
 def test_impossible_schedules_are_refused_with_a_reason(bots, players, rounds, reason):
     with pytest.raises(ValueError, match=reason):
         schedule(bots, players, rounds, 1)
+
+
+@pytest.mark.parametrize(("field", "players", "rounds"), [(3, 2, 1), (4, 2, 3), (4, 3, 2),
+                                                          (5, 4, 1), (1, 2, 2)])
+def test_a_gauntlet_holds_the_challenger_in_every_match_in_every_seat(field, players, rounds):
+    """docs/ratings.md: a gauntlet has C(field, players - 1) * players * rounds matches."""
+    others = [f"f{n}" for n in range(field)]
+    matches = gauntlet("hero", others, players, rounds, 3)
+    assert len(matches) == comb(field, players - 1) * players * rounds \
+        == gauntlet_count(field, players, rounds)
+    assert all("hero" in match["seats"] for match in matches)
+    hero_seats = Counter(match["seats"].index("hero") for match in matches)
+    assert set(hero_seats) == set(range(players)) and len(set(hero_seats.values())) == 1
+    assert len({tuple(m["seats"]) for m in matches}) == len(matches) // rounds
+
+
+def test_independent_deals_give_every_rotation_its_own_seed():
+    paired = schedule(BOTS, 3, 1, 7)
+    independent = schedule(BOTS, 3, 1, 7, deals=INDEPENDENT)
+    assert [m["seats"] for m in paired] == [m["seats"] for m in independent]
+    assert len({m["seed"] for m in independent}) == len(independent)
+    assert len({m["seed"] for m in paired}) == comb(4, 3)
+    solo = schedule(BOTS, 1, 2, 7, deals=INDEPENDENT)
+    assert len({m["seed"] for m in solo}) == len(solo)
+
+
+def test_every_seed_a_tournament_derives_fits_in_53_bits():
+    """Issue 15: match seeds stay exact JSON numbers, 0 .. 2**53 - 1, whatever the
+    tournament seed (the largest accepted one included) and whatever the format."""
+    meta = {"seed": 2**63 - 1, "players": 2, "deals": PAIRED,
+            "bots": [{"bot_id": "a"}, {"bot_id": "b"}]}
+    seeds = [m["seed"] for deals in (PAIRED, INDEPENDENT)
+             for m in schedule(BOTS, 2, 5, 2**63 - 1, deals)
+             + gauntlet("a", ["b", "c"], 2, 5, 2**63 - 1, deals)]
+    seeds += [m["seed"] for pair in range(50)
+              for m in sprt_pair({**meta, "deals": INDEPENDENT}, pair) + sprt_pair(meta, pair)]
+    seeds += [derive_seed(s, *parts) for s in (0, 2**53, 2**63 - 1, "x")
+              for parts in ((), (1,), (1, 2, 3))]
+    assert all(isinstance(s, int) and 0 <= s <= 2**53 - 1 for s in seeds)

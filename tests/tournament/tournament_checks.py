@@ -102,3 +102,25 @@ def check_first_update_by_hand(board: dict, first: dict) -> None:
                  for j, other in enumerate(ranks) if j != seat]
         expected = 1500 + 32 / (n - 1) * sum(score - 0.5 for score in pairs)
         assert board["history"][bot][0] == [1, pytest.approx(expected, abs=1e-6)]
+
+
+def perfect_matchings(bots: list[str]):
+    """Every way to split `bots` (an even count) into pairs."""
+    if not bots:
+        yield []
+        return
+    first, rest = bots[0], bots[1:]
+    for index, other in enumerate(rest):
+        for tail in perfect_matchings(rest[:index] + rest[index + 1:]):
+            yield [(first, other), *tail]
+
+
+def repeat_free_round_exists(bots: list[str], met: Counter) -> bool:
+    """Brute force: some bye (odd count) and pairing of the rest without a repeat."""
+    choices = [[]] if len(bots) % 2 == 0 else [[bye] for bye in bots]
+    for bye in choices:
+        rest = [bot for bot in bots if bot not in bye]
+        if any(all(not met[frozenset((a, b))] for a, b in matching)
+               for matching in perfect_matchings(rest)):
+            return True
+    return False

@@ -19,6 +19,8 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import engines
+from tournament import jobs
+from tournament.store import Store
 
 WAIT_S = 15
 
@@ -281,4 +283,66 @@ def test_a_match_not_over_waits_for_its_replay(site, browser):
     wait_for(browser, lambda: text(browser, "waiting") == waiting,
              "the note that the replay opens at the end")
     assert not browser.find_element(By.ID, "viewer").is_displayed()
+    assert page_errors(browser) == []
+
+
+def test_an_sprt_page_plots_the_llr_and_shows_the_pentanomial_and_decision(site, browser):
+    bots = [site.bots["greedy-aladino"], site.bots["random-1"]]
+    tournament = site.post("/tournaments", {
+        "game": "aladino", "format": "sprt", "bots": bots, "elo0": 0, "elo1": 150,
+        "max_matches": 60, "concurrency": 4, "deadline_ms": 20000})
+    site.run_worker()
+    result = site.api(f"/tournaments/{tournament['id']}")["sprt"]
+    assert result["decision"] == "H1"
+    browser.get(f"{site.url}/ui/tournaments/{tournament['id']}")
+    wait_for(browser, lambda: text(browser, "sprt-decision")
+             == f"H1 accepted after {result['decided_after']} pairs", "the decision")
+    assert text(browser, "tournament-format") == "SPRT"
+    path = browser.find_element(By.CSS_SELECTOR, "#llr-plot path.llr").get_attribute("d")
+    assert path.count("L") == len(result["history"]), "a point per counted pair"
+    assert count(browser, "#llr-plot line.bound") == 3
+    cells = browser.find_elements(By.CSS_SELECTOR, "#pentanomial-table tbody td")
+    assert [int(cell.text) for cell in cells] == result["pentanomial"]
+    assert text(browser, "sprt-llr").startswith(f"LLR {result['llr']:.2f} (-2.94, 2.94)")
+    assert page_errors(browser) == []
+
+
+def test_a_swiss_page_shows_the_rounds_and_buchholz(site, browser):
+    bots = [site.bots["greedy-aladino"], site.bots["random-1"], site.bots["random-2"]]
+    tournament = site.post("/tournaments", {"game": "aladino", "format": "swiss",
+                                            "bots": bots, "rounds": 2})
+    site.run_worker()
+    view = site.api(f"/tournaments/{tournament['id']}")
+    assert view["status"] == "finished"
+    browser.get(f"{site.url}/ui/tournaments/{tournament['id']}")
+    wait_for(browser, lambda: count(browser, "#swiss-rounds .swiss-round") == 2, "two rounds")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#swiss-table tbody tr")
+    shown = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")][1:4] for row in rows]
+    assert shown == [[row["name"], f"{row['points']:.1f}", f"{row['buchholz']:.1f}"]
+                     for row in view["swiss"]["standings"]]
+    rounds = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#swiss-rounds p")]
+    names = {bot["bot_id"]: bot["name"] for bot in view["bots"]}
+    for line, played in zip(rounds, view["swiss"]["rounds"], strict=True):
+        assert line.endswith(f"bye: {names[played['bye']]}")
+    assert page_errors(browser) == []
+
+
+def test_a_finished_match_waits_while_its_deal_is_still_played(site, browser):
+    """A tournament's rotations share a deal: one rotation is played (by the real match job,
+    in-process), the other still queued, so the first one's replay stays closed until a
+    worker plays the second."""
+    bots = [site.bots["greedy-aladino"], site.bots["random-1"]]
+    tournament = site.post("/tournaments", {"game": "aladino", "bots": bots, "players": 2})
+    first, second = tournament["matches"]
+    jobs.play_stored_match(Store.from_url(site.redis_url), first, "web-test-secret")
+    assert site.api(f"/matches/{first}")["status"] == "finished"
+    assert site.api(f"/matches/{second}")["status"] == "queued"
+    browser.get(f"{site.url}/ui/matches/{first}")
+    wait_for(browser, lambda: text(browser, "waiting").startswith(
+        "The match is over, but another match on the same deal is still being played"),
+        "the note that the deal is still being played")
+    assert not browser.find_element(By.ID, "viewer").is_displayed()
+    site.run_worker()
+    wait_for(browser, lambda: browser.find_element(By.ID, "viewer").is_displayed(),
+             "the replay once the deal is over")
     assert page_errors(browser) == []

@@ -189,16 +189,20 @@ async function loadMatch() {
   document.getElementById("step-label").textContent = `step ${viewer.step} / ${viewer.match.step}`;
 }
 
-/** Replays open once the match is over (before that they are the admin's only): until
-    then the page follows the match's status. */
+/** Replays open once the match, and every tournament match on the same deal, is over
+    (before that they are the admin's only; the seed is null until then): until then the
+    page follows the match's status. */
 async function waitForTheEnd() {
   const note = document.getElementById("waiting");
-  while (viewer.match.status !== "finished") {
+  while (viewer.match.status !== "finished" || viewer.match.seed === null) {
     if (viewer.match.status === "failed") {
       setChildren(note, "This match failed: it has no replay.");
       return false;
     }
-    setChildren(note, `The match is ${viewer.match.status}: its replay opens when it is over.`);
+    setChildren(note, viewer.match.status === "finished"
+      ? "The match is over, but another match on the same deal is still being played: "
+        + "its replay opens when that one is over."
+      : `The match is ${viewer.match.status}: its replay opens when it is over.`);
     await new Promise(resolve => setTimeout(resolve, LIVE_REFRESH_MS));
     await loadMatch();
   }

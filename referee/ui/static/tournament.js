@@ -1,7 +1,13 @@
-/* A tournament: progress (refreshed while it runs), standings, ratings and the cross-table. */
+/* A tournament: progress (refreshed while it runs), the format's own view (SPRT: the LLR
+   over the pairs, the pentanomial and the decision; Swiss: rounds and Buchholz), standings,
+   ratings and the cross-table. */
 "use strict";
 
 const REFRESH_MS = 2000;
+const FORMAT_NAMES = {round_robin: "round-robin", gauntlet: "gauntlet", swiss: "Swiss",
+  sprt: "SPRT"};
+const PENTANOMIAL = ["LL", "LD", "WL+DD", "WD", "WW"];
+const LLR_PLOT = {width: 640, height: 260, left: 48, right: 16, top: 14, bottom: 34};
 
 function progressView(t) {
   const {done, total, failed, running = 0} = t.progress;
@@ -9,8 +15,12 @@ function progressView(t) {
   return h("div", null,
     h("p", {class: "facts"},
       statusBadge(t.status, "tournament-status"),
+      h("span", {id: "tournament-format"}, FORMAT_NAMES[t.format] || t.format),
       h("span", null, "game ", uiLink(`games/${t.game}`, t.game)),
-      h("span", null, `${t.players} players per match, ${t.rounds} round${t.rounds > 1 ? "s" : ""}`),
+      t.format === "sprt" ? h("span", null, t.players === 1 ? "solo pairs" : "pairs of 2-seat matches")
+        : h("span", null, `${t.players} players per match, ${t.rounds} round${t.rounds > 1 ? "s" : ""}`),
+      t.challenger ? h("span", null, "challenger ", h("b", null, botName(t, t.challenger))) : "",
+      h("span", null, `${t.deals} deals`),
       t.seed !== null ? h("span", null, "seed ", h("b", null, t.seed)) : ""),
     h("div", {class: "progress", id: "progress-bar", title: `${done}/${total}`},
       h("div", {class: "done", style: `width:${part(done - failed)}`}),
@@ -72,6 +82,87 @@ function crossTableView(cross) {
       bots.map(b => h("td", {class: a === b ? "self" : ""}, a === b ? "" : cell(a, b)))))));
 }
 
+function botName(t, botId) {
+  const bot = t.bots.find(b => b.bot_id === botId);
+  return bot ? bot.name : botId;
+}
+
+/** The LLR after each counted pair, between the bounds where the test stops. */
+function llrPlot(sprt) {
+  const points = sprt.history.map(([pairs, llr]) => [pairs, llr]);
+  const {width, height, left, right, top, bottom} = LLR_PLOT;
+  const ys = [sprt.lower, sprt.upper, 0, ...points.map(p => p[1])];
+  const ylo = Math.min(...ys) * 1.1, yhi = Math.max(...ys) * 1.1;
+  const xhi = Math.max(1, ...points.map(p => p[0]));
+  const px = x => left + x / xhi * (width - left - right);
+  const py = y => top + (yhi - y) / (yhi - ylo) * (height - top - bottom);
+  const svg = svgRoot(width, height, {id: "llr-plot", role: "img",
+    "aria-label": "log-likelihood ratio after each pair"});
+  const level = (y, label, colour, dash) => {
+    svg.append(s("line", {x1: left, x2: width - right, y1: py(y), y2: py(y), stroke: colour,
+      "stroke-dasharray": dash, class: "bound"}));
+    svg.append(s("text", {x: left - 6, y: py(y) + 4, "text-anchor": "end", "font-size": 11,
+      fill: colour}, label));
+  };
+  level(sprt.upper, `H1 ${fmt(sprt.upper, 2)}`, "#2f7d32", "6 4");
+  level(0, "0", "#b9b0a3", null);
+  level(sprt.lower, `H0 ${fmt(sprt.lower, 2)}`, "#b23a2e", "6 4");
+  svg.append(s("line", {x1: left, x2: left, y1: top, y2: height - bottom, stroke: "#b9b0a3"}));
+  svg.append(s("text", {x: (left + width - right) / 2, y: height - 6, "text-anchor": "middle",
+    "font-size": 12, fill: "#7a736a"}, `pairs (${xhi})`));
+  if (points.length) {
+    const d = [[0, 0], ...points].map((p, i) =>
+      `${i ? "L" : "M"}${px(p[0]).toFixed(1)},${py(p[1]).toFixed(1)}`);
+    svg.append(s("path", {d: d.join(" "), fill: "none", stroke: "#23201c", "stroke-width": 2,
+      class: "llr"}));
+  }
+  return svg;
+}
+
+function sprtView(t) {
+  const r = t.sprt;
+  const decision = r.decision === null
+    ? (t.status === "finished" ? "no decision (max_matches reached)" : "running")
+    : `${r.decision} accepted after ${r.decided_after} pairs`;
+  return h("div", null,
+    h("p", {class: "facts"},
+      h("span", null, "decision ", h("b", {id: "sprt-decision"}, decision)),
+      h("span", {id: "sprt-llr"}, `LLR ${fmt(r.llr, 2)} (${fmt(r.lower, 2)}, ${fmt(r.upper, 2)}) ` +
+        `[${fmt(r.elo0, 2)}, ${fmt(r.elo1, 2)}]`),
+      h("span", {id: "sprt-elo"}, `Elo ${fmt(r.elo, 1)} ± ${fmt((r.elo_high - r.elo_low) / 2, 1)}`),
+      h("span", null, `${r.games} games in ${r.pairs} pairs`),
+      r.void_pairs ? h("span", null, `${r.void_pairs} void pairs`) : ""),
+    llrPlot(r),
+    table(PENTANOMIAL.map((title, i) => ({title, cell: row => row[i], cls: "num"})),
+      [r.pentanomial], {id: "pentanomial-table"}));
+}
+
+function swissView(t) {
+  const name = id => botName(t, id);
+  const rounds = h("div", {id: "swiss-rounds"}, t.swiss.rounds.map(round =>
+    h("p", {class: "swiss-round"}, h("b", null, `round ${round.round}: `),
+      round.pairings.map(p => [name(p.bots[0]), " – ", name(p.bots[1]), " (",
+        p.matches.map((m, i) => [i ? ", " : "", uiLink(`matches/${m}`, i + 1)]), ") "]),
+      round.bye ? `bye: ${name(round.bye)}` : "")));
+  const standings = table([
+    {title: "#", cell: row => row.rank, cls: "num"},
+    {title: "bot", cell: row => row.name},
+    {title: "points", cell: row => fmt(row.points, 1), cls: "num"},
+    {title: "Buchholz", cell: row => fmt(row.buchholz, 1), cls: "num"},
+    {title: "byes", cell: row => row.byes, cls: "num"},
+    {title: "opponents", cell: row => row.opponents.map(name).join(", ")},
+  ], t.swiss.standings, {id: "swiss-table"});
+  return h("div", null, standings, rounds);
+}
+
+function formatSection(t) {
+  const section = document.getElementById("format-section");
+  const view = t.sprt ? sprtView(t) : t.swiss ? swissView(t) : null;
+  section.hidden = view === null;
+  document.getElementById("format-title").textContent = t.sprt ? "SPRT" : "Swiss rounds";
+  if (view) setChildren(document.getElementById("format"), view);
+}
+
 function matchLinks(ids) {
   if (!ids.length) return h("p", {class: "muted"}, "none");
   return h("p", {class: "match-links"}, ids.map(id => [uiLink(`matches/${id}`, id), " "]));
@@ -87,6 +178,7 @@ async function refresh(id) {
   }
   document.getElementById("title").textContent = `Tournament ${t.name || t.id}`;
   setChildren(document.getElementById("progress"), progressView(t));
+  formatSection(t);
   setChildren(document.getElementById("standings"), standingsView(t.standings));
   setChildren(document.getElementById("ratings"), ratingsView(t));
   setChildren(document.getElementById("crosstable"), crossTableView(t.cross_table));

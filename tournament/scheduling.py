@@ -1,0 +1,40 @@
+"""Creating and queueing a tournament's matches: the one way every format schedules them.
+
+The matches of a plan (each `{"index", "seats", "seed"}`, seats as bot ids) become ordinary
+bot matches tagged with the tournament's id, their index in it and their deal's siblings
+(`tournament.deals`), stored and queued on a caller's pipeline already in MULTI, so the
+caller decides what else commits with them (the format's bookkeeping, in one transaction).
+"""
+
+from __future__ import annotations
+
+import engines
+
+from . import deals, jobs
+from .store import Store, bot_seats, new_match_meta, tournament_key
+
+
+def match_metas(tournament: dict, planned: list[dict]) -> list[dict]:
+    """The stored form of each planned match, with fresh ids and deal siblings."""
+    names = {bot["bot_id"]: bot["name"] for bot in tournament["bots"]}
+    metas = [new_match_meta(
+        tournament["game"], tournament["game_version"],
+        bot_seats([(bot_id, names[bot_id]) for bot_id in match["seats"]]),
+        tournament["options"], match["seed"], tournament["policy"], tournament["deadline_ms"],
+        tournament["deadline_ms"], tournament_id=tournament["id"],
+        tournament_index=match["index"]) for match in planned]
+    deals.tag_siblings(metas)
+    return metas
+
+
+def queue_matches(store: Store, pipe, tournament: dict, metas: list[dict]) -> None:
+    """Store `metas` as queued matches, append them to the tournament's match list and
+    queue one rq job each, on `pipe` (in MULTI; the caller executes it)."""
+    engine = engines.get(tournament["game"])
+    for meta in metas:
+        state = engine.new_game(num_players=meta["num_players"], seed=meta["seed"],
+                                options=tournament["options"])
+        store.create_match(meta, state, engine.current_seat(state), {}, pipe)
+        jobs.enqueue_match(store, meta, pipeline=pipe)
+    if metas:
+        pipe.rpush(tournament_key(tournament["id"], "matches"), *[m["id"] for m in metas])

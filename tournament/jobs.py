@@ -18,7 +18,7 @@ import rq
 from rq import Callback
 from rq.serializers import JSONSerializer
 
-from referee import replay
+from referee import metrics, replay
 from referee.botclient import RAW_LIMIT, BotReply, Fault, elapsed_ms
 from referee.config import Config
 from referee.runner import FailurePolicy, PushSeat, Seat, run_match
@@ -86,13 +86,15 @@ def enqueue_match(store: Store, match: dict, attempt: int = 0,
     `FAILURE_CALLBACK` when the job fails or its worker is found dead
     (tournament.recovery)."""
     has_pull_seat = any(seat["kind"] == "pull" for seat in match["seats"])
-    return match_queue(store).enqueue(
+    job = match_queue(store).enqueue(
         JOB_FUNCTION, {"match_id": match["id"]},
         job_id=job_id(match["id"], attempt), on_failure=Callback(FAILURE_CALLBACK),
         job_timeout=PULL_MATCH_TIMEOUT_S if has_pull_seat else BOT_MATCH_TIMEOUT_S,
         result_ttl=86400, failure_ttl=7 * 86400,
         description=f"{match['game']} match {match['id']}", pipeline=pipeline,
     )
+    metrics.record_match_status(pipeline or store.redis, match["game"], MatchStatus.QUEUED)
+    return job
 
 
 def play_match(payload: dict) -> dict:
@@ -141,16 +143,22 @@ def play_stored_match(store: Store, match_id: str, secret: str = "",
         results.count_outcome(store, match)  # in case an earlier attempt died before counting
         return _summary(match_id, match["result"])
     store.mark_running(match_id, replay.utc_now())
+    metrics.record_match_status(store.redis, match["game"], MatchStatus.RUNNING)
+    started = time.monotonic()
     try:
         record = _play(store, match, secret)
     except Exception:
         log.exception("match %s could not be played", match_id)
         if store.fail_match(match_id, "the match stopped on an internal error (see the "
                             "worker log)", replay.utc_now(), attempt):
+            metrics.record_match_status(store.redis, match["game"], MatchStatus.FAILED)
             results.count_failed(store, match_id)
         raise
     if not store.finish_match(match_id, record, replay.canonical(record), attempt):
         return _superseded(f"attempt {attempt}", match_id)
+    metrics.record_match_status(store.redis, match["game"], MatchStatus.FINISHED)
+    log.info("match finished", extra={"match_id": match_id, "steps": len(record["steps"]),
+                                      "duration_ms": elapsed_ms(started)})
     results.count_finished(store, match_id)
     return _summary(match_id, record["result"])
 
@@ -174,13 +182,27 @@ class _Recorder:
     def __init__(self, store: Store, match: dict):
         self.store = store
         self.match_id = match["id"]
+        self.game = match["game"]
+        self.bots = [seat.get("bot_id") or metrics.PULL_SEAT for seat in match["seats"]]
         self.pull_seats = {seat["seat"] for seat in match["seats"] if seat["kind"] == "pull"}
         self.pull_step: int | None = None
         self.pending_step: dict | None = None
 
     def on_step(self, entry: dict) -> None:
         self.pending_step = entry
+        self.observe(entry)
         self.pull_step = entry["step"] if entry["seat"] in self.pull_seats else None
+
+    def observe(self, entry: dict) -> None:
+        """Count the decision in the cluster's metrics; log a fault."""
+        bot, fault = self.bots[entry["seat"]], (entry["fault"] or {}).get("code")
+        with self.store.redis.pipeline(transaction=False) as pipe:
+            metrics.record_decision(pipe, self.game, bot, entry["elapsed_ms"] / 1000, fault)
+            pipe.execute()
+        if fault:
+            log.warning("seat %d: %s fault", entry["seat"], fault, extra={
+                "match_id": self.match_id, "bot_id": bot, "step": entry["step"],
+                "fault": fault, "duration_ms": entry["elapsed_ms"]})
 
     def on_state(self, step: int, state: dict, to_move: int | None) -> None:
         self.store.publish_live(self.match_id, step, state, to_move,

@@ -9,7 +9,7 @@ from flask import Blueprint, Response
 import engines
 from tournament.store import MatchStatus, seat_deadline_ms
 
-from .. import audit, replay
+from .. import audit, metrics, replay
 from ..auth import require_admin
 from ..problems import Problem, invalid, not_found
 from ..schemas import (
@@ -61,6 +61,7 @@ def verify_replay() -> Response:
     except audit.UnsupportedReplay as error:
         raise Problem(422, "replay/unsupported", "Replay cannot be verified here",
                       str(error)) from None
+    metrics.record_verification(services().store.redis, report.valid)
     return reply(VerifyReportSchema, report.to_dict())
 
 

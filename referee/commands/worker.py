@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 
 import redis
 from rq import SimpleWorker, Worker
 from rq.serializers import JSONSerializer
 
 import engines
+from referee import logs
 from referee.config import Config, redacted_url
 from tournament.jobs import JOB_FUNCTION
 from tournament.store import QUEUES
 
 HELP = "run one rq worker that plays the referee's queued matches"
+log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,6 +37,7 @@ def preload() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    logs.configure("worker")
     preload()
     config = Config.from_env()
     connection = redis.Redis.from_url(config.redis_url)
@@ -42,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     mode = "until the queues are empty" if args.burst else "until stopped"
     if args.no_fork:
         mode += ", without forking"
-    print(f"rq worker {worker.name} on queues {', '.join(QUEUES)} at "
-          f"{redacted_url(config.redis_url)}, {mode}", flush=True)
+    logs.announce(log, f"rq worker {worker.name} on queues {', '.join(QUEUES)} at "
+                       f"{redacted_url(config.redis_url)}, {mode}")
     worker.work(burst=args.burst, logging_level="INFO")
     return 0

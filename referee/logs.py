@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import sys
+import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -126,23 +127,37 @@ def json_enabled() -> bool:
     return log_format() == "json"
 
 
-def formatter(component: str) -> logging.Formatter:
-    return JsonFormatter(component) if json_enabled() else TextFormatter(component)
-
-
 def configure(component: str) -> None:
-    """Send every log record of this process to stderr in the chosen format; called again,
-    replaces the handler it installed before."""
+    """Send every log record of this process to stderr in the chosen format, Python's
+    warnings included (and in JSON mode uncaught exceptions too, so that no line of the
+    process is anything but JSON); called again, replaces the handler it installed before.
+    An unknown REFEREE_LOG_FORMAT stops the process with a message naming it."""
     global _component
+    try:
+        chosen = log_format()
+    except ValueError as error:
+        raise SystemExit(f"referee: {error}") from None
     _component = component
     root = logging.getLogger()
     for handler in [h for h in root.handlers if getattr(h, "_referee", False)]:
         root.removeHandler(handler)
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(formatter(component))
+    handler.setFormatter(JsonFormatter(component) if chosen == "json"
+                         else TextFormatter(component))
     handler._referee = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(os.environ.get(LEVEL_VARIABLE, "INFO").strip().upper() or "INFO")
+    logging.captureWarnings(True)
+    if chosen == "json":
+        sys.excepthook = log_uncaught
+        threading.excepthook = lambda args: log_uncaught(args.exc_type, args.exc_value,
+                                                         args.exc_traceback)
+
+
+def log_uncaught(kind: type[BaseException], error: BaseException | None,
+                 trace: Any) -> None:
+    logging.getLogger("referee").critical("uncaught %s", kind.__name__,
+                                          exc_info=(kind, error, trace))
 
 
 def announce(logger: logging.Logger, message: str, **context: Any) -> None:

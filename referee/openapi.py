@@ -82,8 +82,7 @@ def operation(summary: str, tag: str, ok: tuple[int, type | dict | None],
 METRICS_TEXT = {
     "description": "the whole cluster's metrics in the Prometheus text format (OpenMetrics "
                    "when the Accept header asks for it); docs/operations.md lists them",
-    "content": {media: {"schema": {"type": "string"}}
-                for media in ("text/plain", "application/openmetrics-text")}}
+    "content": {"text/plain": {"schema": {"type": "string"}}, "application/openmetrics-text": {}}}
 
 
 def _success(schema: type | dict | None) -> dict:

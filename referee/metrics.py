@@ -38,6 +38,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
+from rq import worker_registration
 from rq.registry import StartedJobRegistry
 from rq.serializers import JSONSerializer
 
@@ -123,8 +124,7 @@ class ClusterCollector(Collector):
         yield GaugeMetricFamily("referee_matches_running", "Match jobs being played by a "
                                 "worker now (rq's started registries)", value=running)
         yield GaugeMetricFamily("referee_workers", "rq workers alive (registered, "
-                                "heartbeat not expired)",
-                                value=rq.Worker.count(connection=self.client))
+                                "heartbeat not expired)", value=workers_alive(self.client))
 
 
 def read_counters(client: redis.Redis) -> dict[str, dict[tuple[str, ...], int]]:
@@ -166,6 +166,14 @@ def counter(name: str, documentation: str, labels: list[str],
     for label_values, count in sorted(values.items()):
         family.add_metric(list(label_values), count)
     return family
+
+
+def workers_alive(client: redis.Redis) -> int:
+    """Registered rq workers whose key still lives: rq's heartbeat renews it, so a worker
+    killed without unregistering drops out within rq's worker TTL. (`Worker.count` counts
+    it until a live worker cleans the registry, which never happens when all are dead.)"""
+    keys = worker_registration.get_keys(connection=client)
+    return client.exists(*keys) if keys else 0
 
 
 def oldest_job_age(queue: rq.Queue, now: float | None = None) -> float:

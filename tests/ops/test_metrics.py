@@ -9,8 +9,10 @@ import asyncio
 import pytest
 import redis
 import redis.asyncio
+import rq
 from apitest import ADMIN
 from prometheus_client.parser import text_string_to_metric_families
+from rq import worker_registration
 
 from referee import metrics
 from referee.config import Config
@@ -113,6 +115,10 @@ def test_queue_depth_oldest_age_and_workers_come_from_rq(api, client, workers, r
     assert seen[("referee_workers", ())] == 0
     assert seen[("referee_matches_total", (("game", "aladino"), ("status", "queued")))] == 2
     workers.start_ready(1)
+    assert scrape(client)[("referee_workers", ())] == 1
+    # What a worker killed with -9 leaves: its registration, without the key it renewed.
+    client.sadd(worker_registration.REDIS_WORKER_KEYS, "rq:worker:killed-long-ago")
+    assert rq.Worker.count(connection=client) == 2
     assert scrape(client)[("referee_workers", ())] == 1
 
 

@@ -123,6 +123,15 @@ def log_format(environ: Mapping[str, str] | None = None) -> str:
     return value
 
 
+def log_level() -> int:
+    """The level named by REFEREE_LOG_LEVEL (default INFO; ValueError naming it otherwise)."""
+    name = os.environ.get(LEVEL_VARIABLE, "").strip().upper() or "INFO"
+    level = logging.getLevelNamesMapping().get(name)
+    if level is None:
+        raise ValueError(f"{LEVEL_VARIABLE}={name!r}: choose DEBUG, INFO, WARNING or ERROR")
+    return level
+
+
 def json_enabled() -> bool:
     return log_format() == "json"
 
@@ -131,10 +140,11 @@ def configure(component: str) -> None:
     """Send every log record of this process to stderr in the chosen format, Python's
     warnings included (and in JSON mode uncaught exceptions too, so that no line of the
     process is anything but JSON); called again, replaces the handler it installed before.
-    An unknown REFEREE_LOG_FORMAT stops the process with a message naming it."""
+    An unknown REFEREE_LOG_FORMAT or REFEREE_LOG_LEVEL stops the process with a message
+    naming it."""
     global _component
     try:
-        chosen = log_format()
+        chosen, level = log_format(), log_level()
     except ValueError as error:
         raise SystemExit(f"referee: {error}") from None
     _component = component
@@ -146,7 +156,7 @@ def configure(component: str) -> None:
                          else TextFormatter(component))
     handler._referee = True  # type: ignore[attr-defined]
     root.addHandler(handler)
-    root.setLevel(os.environ.get(LEVEL_VARIABLE, "INFO").strip().upper() or "INFO")
+    root.setLevel(level)
     logging.captureWarnings(True)
     if chosen == "json":
         sys.excepthook = log_uncaught

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
 import sys
 import threading
 import warnings
 
 import pytest
+from apitest import ROOT
 
 from referee import logs
+from referee.redis_server import free_port
 
 TOKEN = "tok-3c1f9a7e5d2b8046"
 
@@ -111,10 +115,30 @@ def test_configuring_again_replaces_the_handler(logging_restored, capsys):
     assert len(capsys.readouterr().err.splitlines()) == 1
 
 
-def test_an_unknown_format_stops_the_process_naming_the_variable(logging_restored):
+def test_an_unknown_format_or_level_stops_the_process_naming_the_variable(logging_restored):
     logging_restored.setenv("REFEREE_LOG_FORMAT", "xml")
     with pytest.raises(SystemExit, match="REFEREE_LOG_FORMAT='xml'"):
         logs.configure("api")
+    logging_restored.setenv("REFEREE_LOG_FORMAT", "json")
+    logging_restored.setenv("REFEREE_LOG_LEVEL", "chatty")
+    with pytest.raises(SystemExit, match="REFEREE_LOG_LEVEL='CHATTY'"):
+        logs.configure("api")
+    logging_restored.setenv("REFEREE_LOG_LEVEL", "warning")
+    logs.configure("api")
+    assert logging.getLogger().level == logging.WARNING
+
+
+def test_serve_with_json_logs_refuses_to_make_up_an_admin_token(redis_url):
+    """A generated token would have to be printed into the logs: it asks for one instead."""
+    env = {key: value for key, value in os.environ.items() if key != "REFEREE_ADMIN_TOKEN"}
+    done = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "serve", "--port", str(free_port())],
+        env={**env, "REFEREE_LOG_FORMAT": "json", "REDIS_URL": redis_url,
+             "PYTHONPATH": str(ROOT)},
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    (entry,) = [json.loads(line) for line in done.stderr.splitlines()]
+    assert entry["level"] == "error" and "REFEREE_ADMIN_TOKEN is not set" in entry["message"]
 
 
 def test_announce_prints_in_text_mode_and_logs_in_json_mode(logging_restored, capsys):

@@ -148,7 +148,7 @@ def play_stored_match(store: Store, match_id: str, secret: str = "",
     try:
         record = _play(store, match, secret)
     except Exception:
-        log.exception("match %s could not be played", match_id)
+        log.exception("match %s could not be played", match_id, extra={"match_id": match_id})
         if store.fail_match(match_id, "the match stopped on an internal error (see the "
                             "worker log)", replay.utc_now(), attempt):
             metrics.record_match_status(store.redis, match["game"], MatchStatus.FAILED)

@@ -7,12 +7,23 @@ from flask import Flask
 from tournament.store import Store
 
 from . import problems, ui
-from .blueprints import bots, games, health, matches, moves, ratings, replays, spec, tournaments
+from .blueprints import (
+    bots,
+    games,
+    health,
+    matches,
+    metrics,
+    moves,
+    ratings,
+    replays,
+    spec,
+    tournaments,
+)
 from .config import Config
 from .web import Services
 
 BLUEPRINTS = (health.bp, games.bp, bots.bp, matches.bp, moves.bp, replays.bp, spec.bp, ui.bp,
-              ui.root, tournaments.bp, ratings.bp)
+              ui.root, tournaments.bp, ratings.bp, metrics.bp)
 
 
 def create_app(config: Config | None = None) -> Flask:

@@ -2,6 +2,8 @@
 
 - `REDIS_URL` (default `redis://127.0.0.1:6379/0`): the one Redis of API and workers
 - `REFEREE_ADMIN_TOKEN` (`referee serve` generates one when unset): admin writes
+- `REFEREE_METRICS_TOKEN` (optional): reads `GET /metrics` and nothing else, for the
+  monitoring system (the admin token reads it too)
 - `REFEREE_SECRET`: the replay signing key
 - `REFEREE_BOT_HOSTS` (default `localhost,127.0.0.0/8,::1`): host names, addresses and
   networks that bot URLs may point at
@@ -37,6 +39,7 @@ class Config:
 
     redis_url: str = DEFAULT_REDIS_URL
     admin_token: str = ""
+    metrics_token: str = ""
     secret: str = ""
     bot_hosts: tuple[str, ...] = tuple(DEFAULT_BOT_HOSTS.split(","))
     max_body_bytes: int = MAX_BODY_BYTES
@@ -52,6 +55,7 @@ class Config:
         return cls(
             redis_url=env.get("REDIS_URL") or DEFAULT_REDIS_URL,
             admin_token=env.get("REFEREE_ADMIN_TOKEN", ""),
+            metrics_token=env.get("REFEREE_METRICS_TOKEN", ""),
             secret=env.get("REFEREE_SECRET", ""),
             bot_hosts=tuple(h.strip() for h in hosts.split(",") if h.strip()),
             move_rate=_setting(env, "REFEREE_MOVE_RATE", parse_rate, DEFAULT_MOVE_RATE),

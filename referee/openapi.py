@@ -51,7 +51,8 @@ TOURNAMENT_ID = {"name": "tournament_id", "in": "path", "required": True,
                  "schema": {"type": "string"}}
 
 
-def operation(summary: str, tag: str, ok: tuple[int, type | None], errors: tuple[int, ...],
+def operation(summary: str, tag: str, ok: tuple[int, type | dict | None],
+              errors: tuple[int, ...],
               *, body: type | None = None, security: str | None = None,
               optional_security: bool = False, parameters: list | None = None,
               description: str | None = None) -> dict:
@@ -79,7 +80,15 @@ def operation(summary: str, tag: str, ok: tuple[int, type | None], errors: tuple
     return op
 
 
-def _success(schema: type | None) -> dict:
+METRICS_TEXT = {
+    "description": "the whole cluster's metrics in the Prometheus text format (OpenMetrics "
+                   "when the Accept header asks for it); docs/operations.md lists them",
+    "content": {"text/plain": {"schema": {"type": "string"}}, "application/openmetrics-text": {}}}
+
+
+def _success(schema: type | dict | None) -> dict:
+    if isinstance(schema, dict):
+        return schema
     if schema is None:
         return {"description": "the OpenAPI description of this API",
                 "content": {"application/yaml": {}}}
@@ -92,6 +101,9 @@ def paths() -> dict[str, dict]:
             "Liveness and Redis reachability", "health", (200, schemas.HealthSchema), (503,))},
         "/openapi.yaml": {"get": operation(
             "This description", "health", (200, None), ())},
+        "/metrics": {"get": {**operation(
+            "Metrics for Prometheus (admin or metrics token)", "health", (200, METRICS_TEXT),
+            (401, 403, 503)), "security": [{"admin": []}, {"metrics": []}]}},
         "/games": {"get": operation(
             "The registered games", "games", (200, schemas.GameListSchema), ())},
         "/games/{game}": {"get": operation(
@@ -232,7 +244,7 @@ def build_spec() -> APISpec:
         registered = component in spec.components.schemas  # already added as a nested one
         if isinstance(schema, type) and issubclass(schema, schemas.Schema) and not registered:
             spec.components.schema(component, schema=schema)
-    for kind in ("admin", "seat"):
+    for kind in ("admin", "seat", "metrics"):
         spec.components.security_scheme(kind, {
             "type": "http", "scheme": "bearer",
             "description": f"the {kind} token as `Authorization: Bearer <token>`"})

@@ -32,7 +32,7 @@ from typing import TypeVar
 
 import redis
 
-from referee import replay
+from referee import metrics, replay
 from referee.botclient import PROTOCOL, RAW_LIMIT, BotClient, BotReply, Fault
 from referee.config import Config
 from referee.runner import FailurePolicy, MatchPlay, PushSeat
@@ -120,7 +120,7 @@ async def _drive_leased(context: Context, match_id: str, holder: str) -> dict:
     except Exception:
         log.exception("match %s could not be played", match_id)
         await context.persist(
-            progress.fail, match_id, holder,
+            progress.fail, match_id, match["game"], holder,
             "the match stopped on an internal error (see the worker log)", replay.utc_now(),
             match["num_players"])
         await context.in_thread(results.count_failed, context.store, match_id)
@@ -149,10 +149,14 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
             if reply is None:
                 return _summary(match_id, "parked")
         entry = play.advance(seat, reply, payload["legal_actions"])
+        bot = match["seats"][seat].get("bot_id") or metrics.PULL_SEAT
         await context.persist(progress.record, match_id, holder, entry, play.state,
-                              play.to_move, pull_move_played=seat not in seats)
+                              play.to_move, seat not in seats, match["game"], bot)
+        if entry["fault"]:
+            _log_fault(match_id, bot, entry)
     record = play.finish(context.config.secret)
     await context.persist(progress.finish, match_id, holder, record, match["num_players"])
+    log.info("match finished", extra={"match_id": match_id, "steps": len(record["steps"])})
     await context.in_thread(results.count_finished, context.store, match_id)
     _send_result_notices(context, record, seats)
     return _summary(match_id, MatchStatus.FINISHED.value, record["result"])
@@ -225,6 +229,13 @@ def _send_result_notices(context: Context, record: dict, seats: dict[int, PushSe
 async def _notify(client: BotClient, notice: dict) -> None:
     await client.notify(notice)
     await client.aclose()
+
+
+def _log_fault(match_id: str, bot: str, entry: dict) -> None:
+    fault = entry["fault"]["code"]
+    log.warning("seat %d: %s fault", entry["seat"], fault, extra={
+        "match_id": match_id, "bot_id": bot, "step": entry["step"], "fault": fault,
+        "duration_ms": entry["elapsed_ms"]})
 
 
 def _seated_bots(match: dict) -> list[str]:

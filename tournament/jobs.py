@@ -31,10 +31,11 @@ import rq
 from rq import Callback
 from rq.serializers import JSONSerializer
 
+from referee import metrics
 from referee.config import Config
 
 from .progress import Progress
-from .store import MATCH_QUEUE, Store, match_key
+from .store import MATCH_QUEUE, MatchStatus, Store, match_key
 
 JOB_FUNCTION = "tournament.jobs.play_match"
 FAILURE_CALLBACK = "tournament.recovery.on_job_failure"
@@ -62,9 +63,14 @@ def _job_options(match: dict, reason: str) -> dict:
 
 def enqueue_match(store: Store, match: dict, reason: str = "",
                   pipeline: redis.client.Pipeline | None = None) -> rq.job.Job:
-    """Queue the match's job now (on `pipeline`, which the caller executes, when given)."""
-    return match_queue(store).enqueue(JOB_FUNCTION, {"match_id": match["id"]},
-                                      pipeline=pipeline, **_job_options(match, reason))
+    """Queue the match's job now (on `pipeline`, which the caller executes, when given);
+    its creation and each recovery count as the match entering `queued`."""
+    job = match_queue(store).enqueue(JOB_FUNCTION, {"match_id": match["id"]},
+                                     pipeline=pipeline, **_job_options(match, reason))
+    if not reason or reason.startswith("r"):
+        metrics.record_match_status(pipeline or store.redis, match["game"],
+                                    MatchStatus.QUEUED.value)
+    return job
 
 
 def schedule_deadline(store: Store, match: dict, step: int, delay_s: float) -> None:

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 import orjson
 import redis.asyncio as aioredis
+from redis.commands.core import AsyncScript
 
-from referee import compact
+from referee import compact, metrics
 
 from .store import (
     SIGNAL_TTL_S,
@@ -51,15 +52,16 @@ return 0
 
 # KEYS: match, lease, running; ARGV: holder, match id, started_at. Under the lease: running,
 # out of the parked state, in the running index; the clock of a first decision starts now.
+# Answers the match's started_at and 1 when this is its first start.
 START = """
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 local t = redis.call('TIME')
 redis.call('HSET', KEYS[1], 'status', 'running')
-redis.call('HSETNX', KEYS[1], 'started_at', ARGV[3])
+local first = redis.call('HSETNX', KEYS[1], 'started_at', ARGV[3])
 redis.call('HSETNX', KEYS[1], 'asked_at', t[1] * 1000 + math.floor(t[2] / 1000))
 redis.call('HDEL', KEYS[1], 'parked')
 redis.call('ZADD', KEYS[3], t[1], ARGV[2])
-return redis.call('HGET', KEYS[1], 'started_at')
+return {redis.call('HGET', KEYS[1], 'started_at'), first}
 """
 
 # KEYS: match, steps, live, lease, applied signal; ARGV: holder, step index, step JSON,
@@ -163,25 +165,38 @@ class Progress:
     async def release_lease(self, match_id: str, holder: str) -> None:
         await self._release_lease(keys=[lease_key(match_id)], args=[holder])
 
-    async def start(self, match_id: str, holder: str, started_at: str) -> str:
-        """Mark the match running under this driver; its `started_at` (the first one's)."""
+    async def start(self, match_id: str, game: str, holder: str,
+                    started_at: str) -> str:
+        """Mark the match running under this driver; its `started_at` (the first one's).
+        Its first start counts in the cluster's metrics."""
         answer = await self._start(keys=[match_key(match_id), lease_key(match_id),
                                          running_key()], args=[holder, match_id, started_at])
         if not answer:
             raise LeaseLost(match_id)
-        return answer.decode()
+        first_started_at, first = answer
+        if first:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                metrics.record_match_status(pipe, game, MatchStatus.RUNNING.value)
+                await pipe.execute()
+        return first_started_at.decode()
 
     async def record(self, match_id: str, holder: str, entry: dict, state: dict,
-                     to_move: int | None, pull_move_played: bool) -> None:
-        """Record a step with the state after it (idempotent: a step already recorded by
-        this very write, before a lost connection, is not recorded twice)."""
+                     to_move: int | None, pull_move_played: bool, game: str, bot: str) -> None:
+        """Record a step with the state after it, and count its decision in the cluster's
+        metrics, in one round trip (idempotent: a step already recorded by this very write,
+        before a lost connection, is not recorded twice)."""
         step = entry["step"]
         live = orjson.dumps({"step": step + 1, "state": state})
-        answer = await self._record(
-            keys=[match_key(match_id), match_key(match_id, "steps"), match_key(match_id, "live"),
-                  lease_key(match_id), applied_key(match_id, step)],
-            args=[holder, step, orjson.dumps(entry), live, orjson.dumps(to_move),
-                  "1" if pull_move_played else "0", SIGNAL_TTL_S])
+        async with self.redis.pipeline(transaction=False) as pipe:
+            await self._record(
+                keys=[match_key(match_id), match_key(match_id, "steps"),
+                      match_key(match_id, "live"), lease_key(match_id),
+                      applied_key(match_id, step)],
+                args=[holder, step, orjson.dumps(entry), live, orjson.dumps(to_move),
+                      "1" if pull_move_played else "0", SIGNAL_TTL_S], client=pipe)
+            metrics.record_decision(pipe, game, bot, entry["elapsed_ms"] / 1000,
+                                    (entry["fault"] or {}).get("code"))
+            answer, *_ = await pipe.execute()
         if answer == 0:
             raise LeaseLost(match_id)
         if answer == -1:
@@ -224,13 +239,13 @@ class Progress:
         await self._fenced(self._end, _end_keys(match_id, seats), [
             holder, match_id, MatchStatus.FINISHED.value, compact.encode(record),
             "result", orjson.dumps(record["result"]), "forfeit", orjson.dumps(record["forfeit"]),
-            "finished_at", record["finished_at"]])
+            "finished_at", record["finished_at"]], (record["game"], MatchStatus.FINISHED))
 
-    async def fail(self, match_id: str, holder: str, error: str, finished_at: str,
+    async def fail(self, match_id: str, game: str, holder: str, error: str, finished_at: str,
                    seats: int) -> None:
         await self._fenced(self._end, _end_keys(match_id, seats, keep_progress=True), [
             holder, match_id, MatchStatus.FAILED.value, "", "error", error,
-            "finished_at", finished_at])
+            "finished_at", finished_at], (game, MatchStatus.FAILED))
 
     async def take_bot_slots(self, match_id: str, bot_ids: list[str], cap: int) -> bool:
         """Take one concurrent-match slot of every bot for `match_id`, all or none; False
@@ -260,8 +275,16 @@ class Progress:
                 pipe.srem(playing_key(bot), match_id)
             await pipe.execute()
 
-    async def _fenced(self, script, keys: list[str], args: list) -> None:
-        if not await script(keys=keys, args=args):
+    async def _fenced(self, script: AsyncScript, keys: list[str], args: list,
+                      status: tuple[str, MatchStatus] | None = None) -> None:
+        """Run a lease-checking script (and count the status a match enters, in the same
+        round trip); LeaseLost when the lease is not ours."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            await script(keys=keys, args=args, client=pipe)
+            if status:
+                metrics.record_match_status(pipe, status[0], status[1].value)
+            answer, *_ = await pipe.execute()
+        if not answer:
             raise LeaseLost(keys[0])
 
 

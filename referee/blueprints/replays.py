@@ -11,7 +11,7 @@ import engines
 from tournament.deals import secret_deals
 from tournament.store import MatchStatus, seat_deadline_ms
 
-from .. import audit, replay
+from .. import audit, metrics, replay
 from ..auth import require_admin
 from ..problems import Problem, invalid, not_found
 from ..schemas import (
@@ -65,6 +65,7 @@ def verify_replay() -> Response:
     except audit.UnsupportedReplay as error:
         raise Problem(422, "replay/unsupported", "Replay cannot be verified here",
                       str(error)) from None
+    metrics.record_verification(services().store.redis, report.valid)
     return reply(VerifyReportSchema, report.to_dict())
 
 

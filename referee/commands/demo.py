@@ -15,6 +15,7 @@ from pathlib import Path
 
 import requests
 
+from referee import logs
 from referee.client import (
     BOT,
     RATING_COLUMNS,
@@ -23,6 +24,7 @@ from referee.client import (
     follow_tournament,
     print_rows,
 )
+from referee.commands.dashboard import DEFAULT_PORT as DASHBOARD_PORT
 from referee.processes import Supervisor, python_module
 from referee.redis_server import RedisServer, RedisServerError, free_port, port_is_free
 
@@ -49,9 +51,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    logs.configure("demo")
     state_dir = args.state_dir.resolve()
     env = dict(os.environ)
-    env.setdefault("REFEREE_ADMIN_TOKEN", secrets.token_urlsafe(24))
+    token_generated = not env.get("REFEREE_ADMIN_TOKEN")
+    if token_generated:
+        env["REFEREE_ADMIN_TOKEN"] = secrets.token_urlsafe(24)
     env.setdefault("REFEREE_SECRET", _persistent_secret(state_dir))
     redis_server = None
     supervisor = Supervisor(state_dir / "logs", env)
@@ -65,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             print("Redis: REDIS_URL from the environment")
         base = _start_services(supervisor, args.port)
+        _start_dashboard(supervisor, env["REFEREE_ADMIN_TOKEN"] if token_generated else None)
         api = Client(base, env["REFEREE_ADMIN_TOKEN"])
         bots = _register_bots(api, supervisor)
         finished = [_run_tournament(api, supervisor, game, players, options, rounds, args.seed,
@@ -108,6 +114,18 @@ def _start_services(supervisor: Supervisor, port: int) -> str:
     base = f"http://127.0.0.1:{port}"
     print(f"API: gunicorn at {base}; 2 rq workers; logs in {supervisor.log_dir}")
     return base
+
+
+def _start_dashboard(supervisor: Supervisor, generated_token: str | None) -> None:
+    """rq-dashboard on port 9181 (another free port when it is taken); its password is
+    the admin token, shown when the demo made it up."""
+    port = DASHBOARD_PORT if port_is_free(DASHBOARD_PORT) else free_port()
+    supervisor.start("dashboard", python_module("referee.cli", "dashboard", "--port", str(port)),
+                     port)
+    password = (f"the admin token {generated_token}" if generated_token
+                else "your REFEREE_ADMIN_TOKEN")
+    print(f"queue dashboard (rq-dashboard): http://127.0.0.1:{port}/ "
+          f"(user admin, password: {password})")
 
 
 def _register_bots(api: Client, supervisor: Supervisor) -> dict[str, list[str]]:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import logging
 
 import redis
 
 import engines
+from referee import logs
 from referee.config import Config, positive_int, redacted_url
 from tournament.store import QUEUES
 from tournament.worker import DEFAULT_CONCURRENCY, MatchWorker
 
 HELP = "run one worker that drives the referee's queued matches, many at once"
+log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,13 +27,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    logs.configure("worker")
     engines.names()  # load every engine before the first match
     config = Config.from_env()
     connection = redis.Redis.from_url(config.redis_url)
     worker = MatchWorker(list(QUEUES), connection, config, concurrency=args.concurrency)
     mode = "until the queues are empty" if args.burst else "until stopped"
-    print(f"worker {worker.name} on queues {', '.join(QUEUES)} at "
-          f"{redacted_url(config.redis_url)}, up to {args.concurrency} matches at once, {mode}",
-          flush=True)
+    logs.announce(log, f"worker {worker.name} on queues {', '.join(QUEUES)} at "
+                       f"{redacted_url(config.redis_url)}, up to {args.concurrency} matches "
+                       f"at once, {mode}")
     worker.work(burst=args.burst, logging_level="INFO")
     return 0

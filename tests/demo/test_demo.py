@@ -1,6 +1,7 @@
 """The main job (`referee demo`) end to end: real Redis, gunicorn, rq workers and bots."""
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -46,6 +47,11 @@ def test_demo_prints_a_leaderboard_per_game_serves_the_pages_and_stops_on_ctrl_c
         board = requests.get(f"http://127.0.0.1:{port}/ratings/caravans", timeout=10).json()
         assert len(board["leaderboard"]) == 3
         assert (tmp_path / "state" / "redis").exists()
+        dashboard, token = re.search(r"queue dashboard \(rq-dashboard\): (\S+) \(user admin, "
+                                     r"password: the admin token (\S+)\)", output).groups()
+        queues = requests.get(f"{dashboard}0/data/queues.json", auth=("admin", token),
+                              timeout=10).json()["queues"]
+        assert [queue["name"] for queue in queues] == ["referee-matches"]
     finally:
         process.send_signal(signal.SIGINT)
         rest, _ = process.communicate(timeout=60)

@@ -111,9 +111,11 @@ async def _drive_leased(context: Context, match_id: str, holder: str) -> dict:
     if bots and not await context.persist(progress.take_bot_slots, match_id, bots, cap):
         await context.in_thread(jobs.defer_match, context.store, match, DEFER_S)
         return _summary(match_id, "deferred")
-    seats = await _push_seats(context, match)
+    seats: dict[int, PushSeat] = {}
     try:
-        started_at = await context.persist(progress.start, match_id, holder, replay.utc_now())
+        seats = await _push_seats(context, match)
+        started_at = await context.persist(progress.start, match_id, match["game"], holder,
+                                           replay.utc_now())
         return await _play(context, loaded, holder, seats, started_at)
     except (LeaseLost, asyncio.CancelledError):
         raise

@@ -1,20 +1,22 @@
-"""Faults of the machinery around a match: Redis restarted under append-only persistence,
-and a superseded attempt that finishes after the attempt that replaced it.
+"""Faults of the machinery around a match: Redis restarted (SHUTDOWN and kill -9, append-only
+persistence) before and during a tournament, workers killed with -9, and a driver presumed
+dead that wakes up after its match was taken over.
 
-kill -9 of a worker mid-match: here for a single match (reading it queues it again once its
-lease lapses); for tournaments (a worker with its work horse, or the work horse alone; the
-lease path and rq's own clean-up) in tests/tournament/test_tournament_recovery.py. The
-match is played again and every match is counted exactly once.
+Every match finishes exactly once, is counted once and keeps a valid signed replay; a match
+whose worker died continues at its last recorded step (the bots are not asked again for
+decisions already recorded); no worker process exits on its own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
 import orjson
 import pytest
 import redis
+import redis.asyncio as aioredis
 from apitest import ADMIN, ApiClient, wait_finished
 from hardening_procs import wait_status
 from worker_procs import Workers
@@ -22,8 +24,9 @@ from worker_procs import Workers
 from referee.app import create_app
 from referee.config import Config
 from referee.redis_server import RedisServer
-from tournament import jobs, ratings, recovery, results
-from tournament.store import Store, match_key, ratings_key, tournament_key
+from tournament import driver, jobs, ratings, recovery, results
+from tournament.progress import Progress
+from tournament.store import Store, lease_key, match_key, ratings_key, tournament_key
 
 
 def snapshot(api: ApiClient, client: redis.Redis, tournament_id: str) -> dict:
@@ -41,15 +44,29 @@ def snapshot(api: ApiClient, client: redis.Redis, tournament_id: str) -> dict:
     }
 
 
-def stop_redis(server: RedisServer, how: str) -> None:
+def stop_redis(server: RedisServer, how: str, settle_s: float = 1.2) -> None:
     """A clean shutdown (SIGTERM: Redis flushes the append-only file), or kill -9 once the
     file had its fsync (`appendfsync everysec`: at most the last second is at risk)."""
     if how == "shutdown":
         server.stop()
         return
-    time.sleep(1.2)
+    time.sleep(settle_s)
     server.process.kill()
     server.process.wait()
+
+
+def check_counted_once(api: ApiClient, client: redis.Redis, view: dict) -> None:
+    """Each match finished, counted once in the tournament and the ratings, with a replay
+    that verifies with the server's key."""
+    matches = view["matches"]
+    assert view["progress"]["done"] == len(matches) and view["progress"]["failed"] == 0
+    assert client.scard(tournament_key(view["id"], "done")) == len(matches)
+    assert client.scard(ratings_key("aladino", "counted")) == len(matches)
+    assert client.llen(ratings_key("aladino", "results")) == len(matches)
+    for match_id in matches:
+        record = api.get(f"/matches/{match_id}/replay").get_json()
+        report = api.post("/replays/verify", json=record).get_json()
+        assert report["valid"] and report["signature"] == "valid", (match_id, report)
 
 
 @pytest.mark.parametrize("how", ["shutdown", "kill -9"])
@@ -80,7 +97,7 @@ def test_a_redis_restart_with_append_only_persistence_loses_and_doubles_nothing(
         store = Store(client)
         for match_id in before["view"]["matches"]:  # every job and sweep run once more
             assert not results.count_finished(store, match_id)
-            jobs.enqueue_match(store, store.get_match(match_id), attempt=0)
+            jobs.enqueue_match(store, store.get_match(match_id), reason="again")
         assert pool.start(burst=True)[0].wait(timeout=60) == 0
         assert snapshot(api, client, tournament_id) == before
         counted = [orjson.loads(raw) for raw in before["results"]]
@@ -94,23 +111,101 @@ def test_a_redis_restart_with_append_only_persistence_loses_and_doubles_nothing(
         server.stop()
 
 
-def test_a_superseded_attempt_finishing_last_cannot_overwrite_the_replay(
-        api, bad_bots, redis_url):
-    """Attempt 0 stalls on a bot (as a worker cut off from Redis would), is presumed dead
-    and replaced; attempt 1 finishes; then attempt 0 finishes too. The store refuses its
-    write: the replay and the counted outcome are attempt 1's."""
+def test_a_tournament_survives_redis_restarts_and_killed_workers(bad_bots, openapi, tmp_path):
+    """While a tournament plays: Redis shut down and restarted, a worker killed with -9,
+    Redis killed with -9 and restarted. The workers wait Redis out; the killed worker's
+    matches continue elsewhere; every match finishes once, counted once, verifiable."""
+    server = RedisServer(tmp_path / "redis", persistent=True).start()
+    pool = Workers(server.url, tmp_path)
+    try:
+        api = ApiClient(create_app(Config(redis_url=server.url, admin_token=ADMIN,
+                                          secret="test-secret")), openapi)
+        bots = [api.register_bot(bad_bots.url("/steady"), name=f"b{n}") for n in range(4)]
+        created = api.post("/tournaments", token=ADMIN, json={
+            "game": "aladino", "bots": bots, "players": 2, "seed": 9, "deadline_ms": 10000})
+        assert created.status_code == 201, created.get_json()
+        tournament_id = created.get_json()["id"]
+        doomed, steady = pool.start(2)
+        time.sleep(1.0)
+        stop_redis(server, "shutdown")
+        time.sleep(0.3)
+        server.start()
+        time.sleep(1.0)
+        pool.kill(doomed)
+        pool.start(1)
+        time.sleep(1.0)
+        stop_redis(server, "kill -9", settle_s=0.0)
+        time.sleep(0.3)
+        server.start()
+        final = wait_finished(api, tournament_id, timeout=180)
+        client = redis.Redis.from_url(server.url)
+        check_counted_once(api, client, final)
+        assert steady.poll() is None and all(proc.poll() is None for proc in pool.procs
+                                             if proc is not doomed), "a worker exited"
+        assert "quitting" not in pool.logs()
+        client.close()
+    finally:
+        pool.stop_all()
+        server.stop()
+
+
+def test_a_killed_workers_match_continues_at_its_last_recorded_step(api, bad_bots, workers,
+                                                                    redis_url):
+    """The worker dies while a bot thinks about step GATE_STEP: the next driver keeps the
+    recorded steps as they are and asks the bots only what no answer was recorded for."""
+    from badbots import GATE_STEP
+
+    store = Store.from_url(redis_url)
+    seats = [{"kind": "bot", "bot_id": api.register_bot(bad_bots.url("/gate"), name=n)}
+             for n in ("a", "b")]
+    match_id = api.create_match("aladino", seats, seed=8, deadline_ms=20000)["id"]
+    (doomed,) = workers.start()
+    assert bad_bots.gate_reached.wait(30)
+    recorded = store.steps(match_id)
+    assert len(recorded) == GATE_STEP
+    workers.kill(doomed)
+    workers.start()
+    bad_bots.gate.set()  # the dead worker's request is answered into the void
+    wait_status(api, match_id, "finished", timeout=60)
+    record = api.get(f"/matches/{match_id}/replay").get_json()
+    assert record["steps"][:GATE_STEP] == recorded
+    asked = [r["step"] for r in bad_bots.by_match[match_id]]
+    assert sorted(asked) == sorted([*range(len(record["steps"])), GATE_STEP])
+    assert store.current_attempt(match_id) == 1
+    report = api.post("/replays/verify", json=record).get_json()
+    assert report["valid"] and report["signature"] == "valid"
+    assert store.redis.lrange(ratings_key("aladino", "results"), 0, -1) == [
+        orjson.dumps(results.match_outcome(store, store.get_match(match_id)))]
+
+
+def test_a_driver_presumed_dead_that_wakes_up_writes_nothing(api, bad_bots, redis_url):
+    """Driver A stalls on a bot (as a worker cut off from Redis would) past its lease; the
+    match is taken over and driver B finishes it; then A's bot answers. A's writes are
+    refused: the replay and the counted outcome are B's."""
     store = Store.from_url(redis_url)
     seats = [{"kind": "bot", "bot_id": api.register_bot(bad_bots.url("/gate"), name=name)}
              for name in ("a", "b")]
     match_id = api.create_match("aladino", seats, seed=8, deadline_ms=20000)["id"]
+    config = Config(redis_url=redis_url, secret="test-secret")
+
+    def drive() -> dict:
+        async def run() -> dict:
+            client = aioredis.Redis.from_url(redis_url)
+            try:
+                return await driver.drive(driver.Context(Progress(client), store, config),
+                                          match_id)
+            finally:
+                await client.aclose()
+
+        return asyncio.run(run())
+
     outcome: dict = {}
-    first = threading.Thread(target=lambda: outcome.update(
-        jobs.play_stored_match(store, match_id, "test-secret", attempt=0)))
+    first = threading.Thread(target=lambda: outcome.update(drive()))
     first.start()
     assert bad_bots.gate_reached.wait(20)
+    store.redis.delete(lease_key(match_id))  # A's lease lapsed
     assert recovery.take_over(store, match_id) == 1
-    second = jobs.play_stored_match(store, match_id, "test-secret", attempt=1)
-    assert second["status"] == "finished"
+    assert drive()["status"] == "finished"
     stored = store.redis.get(match_key(match_id, "replay"))
     bad_bots.gate.set()
     first.join(timeout=30)
@@ -121,25 +216,3 @@ def test_a_superseded_attempt_finishing_last_cannot_overwrite_the_replay(
         orjson.dumps(results.match_outcome(store, store.get_match(match_id)))]
     record = api.get(f"/matches/{match_id}/replay").get_json()
     assert api.post("/replays/verify", json=record).get_json()["valid"]
-
-
-def test_a_match_whose_worker_is_killed_is_played_again_when_read(api, bad_bots, workers,
-                                                                  redis_url):
-    store = Store.from_url(redis_url)
-    seats = [{"kind": "bot", "bot_id": api.register_bot(bad_bots.url("/steady"), name=n)}
-             for n in ("a", "b")]
-    match_id = api.create_match("aladino", seats, seed=6, deadline_ms=5000)["id"]
-    (doomed,) = workers.start()
-    deadline = time.monotonic() + 30
-    while store.get_match(match_id)["step"] < 4 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    workers.kill(doomed)
-    assert api.get(f"/matches/{match_id}").get_json()["status"] == "running"  # lease alive
-    workers.start()
-    wait_status(api, match_id, "finished")
-    assert store.current_attempt(match_id) == 1
-    record = api.get(f"/matches/{match_id}/replay").get_json()
-    assert record["forfeit"] is None
-    assert api.post("/replays/verify", json=record).get_json()["valid"]
-    assert store.redis.lrange(ratings_key("aladino", "results"), 0, -1) == [
-        orjson.dumps(results.match_outcome(store, store.get_match(match_id)))]

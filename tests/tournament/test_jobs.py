@@ -1,27 +1,36 @@
-"""The rq match job: JSON payload, idempotence, restart after an interrupted attempt.
+"""The match job and its driver against a real Redis: JSON payload, idempotence, a match
+continued from its recorded steps, fenced writes, and a plain failure.
 
 Bots here point at a closed loopback port: every decision is a connection error, and under
 the "random" policy the runner substitutes seeded legal moves, so a whole game is played
-with no bot server at all.
+with no bot server at all, the same way every time.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import zlib
 
 import pytest
 import redis
+import redis.asyncio as aioredis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
 import engines
+from referee.botclient import BotReply
+from referee.config import Config
 from referee.redis_server import free_port
-from referee.runner import FailurePolicy
-from tournament.jobs import enqueue_match, play_stored_match
-from tournament.store import MatchStatus, Store, dumps, match_key, token_digest
+from referee.runner import FailurePolicy, MatchPlay
+from tournament import driver
+from tournament.jobs import enqueue_match
+from tournament.progress import LeaseLost, Progress
+from tournament.store import MatchStatus, Store, lease_key, running_key, token_digest
+
+TIMINGS = ("elapsed_ms",)
 
 
 @pytest.fixture
@@ -29,19 +38,44 @@ def store(redis_url) -> Store:
     return Store.from_url(redis_url)
 
 
-def stored_match(store: Store, policy: str = "random", bot_id: str = "bot-dead") -> dict:
+def stored_match(store: Store, match_id: str = "m-job", policy: str = "random",
+                 bot_id: str = "bot-dead") -> dict:
     """A match between two bots that cannot be reached, stored as the API stores one."""
     store.save_bot({"id": "bot-dead", "name": "dead", "url": f"http://127.0.0.1:{free_port()}/",
                     "games": engines.names(), "created_at": "2026-01-01T00:00:00Z"})
     engine = engines.get("aladino")
     state = engine.new_game(2, 5, {})
-    meta = {"id": "m-job", "game": "aladino", "game_version": engine.version, "num_players": 2,
+    meta = {"id": match_id, "game": "aladino", "game_version": engine.version,
+            "num_players": 2,
             "seats": [{"seat": i, "kind": "bot", "bot_id": bot_id, "name": "dead"}
                       for i in range(2)],
-            "options": {}, "seed": 5, "policy": FailurePolicy.uniform(policy).to_dict(),
+            "options": {}, "seed": 5,
+            "policy": FailurePolicy.uniform(policy, strike_limit=None).to_dict(),
             "deadline_ms": 200, "pull_deadline_ms": 1000, "created_at": "2026-01-01T00:00:00Z"}
     store.create_match(meta, state, engine.current_seat(state), {})
     return meta
+
+
+def drive(redis_url: str, store: Store, match_id: str) -> dict:
+    """One job's work: drive the match as far as it goes, on a fresh event loop."""
+    async def run() -> dict:
+        client = aioredis.Redis.from_url(redis_url)
+        try:
+            context = driver.Context(Progress(client), store, Config(redis_url=redis_url,
+                                                                     secret="s"))
+            return await driver.drive(context, match_id)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(run())
+
+
+def without_timings(record: dict) -> dict:
+    """The record as it depends on the answers only: no times, no chain or signature
+    (both cover the times), no match id."""
+    steps = [{k: v for k, v in step.items() if k not in TIMINGS} for step in record["steps"]]
+    return {**{k: v for k, v in record.items() if k not in (
+        "started_at", "finished_at", "chain", "signature", "match_id")}, "steps": steps}
 
 
 def test_the_job_payload_is_json_not_pickle(store):
@@ -54,34 +88,96 @@ def test_the_job_payload_is_json_not_pickle(store):
     assert fetched.args == [{"match_id": "m-job"}]
 
 
-def test_a_match_is_played_once_and_a_finished_match_is_not_replayed(store):
+def test_a_match_is_played_once_and_a_finished_match_is_not_replayed(redis_url, store):
     stored_match(store)
-    summary = play_stored_match(store, "m-job")
+    summary = drive(redis_url, store, "m-job")
     match = store.get_match("m-job")
     assert match["status"] == MatchStatus.FINISHED and summary["result"] == match["result"]
     record = store.get_replay("m-job")
     assert record["strikes"][0] > 0 and record["forfeit"] is None
-    assert store.steps("m-job") == record["steps"]
-    assert play_stored_match(store, "m-job") == summary
+    assert drive(redis_url, store, "m-job") == {"match_id": "m-job", "status": "finished"}
     assert store.get_replay("m-job") == record
+    for part in ("live", "steps", "lease"):
+        assert not store.redis.exists(f"referee:match:m-job:{part}"), part
+    assert not store.redis.zscore(running_key(), "m-job")
 
 
-def test_an_interrupted_attempt_is_discarded_and_the_match_replayed(store):
-    stored_match(store)
-    store.mark_running("m-job", "2026-01-01T00:00:01Z")
-    store.redis.rpush(match_key("m-job", "steps"), dumps({"step": 0, "junk": True}))
-    play_stored_match(store, "m-job")
-    record = store.get_replay("m-job")
-    assert store.steps("m-job") == record["steps"]
-    assert all("junk" not in step for step in record["steps"])
+def test_a_match_continues_from_its_recorded_steps_as_if_never_interrupted(redis_url, store):
+    """A driver that died after 7 steps: the next one keeps them and plays on; the replay
+    is the one an uninterrupted run with the same answers makes."""
+    stored_match(store, "m-whole")
+    drive(redis_url, store, "m-whole")
+    whole = store.get_replay("m-whole")
+    meta = stored_match(store, "m-cut")
+
+    async def die_after(steps: int) -> list[dict]:
+        client = aioredis.Redis.from_url(redis_url)
+        progress = Progress(client)
+        assert await progress.take_lease("m-cut", "dead-driver")
+        started_at = await progress.start("m-cut", "aladino", "dead-driver",
+                                          "2026-01-01T00:00:00Z")
+        play = MatchPlay.start("aladino", 5, {}, driver._seat_infos(meta),
+                               FailurePolicy.from_dict(meta["policy"]), "m-cut", started_at)
+        recorded = []
+        for step in range(steps):
+            seat = play.to_move
+            legal = play.payload(seat, 200)["legal_actions"]
+            entry = play.advance(seat, BotReply(None, "crash", "", 1.0, "connection error: "
+                                                 "ConnectionRefusedError"), legal)
+            await progress.record("m-cut", "dead-driver", entry, play.state, play.to_move,
+                                  False, "aladino", "bot-dead")
+            recorded.append(entry)
+            assert step == entry["step"]
+        await client.aclose()
+        return recorded
+
+    recorded = asyncio.run(die_after(7))
+    store.redis.delete(lease_key("m-cut"))  # the dead driver's lease lapses
+    drive(redis_url, store, "m-cut")
+    resumed = store.get_replay("m-cut")
+    assert resumed["steps"][:7] == recorded
+    assert resumed["started_at"] == "2026-01-01T00:00:00Z"
+    assert len(resumed["steps"]) == len(whole["steps"])
+    expected = without_timings(whole)
+    got = without_timings(resumed)
+    for step in expected["steps"] + got["steps"]:
+        step["fault"]["detail"] = step["fault"]["detail"].split(":")[0]
+    assert got == expected
 
 
-def test_a_match_whose_bot_is_gone_fails_with_a_plain_message(store):
+def test_a_driver_that_lost_its_lease_writes_nothing(redis_url, store):
+    meta = stored_match(store)
+
+    async def run() -> None:
+        client = aioredis.Redis.from_url(redis_url)
+        progress = Progress(client)
+        assert await progress.take_lease("m-job", "first")
+        await progress.start("m-job", "aladino", "first", "2026-01-01T00:00:00Z")
+        await client.set(lease_key("m-job"), "second")  # another driver took the match over
+        play = MatchPlay.start("aladino", 5, {}, driver._seat_infos(meta),
+                               FailurePolicy.from_dict(meta["policy"]), "m-job")
+        seat = play.to_move
+        entry = play.advance(seat, BotReply(None, "crash", "", 1.0, "x"),
+                             play.payload(seat, 200)["legal_actions"])
+        with pytest.raises(LeaseLost):
+            await progress.record("m-job", "first", entry, play.state, play.to_move, False,
+                                  "aladino", "bot-dead")
+        assert not await progress.take_lease("m-job", "first")
+        await progress.release_lease("m-job", "first")
+        assert await client.get(lease_key("m-job")) == b"second"
+        await client.aclose()
+
+    asyncio.run(run())
+    assert store.steps("m-job") == []
+
+
+def test_a_match_whose_bot_is_gone_fails_with_a_plain_message(redis_url, store):
     stored_match(store, bot_id="bot-gone")
     with pytest.raises(LookupError, match="bot-gone"):
-        play_stored_match(store, "m-job")
+        drive(redis_url, store, "m-job")
     match = store.get_match("m-job")
     assert match["status"] == MatchStatus.FAILED and "internal error" in match["error"]
+    assert not store.redis.exists(lease_key("m-job"))
 
 
 def test_seat_tokens_are_matched_by_digest(store):

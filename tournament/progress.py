@@ -36,22 +36,26 @@ from .store import (
 
 LEASE_TTL_MS = 6000
 
-# KEYS: lease; ARGV: holder, ttl ms. Take the lease when free or already ours.
+# KEYS: lease, running; ARGV: holder, ttl ms, match id. Take (or renew) the lease when free
+# or already ours; a match with a lease is in the running index, so that the recovery sweep
+# finds it should its driver die at any point.
 TAKE_LEASE = """
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], 'NX', 0, ARGV[3])
 return 1
 """
 
-# KEYS: lease; ARGV: holder. Delete the lease only when it is ours.
+# KEYS: lease, running; ARGV: holder, match id. Give the lease up, only when it is ours.
 RELEASE_LEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[2])
+return redis.call('DEL', KEYS[1])
 """
 
-# KEYS: match, lease, running; ARGV: holder, match id, started_at. Under the lease: running,
-# out of the parked state, in the running index; the clock of a first decision starts now.
+# KEYS: match, lease; ARGV: holder, match id, started_at. Under the lease: running,
+# out of the parked state; the clock of a first decision starts now.
 # Answers the match's started_at and 1 when this is its first start.
 START = """
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
@@ -60,7 +64,6 @@ redis.call('HSET', KEYS[1], 'status', 'running')
 local first = redis.call('HSETNX', KEYS[1], 'started_at', ARGV[3])
 redis.call('HSETNX', KEYS[1], 'asked_at', t[1] * 1000 + math.floor(t[2] / 1000))
 redis.call('HDEL', KEYS[1], 'parked')
-redis.call('ZADD', KEYS[3], t[1], ARGV[2])
 return {redis.call('HGET', KEYS[1], 'started_at'), first}
 """
 
@@ -149,28 +152,29 @@ class Progress:
         return Loaded(match, state, [orjson.loads(step) for step in steps])
 
     async def take_lease(self, match_id: str, holder: str) -> bool:
-        return bool(await self._take_lease(keys=[lease_key(match_id)],
-                                           args=[holder, LEASE_TTL_MS]))
+        return bool(await self._take_lease(keys=[lease_key(match_id), running_key()],
+                                           args=[holder, LEASE_TTL_MS, match_id]))
 
     async def renew_leases(self, leases: dict[str, str]) -> list[str]:
         """Renew every lease held (match id -> holder) in one round trip; the ids of those
         found taken by another driver."""
         async with self.redis.pipeline(transaction=False) as pipe:
             for match_id, holder in leases.items():
-                await self._take_lease(keys=[lease_key(match_id)], args=[holder, LEASE_TTL_MS],
-                                       client=pipe)
+                await self._take_lease(keys=[lease_key(match_id), running_key()],
+                                       args=[holder, LEASE_TTL_MS, match_id], client=pipe)
             answers = await pipe.execute()
         return [match_id for match_id, ok in zip(leases, answers, strict=True) if not ok]
 
     async def release_lease(self, match_id: str, holder: str) -> None:
-        await self._release_lease(keys=[lease_key(match_id)], args=[holder])
+        await self._release_lease(keys=[lease_key(match_id), running_key()],
+                                  args=[holder, match_id])
 
     async def start(self, match_id: str, game: str, holder: str,
                     started_at: str) -> str:
         """Mark the match running under this driver; its `started_at` (the first one's).
         Its first start counts in the cluster's metrics."""
-        answer = await self._start(keys=[match_key(match_id), lease_key(match_id),
-                                         running_key()], args=[holder, match_id, started_at])
+        answer = await self._start(keys=[match_key(match_id), lease_key(match_id)],
+                                   args=[holder, match_id, started_at])
         if not answer:
             raise LeaseLost(match_id)
         first_started_at, first = answer

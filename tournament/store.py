@@ -6,8 +6,8 @@ Values are JSON (orjson), never a Python-only format. Keys, all under the prefix
 - `match:{id}` (hash): `meta` (JSON, fixed at creation), `status`, `step`, `to_move`,
   `result`, `forfeit`, `error`, `started_at`, `finished_at`, `attempt` (after a dead worker),
   while it runs `asked_at` (Redis time in ms when the current decision was put) and
-  `parked` (the step a parked match waits at for its pull seat), `deadline_job` (the rq
-  job scheduled at that seat's deadline), `wakes` and `deferrals` (counters that make those
+  `parked` (the step a parked match waits at for its pull seat), `deadline_timer` (the
+  timer set at that seat's deadline), `wakes` and `deferrals` (counters that make those
   jobs' ids unique)
 - `match:{id}:tokens` (hash): seat -> sha256 of its token (the token is never stored)
 - `match:{id}:live` (string): `{"step", "state"}`, the state the current decision is asked in
@@ -21,6 +21,8 @@ Values are JSON (orjson), never a Python-only format. Keys, all under the prefix
 - `matches`, `matches:{game}` (sorted sets): match ids by creation time, all and per game
 - `match:{id}:lease` (string, expires): the driver playing the match, renewed while it runs
 - `running` (sorted set): matches with a driver (not parked), for the recovery sweep
+- `timers` (sorted set): `"{match id} {reason}"` by when (Redis time, ms) the match's job
+  `reason` is to be queued (`tournament.jobs`)
 - `tournament:{id}` (hash): `meta` (JSON), `finished_at`, `ratings` (JSON, at the end)
 - `tournament:{id}:matches` (list): match ids in schedule order
 - `tournament:{id}:done` / `tournament:{id}:failed` (sets): match ids counted as played / failed
@@ -135,6 +137,10 @@ def lease_key(match_id: str) -> str:
 
 def running_key() -> str:
     return f"{PREFIX}running"
+
+
+def timers_key() -> str:
+    return f"{PREFIX}timers"
 
 
 def tournaments_key() -> str:

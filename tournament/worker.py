@@ -10,9 +10,8 @@ the event loop. No process is forked per match.
 
 The event loop also keeps, for the whole process:
 - every held match lease renewed (`RENEW_EVERY_S`), in one round trip;
-- the recovery sweep (`tournament.recovery.sweep`) and rq's scheduler (parked matches'
-  deadlines, deferred matches) served, with rq's scheduler locks, so exactly one worker
-  enqueues each scheduled job;
+- the recovery sweep (`tournament.recovery.sweep`) and the due timers (parked matches'
+  deadlines, deferred matches: `tournament.jobs.fire_due_timers`);
 - each running job's rq heartbeat, so rq does not take a long match for a dead one.
 
 Redis going away is ridden out: the main loop, the drivers and the periodic tasks wait and
@@ -39,7 +38,6 @@ from rq.exceptions import StopRequested
 from rq.executions import Execution
 from rq.job import Job
 from rq.queue import Queue
-from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 from rq.timeouts import TimerDeathPenalty
 from rq.utils import now
@@ -49,13 +47,13 @@ from referee.config import Config
 
 from . import driver, jobs, recovery
 from .progress import Progress
-from .store import Store
+from .store import Store, timers_key
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CONCURRENCY = 100
 RENEW_EVERY_S = 1.5
-SCHEDULER_EVERY_S = 0.25
+TIMERS_EVERY_S = 0.2
 JOB_HEARTBEAT_EVERY_S = 30.0
 IDLE_POLL_S = 0.05
 SLOT_WAIT_S = 5.0
@@ -80,7 +78,6 @@ class MatchWorker(BaseWorker):
                                             daemon=True)
         self.bookkeeping = concurrent.futures.ThreadPoolExecutor(4, "rq-bookkeeping")
         self.context: driver.Context | None = None
-        self.rq_scheduler: RQScheduler | None = None
         self.periodic: list[asyncio.Task] = []
 
     # ----- the main thread: rq's loop --------------------------------------------------
@@ -153,12 +150,12 @@ class MatchWorker(BaseWorker):
         raise StopRequested
 
     def _drained(self) -> bool:
-        """Burst mode's end: nothing running here, nothing queued or scheduled."""
+        """Burst mode's end: nothing running here, nothing queued, no timer set."""
         with self.running_lock:
             if self.running:
                 return False
-        return all(queue.count == 0 and queue.scheduled_job_registry.count == 0
-                   for queue in self.queues)
+        return (all(queue.count == 0 for queue in self.queues)
+                and not self.connection.zcard(timers_key()))
 
     def _wait_for_redis(self) -> None:
         delay = OUTAGE_BACKOFF_S[0]
@@ -195,7 +192,7 @@ class MatchWorker(BaseWorker):
                                  name=self.name)
         for every, task in ((RENEW_EVERY_S, self._renew_leases),
                             (recovery.SWEEP_EVERY_S, self._sweep),
-                            (SCHEDULER_EVERY_S, self._tick_scheduler),
+                            (TIMERS_EVERY_S, self._fire_timers),
                             (JOB_HEARTBEAT_EVERY_S, self._heartbeat_jobs)):
             self.periodic.append(asyncio.get_running_loop().create_task(_every(every, task)))
         return context
@@ -229,22 +226,14 @@ class MatchWorker(BaseWorker):
     async def _sweep(self) -> None:
         await self.context.in_thread(recovery.sweep, self.context.store)
 
-    async def _tick_scheduler(self) -> None:
-        await self.context.in_thread(self._run_scheduler)
+    async def _fire_timers(self) -> None:
+        await self.context.in_thread(jobs.fire_due_timers, self.context.store)
 
     async def _heartbeat_jobs(self) -> None:
         with self.running_lock:
             running = list(self.running.values())
         for job, _, execution, _ in running:
             await self.context.in_thread(self.maintain_heartbeats, job, execution)
-
-    def _run_scheduler(self) -> None:
-        """Serve rq's scheduled jobs when this worker holds the scheduler locks."""
-        if self.rq_scheduler is None:
-            self.rq_scheduler = RQScheduler(self.queues, connection=self.connection,
-                                            serializer=self.serializer)
-        if self.rq_scheduler.acquire_locks():
-            self.rq_scheduler.enqueue_scheduled_jobs()
 
     def _hand_back_matches(self) -> None:
         """Stop the running drivers; queue their matches again for another worker."""
@@ -258,8 +247,6 @@ class MatchWorker(BaseWorker):
                                        [jobs.match_of_job(job) for job, *_ in running])
         except redis.RedisError:
             self.log.warning("Worker %s: matches left to the recovery sweep", self.name)
-        if self.rq_scheduler is not None:
-            self._retrying(self.rq_scheduler.release_locks, attempts=1)
         self.loop.call_soon_threadsafe(self.loop.stop)
 
 

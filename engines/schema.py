@@ -22,7 +22,7 @@ from .errors import InvalidAction
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 MAX_ACTION_BYTES = 16384
 """An action whose compact JSON is larger is malformed (every schema-valid action is far
-smaller: the largest, a Caravans trade offer, stays under 1 KiB)."""
+smaller: the largest, a Caravans trade offer, stays under 2 KiB)."""
 MAX_AMOUNT = 2**53 - 1
 """Bound of open-ended amounts (gold, coins): the largest integer every JSON reader keeps
 exact (a JavaScript number)."""

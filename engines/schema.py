@@ -163,35 +163,56 @@ def observation_document(title: str, game: str, max_seats: int, view: dict,
 
 
 # ----- the compiled action check ------------------------------------------------------------
+class _Refused(Exception):
+    """A part of an action fails its schema: `what` is wrong with it, `path` (innermost key
+    first) says where. Only the failure path pays for building the sentence."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+        self.path: list[str | int] = []
+
+    def reason(self, kind: str) -> str:
+        where = ""
+        for step in reversed(self.path):
+            where += f"[{step}]" if isinstance(step, int) else f".{step}" if where else step
+        subject = f'field "{where}"' if where else f'action "{kind}"'
+        return f"{subject} {self.what}"
+
+
 def compile_action_check(schema: dict) -> Callable[[Any], dict]:
     """A function that returns the canonical form of an action, or raises InvalidAction
     exactly when `schema` (an `action_document`) rejects it."""
-    branches = {branch["properties"]["type"]["const"]: _compile(branch)
+    branches = {branch["properties"]["type"]["const"]: _compile_branch(branch)
                 for branch in schema["oneOf"]}
     known = ", ".join(branches)
 
     def check(action: Any) -> dict:
         if type(action) is not dict:
             raise InvalidAction(f"an action must be a JSON object, got {_kind(action)}")
-        check_size(action)
         kind = action.get("type")
-        if type(kind) is not str:
-            raise InvalidAction('an action needs a string field "type"')
-        branch = branches.get(kind)
+        branch = branches.get(kind) if type(kind) is str else None
         if branch is None:
+            _refuse_if_too_large(action)
+            if type(kind) is not str:
+                raise InvalidAction('an action needs a string field "type"')
             raise InvalidAction(f"unknown action type {_show(kind)}; this game has {known}")
-        return branch(action, "")
+        try:
+            return branch(action)
+        except _Refused as refusal:
+            _refuse_if_too_large(action)
+            raise InvalidAction(refusal.reason(kind)) from None
 
     return check
 
 
-def check_size(action: dict) -> None:
-    """Refuse what is not compact JSON of at most MAX_ACTION_BYTES."""
+def _refuse_if_too_large(action: dict) -> None:
+    """The size limit, worded first when it is the problem. (An action the schema accepts
+    is always far smaller, so only refused actions need measuring.)"""
     try:
         size = len(orjson.dumps(action))
-    except orjson.JSONEncodeError as error:
-        raise InvalidAction(f"the action is not plain JSON ({error}): nested too deep or "
-                            "an integer beyond 64 bits") from None
+    except orjson.JSONEncodeError:
+        return  # nested too deep or an integer beyond 64 bits: the schema says what is wrong
     if size > MAX_ACTION_BYTES:
         raise InvalidAction(f"the action is {size} bytes of JSON; the limit is "
                             f"{MAX_ACTION_BYTES}")
@@ -217,18 +238,19 @@ def _only(keywords: set[str], allowed: set[str]) -> None:
 
 
 def _compile_values(schema: dict) -> Check:
-    """`const` or `enum`: compared as JSON values (1.0 equals 1, true never equals 1)."""
+    """`const` or `enum` of strings or of flat arrays, compared as JSON values (1.0 equals
+    1, true never equals 1)."""
     values = [schema["const"]] if "const" in schema else schema["enum"]
-    if schema.get("type") not in (None, "string"):
-        raise ValueError("an enum is either untyped or of strings")
+    if schema.get("type") not in (None, "string") or not all(_flat(v) for v in values):
+        raise ValueError("an enum lists strings, numbers or flat arrays of them")
     literals = {_freeze(value): value for value in values}
-    shown = _choices(values)
+    what = f"must be {_choices(values, schema.get('description'))}"
 
-    def check(value: Any, path: str) -> Any:
-        literal = literals.get(_freeze(value), _MISSING)
+    def check(value: Any) -> Any:
+        literal = literals.get(_freeze(value), _MISSING) if _flat(value) else _MISSING
         if literal is _MISSING:
-            raise InvalidAction(f'{_field(path)} must be {shown}, got {_show(value)}')
-        return orjson.loads(orjson.dumps(literal)) if type(literal) in (list, dict) else literal
+            raise _Refused(f"{what}, got {_show(value)}")
+        return list(literal) if type(literal) is list else literal
 
     return check
 
@@ -239,12 +261,11 @@ def _compile_integer(schema: dict, keywords: set[str]) -> Check:
         raise ValueError("every integer of an action needs a minimum and a maximum")
     low, high = schema["minimum"], schema["maximum"]
 
-    def check(value: Any, path: str) -> int:
+    def check(value: Any) -> int:
         if type(value) is float and value.is_integer():
             value = int(value)  # JSON Schema: 1.0 is the integer 1
         if type(value) is not int or not low <= value <= high:
-            raise InvalidAction(f"{_field(path)} must be an integer from {low} to {high}, "
-                                f"got {_show(value)}")
+            raise _Refused(f"must be an integer from {low} to {high}, got {_show(value)}")
         return value
 
     return check
@@ -253,9 +274,9 @@ def _compile_integer(schema: dict, keywords: set[str]) -> Check:
 def _compile_boolean(schema: dict, keywords: set[str]) -> Check:
     _only(keywords, {"type"})
 
-    def check(value: Any, path: str) -> bool:
+    def check(value: Any) -> bool:
         if type(value) is not bool:
-            raise InvalidAction(f"{_field(path)} must be true or false, got {_show(value)}")
+            raise _Refused(f"must be true or false, got {_show(value)}")
         return value
 
     return check
@@ -273,13 +294,12 @@ def _compile_array(schema: dict, keywords: set[str]) -> Check:
     low, high = schema.get("minItems", 0), schema["maxItems"]
     unique = schema.get("uniqueItems", False)
 
-    def check(value: Any, path: str) -> list:
+    def check(value: Any) -> list:
         if type(value) is not list or not low <= len(value) <= high:
-            raise InvalidAction(f"{_field(path)} must be an array of {low} to {high} items, "
-                                f"got {_show(value)}")
-        items = [item_check(item, f"{path}[{i}]") for i, item in enumerate(value)]
+            raise _Refused(f"must be an array of {low} to {high} items, got {_show(value)}")
+        items = [_at(i, item_check, item) for i, item in enumerate(value)]
         if unique and len({_freeze(item) for item in items}) != len(items):
-            raise InvalidAction(f"{_field(path)} lists a value twice")
+            raise _Refused("lists a value twice")
         return items
 
     return check
@@ -288,56 +308,60 @@ def _compile_array(schema: dict, keywords: set[str]) -> Check:
 def _compile_tuple(item_checks: list[Check]) -> Check:
     size = len(item_checks)
 
-    def check(value: Any, path: str) -> list:
+    def check(value: Any) -> list:
         if type(value) is not list or len(value) != size:
-            raise InvalidAction(f"{_field(path)} must be an array of {size} items, "
-                                f"got {_show(value)}")
-        return [item_check(item, f"{path}[{i}]")
+            raise _Refused(f"must be an array of {size} items, got {_show(value)}")
+        return [_at(i, item_check, item)
                 for i, (item_check, item) in enumerate(zip(item_checks, value, strict=True))]
 
     return check
 
 
-def _compile_object(schema: dict, keywords: set[str]) -> Check:
+def _at(step: str | int, check: Check, value: Any) -> Any:
+    """`check(value)` for the part `step` of its parent (a key or an index)."""
+    try:
+        return check(value)
+    except _Refused as refusal:
+        refusal.path.append(step)
+        raise
+
+
+def _compile_branch(schema: dict) -> Check:
+    """One action type: an object whose `type` the dispatch has already matched."""
+    preset = {"type": schema["properties"]["type"]["const"]}
+    return _compile_object(schema, set(schema) - ANNOTATIONS, preset)
+
+
+def _compile_object(schema: dict, keywords: set[str], preset: dict | None = None) -> Check:
+    """An object with listed keys only; `preset` keys are known to be right already."""
     _only(keywords, {"type", "properties", "required", "additionalProperties"})
     if schema.get("additionalProperties") is not False:
         raise ValueError("every object of an action lists its keys (additionalProperties: false)")
-    checks = {key: _compile(sub) for key, sub in schema["properties"].items()}
-    required = list(schema.get("required", []))
-    names = ", ".join(key for key in checks if key != "type") or "none"
-    what = _object_name(schema)
+    preset = preset or {}
+    required = set(schema.get("required", ()))
+    fields = [(key, _compile(sub), key in required)
+              for key, sub in schema["properties"].items() if key not in preset]
+    names = ", ".join(key for key, _, _ in fields) or "none"
 
-    def check(value: Any, path: str) -> dict:
+    def check(value: Any) -> dict:
         if type(value) is not dict:
-            raise InvalidAction(f"{_field(path)} must be an object, got {_show(value)}")
-        unknown = [key for key in value if key not in checks]
-        if unknown:
-            raise InvalidAction(f"{what(path)} has no field {_show(unknown[0])}; its fields: "
-                                f"{names}")
-        for key in required:
-            if key not in value:
-                raise InvalidAction(f'{what(path)} needs the field "{_join(path, key)}"')
-        return {key: sub(value[key], _join(path, key)) for key, sub in checks.items()
-                if key in value}
+            raise _Refused(f"must be an object, got {_show(value)}")
+        out = dict(preset)
+        for key, sub, needed in fields:
+            if key in value:
+                out[key] = _at(key, sub, value[key])
+            elif needed:
+                raise _Refused(f'needs the field "{key}"')
+        if len(out) != len(value):
+            unknown = next(key for key in value if key not in out)
+            raise _Refused(f"has no field {_show(unknown)}; its fields: {names}")
+        return out
 
     return check
 
 
-def _object_name(schema: dict) -> Callable[[str], str]:
-    kind = schema["properties"].get("type", {}).get("const")
-    return lambda path: f'action "{kind}"' if not path and kind else _field(path)
-
-
 # ----- messages and JSON equality -------------------------------------------------------------
 _MISSING = object()
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def _field(path: str) -> str:
-    return f'field "{path}"'
 
 
 def _kind(value: Any) -> str:
@@ -351,21 +375,30 @@ def _show(value: Any) -> str:
     kind = type(value)
     if kind is int and abs(value) >= 10**18:
         return "an integer out of range"
-    if kind in (str, int, bool, type(None)):
-        text = orjson.dumps(value).decode()
-    elif kind is float:
-        text = repr(value)
-    else:
+    if kind is float:
+        return repr(value)
+    if kind in (list, dict) and len(value) > 8:
         return _kind(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    try:
+        text = orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        return _kind(value)
+    return text if len(text) <= 40 else _kind(value) if kind in (list, dict) else text[:37] + "..."
 
 
-def _choices(values: list) -> str:
+def _choices(values: list, description: str | None) -> str:
     if len(values) == 1:
         return orjson.dumps(values[0]).decode()
     if len(values) <= 8:
         return "one of " + ", ".join(orjson.dumps(v).decode() for v in values)
-    return f"one of the {len(values)} values the action schema lists"
+    return description or f"one of the {len(values)} values the action schema lists"
+
+
+def _flat(value: Any) -> bool:
+    """A scalar, or an array of scalars (so comparing it never recurses deeply)."""
+    if type(value) is list:
+        return not any(type(item) in (list, dict) for item in value)
+    return type(value) is not dict
 
 
 def _freeze(value: Any) -> Any:
@@ -379,6 +412,4 @@ def _freeze(value: Any) -> Any:
         return ("number", value)
     if kind is list:
         return ("array", tuple(_freeze(item) for item in value))
-    if kind is dict:
-        return ("object", frozenset((key, _freeze(item)) for key, item in value.items()))
     return (kind.__name__, value)

@@ -164,14 +164,14 @@ def test_deep_nesting_and_huge_integers_are_malformed_not_a_crash(game):
             with pytest.raises(engines.InvalidAction):
                 game.apply(state, action)
             assert not validator(game).is_valid(action)
-    with pytest.raises(engines.InvalidAction, match="nested too deep"):
+    with pytest.raises(engines.InvalidAction, match='has no field "junk"'):
         game.apply(state, {**legal, "junk": nested(5000)})
     integer_fields = [(branch, key) for branch in game.describe()["action_schema"]["oneOf"]
                       for key, sub in branch["properties"].items() if sub.get("type") == "integer"]
     assert integer_fields
     for branch, key in integer_fields:
         for huge in (2**64, 10**400, 2**63, 2**53):
-            with pytest.raises(engines.InvalidAction, match=f'"{key}"|beyond 64 bits'):
+            with pytest.raises(engines.InvalidAction, match=f'field "{key}" must be an integer'):
                 game.apply(state, {**smallest(branch), key: huge})
 
 

@@ -244,3 +244,39 @@ def test_actions_over_the_size_limit_are_malformed_and_no_valid_action_comes_nea
         game.apply(state, {"type": legal["type"], "pad": ["x" * 1000] * 900})
     for branch in game.describe()["action_schema"]["oneOf"]:
         assert max_json_bytes(branch) < 2048, branch["title"]
+
+
+def as_sent(action: dict, chooser: random.Random) -> dict:
+    """The same action as a client might send it: keys in another order, integers as
+    integral floats (2.0) here and there."""
+    items = list(action.items())
+    chooser.shuffle(items)
+    return {key: float(value) if type(value) is int and chooser.random() < 0.5 else value
+            for key, value in items}
+
+
+@pytest.mark.parametrize("game", GAMES, ids=engines.names())
+def test_a_match_replays_the_same_from_raw_or_canonical_actions(game):
+    """Issue 14 item 4: the replay stores the canonical action; re-running a match from the
+    actions as they were sent or from their canonical forms gives the same state at every
+    step."""
+    for variant in game.variants():
+        chooser = random.Random(7)
+        raw, canonical = [], []
+        state = game.new_game(variant["num_players"], 7, variant["options"])
+        while not game.is_over(state):
+            sent = as_sent(chooser.choice(game.legal_actions(state)), chooser)
+            raw.append(sent)
+            canonical.append(game.canonical_action(sent))
+            state = game.apply(state, sent)
+        assert any(json.dumps(a) != json.dumps(c) for a, c in zip(raw, canonical, strict=True))
+        assert all(json.dumps(c) == json.dumps(game.canonical_action(c)) for c in canonical)
+        replays = []
+        for actions in (raw, canonical):
+            state = game.new_game(variant["num_players"], 7, variant["options"])
+            states = [json.dumps(state, sort_keys=True)]
+            for action in actions:
+                state = game.apply(state, action)
+                states.append(json.dumps(state, sort_keys=True))
+            replays.append(states)
+        assert replays[0] == replays[1]

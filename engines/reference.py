@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import engines
+from engines.schema import MAX_AMOUNT
 
 BEGIN, END = "<!-- reference:begin -->", "<!-- reference:end -->"
 COMMON = ("game", "seat", "to_move", "legal_actions", "log")
@@ -200,7 +201,7 @@ def enum_text(values: list) -> str:
 
 def integer_text(schema: dict) -> str:
     low, high = schema.get("minimum"), schema.get("maximum")
-    if low is not None and high is not None and high < 2**53 - 1:
+    if low is not None and high is not None and high < MAX_AMOUNT:
         return f"integer {low}–{high}" if low >= 0 else f"integer {low} to {high}"
     if low is not None:
         return f"integer ≥ {low}"

@@ -3,11 +3,11 @@
 Each game publishes in `describe()` the schema of its actions and of its observations, built
 from the small helpers below. The action schema is the one definition of a malformed action:
 `compile_action_check` turns it into closures that raise InvalidAction exactly when a draft
-2020-12 validator rejects the action (the conformance suite checks that equivalence with
-`jsonschema` on arbitrary JSON) and otherwise return the canonical action. The compiler knows
-the subset of JSON Schema the games use and refuses any other keyword, so the published
-schema and the check can not drift apart; it also insists that every integer and every array
-of an action is bounded, so no action that passes can be large.
+2020-12 validator rejects the action (tests/engines/test_action_schema.py checks that
+equivalence with `jsonschema` on arbitrary JSON) and otherwise return the canonical action.
+The compiler knows the subset of JSON Schema the games use and refuses any other keyword,
+so the published schema and the check can not drift apart; it also insists that every
+integer and every array of an action is bounded, so no action that passes can be large.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ MAX_AMOUNT = 2**53 - 1
 exact (a JavaScript number)."""
 ANNOTATIONS = frozenset({"description", "title", "examples", "$comment", "$schema"})
 
-Check = Callable[[Any, str], Any]
+Check = Callable[[Any], Any]
 
 
 # ----- building schemas ---------------------------------------------------------------

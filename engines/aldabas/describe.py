@@ -82,7 +82,8 @@ def description(cards: list[dict], types: list[dict], colours: tuple[str, ...]) 
         "scoring": SCORING,
         "solo": SOLO,
         "turn": "two actions per turn (the same twice allowed); a placement opens its Powers, "
-                "activated one at a time in any order or skipped; then the hand limit.",
+                "activated one at a time in any order or skipped; then the hand limit. Moving "
+                "vault coins to the purse (withdraw) is free at any point of the turn.",
         "end": "the supply runs out, a block is filled, or the Dock can not be refilled: the "
                "turn finishes, then every other player has one more turn (solo: score at once)",
     }

@@ -10,10 +10,11 @@ from functools import cache
 
 from .base import Game
 from .errors import EngineError, IllegalAction, InvalidAction, InvalidSetup, UnknownGame
+from .schema import MAX_ACTION_BYTES
 
 __all__ = [
-    "EngineError", "Game", "IllegalAction", "InvalidAction", "InvalidSetup", "UnknownGame",
-    "get", "names",
+    "MAX_ACTION_BYTES", "EngineError", "Game", "IllegalAction", "InvalidAction", "InvalidSetup",
+    "UnknownGame", "get", "names",
 ]
 
 

@@ -9,12 +9,14 @@ the few `_underscore` methods a game implements.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from functools import cached_property
 from typing import Any
 
 import orjson
 
 from .errors import IllegalAction, InvalidAction, InvalidSetup
 from .rng import Rng, seed_state
+from .schema import compile_action_check
 
 State = dict[str, Any]
 Action = dict[str, Any]
@@ -39,11 +41,23 @@ class Game(ABC):
     version: str
     min_players: int
     max_players: int
+    action_schema: dict
+    """JSON Schema (draft 2020-12) of every action: `apply` raises InvalidAction exactly for
+    the actions it rejects (engines.schema)."""
+    observation_schema: dict
+    """JSON Schema (draft 2020-12) of every `observation(state, seat)`, spectators included."""
 
     # ----- public contract -------------------------------------------------------------
-    @abstractmethod
     def describe(self) -> dict:
-        """JSON-able description: options, components, action reference."""
+        """JSON-able description: options, components, the action reference (each action
+        type with its text) and the JSON Schemas of actions and observations."""
+        return clone({
+            **self._description(),
+            "actions": {branch["title"]: branch["description"]
+                        for branch in self.action_schema["oneOf"]},
+            "action_schema": self.action_schema,
+            "observation_schema": self.observation_schema,
+        })
 
     def new_game(self, num_players: int, seed: int, options: dict | None = None) -> State:
         """A fresh match; all its chance comes from `seed`."""
@@ -73,14 +87,25 @@ class Game(ABC):
     def legal_actions(self, state: State) -> list[Action]:
         """Every legal action of the current seat, in a fixed order; [] when over."""
 
-    def apply(self, state: State, action: Action) -> State:
-        """The state after `action`; `state` itself is never changed."""
-        check_action_shape(action)
+    def canonical_action(self, action: Any) -> Action:
+        """The form of `action` a replay stores: a new dict with only the keys the game
+        defines, in the order of the action schema, numbers such as 3.0 as integers.
+
+        Raises InvalidAction when the action schema rejects `action` (not an object, an
+        unknown type, missing or unknown keys, wrong JSON types, values out of range, or
+        more than engines.MAX_ACTION_BYTES of JSON). `apply` applies this form, so applying
+        an action or its canonical form gives the same state."""
+        return self._check_action(action)
+
+    def apply(self, state: State, action: Any) -> State:
+        """The state after `action`; `state` itself is never changed. InvalidAction for an
+        action the action schema rejects, IllegalAction for one the rules forbid now."""
+        canonical = self.canonical_action(action)
         if self.current_seat(state) is None:
             raise IllegalAction("the game is over: no more actions are accepted")
         new_state = _clone_for_apply(state)
         rng = Rng(new_state["rng"])
-        self._apply(new_state, clone(action), rng)
+        self._apply(new_state, canonical, rng)
         new_state["rng"] = rng.state
         return new_state
 
@@ -161,14 +186,22 @@ class Game(ABC):
         hands and the deck reshuffled). The conformance suite checks that `seat`'s
         observation is the same for both, which proves no secret leaks."""
 
+    @cached_property
+    def _check_action(self):
+        return compile_action_check(self.action_schema)
+
     # ----- what a game implements ----------------------------------------------------
+    @abstractmethod
+    def _description(self) -> dict:
+        """The game's part of `describe()`: title, players, options, components, rules."""
+
     @abstractmethod
     def _setup(self, state: State, rng: Rng) -> None:
         """Fill a fresh state (game, version, num_players, options, seed, log are set)."""
 
     @abstractmethod
     def _apply(self, state: State, action: Action, rng: Rng) -> None:
-        """Apply a well-shaped action to a private copy, raising IllegalAction/InvalidAction."""
+        """Apply a canonical action to a private copy, raising IllegalAction."""
 
     @abstractmethod
     def _view(self, state: State, seat: int | None) -> dict:
@@ -185,14 +218,6 @@ def _clone_for_apply(state: State) -> State:
     copy = clone({k: v for k, v in state.items() if k != "log"})
     copy["log"] = list(state["log"])
     return copy
-
-
-def check_action_shape(action: Any) -> None:
-    """Every action is a JSON object with a string `type`."""
-    if not isinstance(action, dict):
-        raise InvalidAction(f"an action must be a JSON object, got {type(action).__name__}")
-    if not isinstance(action.get("type"), str):
-        raise InvalidAction('an action needs a string field "type"')
 
 
 def log_event(state: State, event: dict, private: dict[int, dict] | None = None) -> None:
@@ -215,26 +240,3 @@ def visible_log(state: State, seat: int | None) -> list[dict]:
         if private is not None:
             event.update(private.get(key, {}))
     return out
-
-
-def field(action: Action, name: str, kind: type | tuple[type, ...]) -> Any:
-    """Read a required action field of a given JSON type, or raise InvalidAction."""
-    if name not in action:
-        raise InvalidAction(f'action "{action["type"]}" needs the field "{name}"')
-    value = action[name]
-    if isinstance(value, bool) and kind is not bool and bool not in _as_tuple(kind):
-        raise InvalidAction(f'field "{name}" must be {_kind_name(kind)}, got a boolean')
-    if not isinstance(value, kind):
-        raise InvalidAction(f'field "{name}" must be {_kind_name(kind)}')
-    return value
-
-
-def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
-    return kind if isinstance(kind, tuple) else (kind,)
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    names = {
-        int: "an integer", str: "a string", list: "a list", dict: "an object", bool: "a boolean",
-    }
-    return " or ".join(names.get(k, k.__name__) for k in _as_tuple(kind))

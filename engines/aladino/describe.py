@@ -59,35 +59,4 @@ def description() -> dict:
             "a player fills all 20 squares of their board",
             f"a player's score reaches {WIN_SCORE} or more",
         ],
-        "actions": {
-            "move": {
-                "example": {"type": "move", "direction": 0},
-                "when": "phase 'move', after the die was rolled (observation.roll)",
-                "fields": {"direction": "0-5, see components.board.directions"},
-                "meaning": "move Aladdin `roll` token spaces in a straight line, empty spaces "
-                "uncounted, stopping at the wall on the last token reached; take that token",
-            },
-            "place_genie": {
-                "example": {"type": "place_genie", "kind": "ruby", "value": 3},
-                "when": "phase 'place_genie', after taking a Genie",
-                "fields": {"kind": "a row (kinds)", "value": "a column, 1-5"},
-                "meaning": "put the Genie on any square of your board",
-            },
-            "carpet": {
-                "example": {"type": "carpet", "space": [0, 0]},
-                "when": "phase 'carpet', after taking a Magic Carpet",
-                "fields": {"space": "[q, r] of a token that does not show a character face up"},
-                "meaning": "fly Aladdin to that token and take it",
-            },
-        },
-        "observation": {
-            "phase": "move | place_genie | carpet | over",
-            "turn": "seat whose turn it is",
-            "roll": "the die result to move by",
-            "aladdin": "[q, r] of Aladdin",
-            "cave": "61 spaces: token null (empty), {face: 'up', id, kind, value, character} or "
-            "{face: 'down', back: kind or 'lamp'}",
-            "boards": "per seat, rows (kinds) x columns (values 1-5) of stacked tokens",
-            "scores": "per seat",
-        },
     }

@@ -1,7 +1,7 @@
 """Aladino y la cueva de las maravillas: rulebook 002 with the decisions of rules/aladino.md."""
 
-from engines.base import Action, Game, State, field, log_event, ranks_from_scores
-from engines.errors import IllegalAction, InvalidAction
+from engines.base import Action, Game, State, log_event, ranks_from_scores
+from engines.errors import IllegalAction
 from engines.rng import Rng
 
 from . import scoring
@@ -14,7 +14,6 @@ from .components import (
     DIRECTIONS,
     KINDS,
     NEIGHBOUR,
-    RADIUS,
     TOKENS,
     VALUES,
     WIN_SCORE,
@@ -22,6 +21,7 @@ from .components import (
     token_json,
 )
 from .describe import description
+from .schemas import ACTIONS, OBSERVATION
 
 MOVE, PLACE_GENIE, CARPET, OVER = "move", "place_genie", "carpet", "over"
 
@@ -31,8 +31,10 @@ class AladinoGame(Game):
     version = "1.0.0"
     min_players = 2
     max_players = 4
+    action_schema = ACTIONS
+    observation_schema = OBSERVATION
 
-    def describe(self) -> dict:
+    def _description(self) -> dict:
         return description()
 
     # ----- setup -------------------------------------------------------------------------
@@ -65,18 +67,13 @@ class AladinoGame(Game):
 
     # ----- actions -----------------------------------------------------------------------
     def _apply(self, state: State, action: Action, rng: Rng) -> None:
-        handler = _HANDLERS.get(action["type"])
-        if handler is None:
-            raise InvalidAction(
-                f'unknown action type {action["type"]!r}; Aladino has {", ".join(_HANDLERS)}'
-            )
         phase, expected = state["phase"], _PHASE_OF[action["type"]]
         if phase != expected:
             raise IllegalAction(
                 f'a "{action["type"]}" action is not allowed now: '
                 f'the game waits for "{_ACTION_OF[phase]}"'
             )
-        handler(state, action, rng)
+        _HANDLERS[action["type"]](state, action, rng)
 
     # ----- observation and result ------------------------------------------------------------
     def _view(self, state: State, seat: int | None) -> dict:
@@ -232,10 +229,7 @@ def _ability(state: State, character: str | None, rng: Rng) -> None:
 
 # ----- action handlers ------------------------------------------------------------------------
 def _do_move(state: State, action: Action, rng: Rng) -> None:
-    direction = field(action, "direction", int)
-    if not 0 <= direction < len(DIRECTIONS):
-        names = ", ".join(DIRECTION_NAMES)
-        raise InvalidAction(f"direction must be 0 to 5 ({names}), got {direction}")
+    direction = action["direction"]
     target = destination(state, direction)
     if target is None:
         raise IllegalAction(
@@ -248,17 +242,11 @@ def _do_move(state: State, action: Action, rng: Rng) -> None:
 
 
 def _do_place_genie(state: State, action: Action, rng: Rng) -> None:
-    kind = field(action, "kind", str)
-    value = field(action, "value", int)
-    if kind not in KINDS:
-        raise InvalidAction(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    if value not in VALUES:
-        raise InvalidAction(f"value must be 1 to 5, got {value}")
-    _place(state, state["pending"], kind, value, rng)
+    _place(state, state["pending"], action["kind"], action["value"], rng)
 
 
 def _do_carpet(state: State, action: Action, rng: Rng) -> None:
-    cell = _space_index(field(action, "space", list))
+    cell = CELL_INDEX[tuple(action["space"])]
     token = state["cells"][cell]
     if token is None:
         raise IllegalAction(
@@ -272,15 +260,6 @@ def _do_carpet(state: State, action: Action, rng: Rng) -> None:
     log_event(state, {"type": "carpet", "seat": state["turn"],
                       "from": list(CELLS[state["aladdin"]]), "to": list(CELLS[cell])})
     _take(state, cell, rng)
-
-
-def _space_index(space: list) -> int:
-    if len(space) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in space):
-        raise InvalidAction('field "space" must be [q, r], two integers')
-    cell = CELL_INDEX.get((space[0], space[1]))
-    if cell is None:
-        raise InvalidAction(f"space {space} is not in the cave: max(|q|, |r|, |q+r|) <= {RADIUS}")
-    return cell
 
 
 _HANDLERS = {"move": _do_move, "place_genie": _do_place_genie, "carpet": _do_carpet}

@@ -1,22 +1,22 @@
 """Every decision a seat can take, phase by phase: its legal list and its handler.
 
 Each phase names the action types it accepts; `legal(state)` lists them in a fixed order
-and `apply_action` checks one and resolves it, raising InvalidAction for a malformed
-action and IllegalAction (with the rule) for one the rules forbid now.
+and `apply_action` resolves a canonical action (its shape is checked against the action
+schema before), raising IllegalAction (with the rule) for one the rules forbid now.
+`withdraw` is free at any point of the mover's own turn, so every turn phase accepts it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from engines.base import Action, State, field, log_event
-from engines.errors import IllegalAction, InvalidAction
+from engines.base import Action, State, log_event
+from engines.errors import IllegalAction
 
 from .block import (
     colour_reason,
     index,
     is_full,
-    on_grid,
     open_space_reason,
     open_spaces,
     space,
@@ -24,7 +24,6 @@ from .block import (
 from .buying import buy, buy_options
 from .flow import HAND_LIMIT, finish_action, finish_setup, pass_turn, player, set_phase
 from .powers import (
-    STEAL_COINS,
     activate,
     hand_to_vault,
     keep_drawn,
@@ -41,19 +40,14 @@ TAKE_COINS = 2
 
 # ----- reading fields ------------------------------------------------------------------
 def card_in(action: Action, cards: list[int], where: str) -> int:
-    card = field(action, "card", int)
+    card = action["card"]
     if card not in cards:
         raise IllegalAction(f"card {card} is not {where}")
     return card
 
 
-def space_field(action: Action, name: str = "space") -> int:
-    value = field(action, name, list)
-    if len(value) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        raise InvalidAction(f'field "{name}" must be [col, row], two integers')
-    col, row = value
-    if not on_grid(col, row):
-        raise IllegalAction(f"space {value} is outside the 4x3 block (col 0-3, row 0-2)")
+def space_field(action: Action) -> int:
+    col, row = action["space"]
     return index(col, row)
 
 
@@ -106,8 +100,7 @@ def legal_actions_phase(state: State) -> list[Action]:
         for idx in spaces
         if colour_reason(holder["block"], idx, card) is None
     ]
-    withdraws = [{"type": "withdraw", "coins": n} for n in range(1, holder["vault_coins"] + 1)]
-    return [{"type": "take_coins"}, *buy_options(state, holder, "buy"), *places, *withdraws]
+    return [{"type": "take_coins"}, *buy_options(state, holder, "buy"), *places]
 
 
 def do_take_coins(state: State, action: Action) -> None:
@@ -117,7 +110,7 @@ def do_take_coins(state: State, action: Action) -> None:
 
 
 def do_buy(state: State, action: Action) -> None:
-    buy(state, state["active"], field(action, "slot", int), field(action, "from_vault", int))
+    buy(state, state["active"], action["slot"], action["from_vault"])
     finish_action(state)
 
 
@@ -137,9 +130,15 @@ def do_place(state: State, action: Action) -> None:
     start_powers(state, idx)
 
 
+def legal_withdraws(state: State) -> list[Action]:
+    """Free at any point of your own turn (shared/rules/aldabas.md): 1 to all vault coins."""
+    return [{"type": "withdraw", "coins": n}
+            for n in range(1, player(state)["vault_coins"] + 1)]
+
+
 def do_withdraw(state: State, action: Action) -> None:
     holder = player(state)
-    coins = field(action, "coins", int)
+    coins = action["coins"]
     if not 1 <= coins <= holder["vault_coins"]:
         raise IllegalAction(f"you can move 1 to {holder['vault_coins']} coins out of your "
                             f"vault, not {coins}")
@@ -182,9 +181,7 @@ def legal_soldier(state: State) -> list[Action]:
 
 def do_soldier_coin(state: State, action: Action) -> None:
     holder = player(state)
-    source = field(action, "source", str)
-    if source not in ("purse", "vault"):
-        raise InvalidAction('field "source" must be "purse" or "vault"')
+    source = action["source"]
     if source not in coin_sources(holder):
         raise IllegalAction(f"your {source} holds no coin to move")
     idx = space_field(action)
@@ -216,12 +213,7 @@ def legal_steal(state: State) -> list[Action]:
 
 
 def do_steal(state: State, action: Action) -> None:
-    victims = field(action, "from", list)
-    if len(victims) != STEAL_COINS or not all(
-        isinstance(v, int) and not isinstance(v, bool) for v in victims
-    ):
-        raise InvalidAction('field "from" must list two seats (the same seat twice to take '
-                            "both coins from one rival)")
+    victims = action["from"]
     if any(v not in opponents(state) for v in victims):
         raise IllegalAction("you steal only from rivals' purses: name two other seats")
     steal(state, sorted(victims))
@@ -240,7 +232,7 @@ def legal_builder(state: State) -> list[Action]:
 
 
 def do_builder_buy(state: State, action: Action) -> None:
-    buy(state, state["active"], field(action, "slot", int), field(action, "from_vault", int))
+    buy(state, state["active"], action["slot"], action["from_vault"])
     power_done(state)
 
 
@@ -257,13 +249,16 @@ def do_discard(state: State, action: Action) -> None:
 
 
 Handler = Callable[[State, Action], None]
+Phase = tuple[Callable[[State], list[Action]], dict[str, Handler]]
 
-PHASES: dict[str, tuple[Callable[[State], list[Action]], dict[str, Handler]]] = {
+SETUP_PHASES: dict[str, Phase] = {
     "setup_vault": (legal_setup_vault, {"setup_vault": do_setup_vault}),
     "setup_discard": (legal_setup_discard,
                       {"setup_done": do_setup_done, "setup_discard": do_setup_discard}),
+}
+TURN_PHASES: dict[str, Phase] = {
     "actions": (legal_actions_phase, {"take_coins": do_take_coins, "buy": do_buy,
-                                      "place": do_place, "withdraw": do_withdraw}),
+                                      "place": do_place}),
     "powers": (legal_powers, {"power": do_power, "end_powers": do_end_powers}),
     "soldier": (legal_soldier, {"soldier_coin": do_soldier_coin}),
     "keep": (legal_keep, {"keep": do_keep}),
@@ -272,7 +267,22 @@ PHASES: dict[str, tuple[Callable[[State], list[Action]], dict[str, Handler]]] = 
     "builder": (legal_builder, {"builder_buy": do_builder_buy}),
     "hand_limit": (legal_hand_limit, {"discard": do_discard}),
 }
-ACTION_TYPES = {kind for _, handlers in PHASES.values() for kind in handlers}
+
+
+def with_withdraw(phase: Phase) -> Phase:
+    """A turn phase that also takes `withdraw`, listed after the phase's own actions."""
+    listed, handlers = phase
+
+    def listed_with_withdraws(state: State) -> list[Action]:
+        return [*listed(state), *legal_withdraws(state)]
+
+    return listed_with_withdraws, {**handlers, "withdraw": do_withdraw}
+
+
+PHASES: dict[str, Phase] = {
+    **SETUP_PHASES,
+    **{name: with_withdraw(phase) for name, phase in TURN_PHASES.items()},
+}
 
 
 def legal(state: State) -> list[Action]:
@@ -283,8 +293,6 @@ def legal(state: State) -> list[Action]:
 
 def apply_action(state: State, action: Action) -> None:
     kind = action["type"]
-    if kind not in ACTION_TYPES:
-        raise InvalidAction(f"unknown action type {kind!r}; known: {sorted(ACTION_TYPES)}")
     handlers = PHASES[state["phase"]][1]
     if kind not in handlers:
         raise IllegalAction(f"a {kind!r} action is not possible now: the game is in the "

@@ -34,43 +34,6 @@ SCORING = [
     "Winner: most points; tie: most coins in purse; still tied: shared.",
 ]
 
-ACTIONS = {
-    "setup_vault": {"fields": {"card": "int"},
-                    "doc": "setup: put a door from your hand secretly into your vault"},
-    "setup_discard": {"fields": {"card": "int"},
-                      "doc": "setup: discard a door from your hand for one coin"},
-    "setup_done": {"fields": {}, "doc": "setup: keep the rest of your hand"},
-    "take_coins": {"fields": {}, "doc": "action: take two coins from the supply"},
-    "buy": {"fields": {"slot": "int", "from_vault": "int"},
-            "doc": "action: buy the door in a Dock slot; from_vault of the (discounted) cost "
-                   "comes from your vault, the rest from your purse. Every possible split is "
-                   "listed."},
-    "place": {"fields": {"card": "int", "space": "[col, row]"},
-              "doc": "action: place a door of your hand in your block (col 0-3, row 0-2, "
-                     "vault at [0, 0])"},
-    "withdraw": {"fields": {"coins": "int"},
-                 "doc": "free, between actions: move coins from your vault to your purse"},
-    "power": {"fields": {"space": "[col, row]"},
-              "doc": "after a placement: activate one of the available Powers (the new door, "
-                     "the door directly left, the door directly below)"},
-    "end_powers": {"fields": {}, "doc": "after a placement: skip every remaining Power"},
-    "soldier_coin": {"fields": {"source": "purse|vault", "space": "[col, row]"},
-                     "doc": "Soldier (Influence 1): move one coin onto a door of your block; "
-                            "repeated once per Noble (Influence 2) in your block, while you "
-                            "have coins"},
-    "keep": {"fields": {"card": "int"},
-             "doc": "Fisher (Influence 1): keep one of the two drawn doors, discard the other"},
-    "steal": {"fields": {"from": "[seat, seat]"},
-              "doc": "Fisher (Influence 2): one coin from each named rival's purse (name a "
-                     "seat twice to take two from it)"},
-    "to_vault": {"fields": {"card": "int"},
-                 "doc": "Clergy: move a door from your hand to your vault"},
-    "builder_buy": {"fields": {"slot": "int", "from_vault": "int"},
-                    "doc": "Builder (anchor): buy one door from the Dock, paid like buy"},
-    "discard": {"fields": {"card": "int"},
-                "doc": "end of turn: discard down to the hand limit of seven"},
-}
-
 SOLO = {
     "rival": "automated inside the engine (not a seat); it plays first, then after each of "
              "your turns; its hand (in order), goals, block and vault coins are public, its "
@@ -117,10 +80,10 @@ def description(cards: list[dict], types: list[dict], colours: tuple[str, ...]) 
             "solo_bands": [{"from": low, "result": text} for low, text in SOLO_BANDS],
         },
         "scoring": SCORING,
-        "actions": ACTIONS,
         "solo": SOLO,
         "turn": "two actions per turn (the same twice allowed); a placement opens its Powers, "
-                "activated one at a time in any order or skipped; then the hand limit.",
+                "activated one at a time in any order or skipped; then the hand limit. Moving "
+                "vault coins to the purse (withdraw) is free at any point of the turn.",
         "end": "the supply runs out, a block is filled, or the Dock can not be refilled: the "
                "turn finishes, then every other player has one more turn (solo: score at once)",
     }

@@ -11,6 +11,7 @@ from .block import COLS, ROWS
 from .cards import CARD_TYPE, COLOURS, FULL_DECK, SOLO_DECK, card_table, type_table
 from .describe import MAX_EXTRA, description
 from .flow import start_setup
+from .schemas import ACTIONS, OBSERVATION
 from .scoring import band, rival_summary, score_holders
 from .table import COINS_PER_PLAYER, MULTI_DOCK_COSTS, SOLO_DOCK_COSTS, SOLO_SUPPLY, draw
 from .view import hidden_variant, seat_view
@@ -41,9 +42,11 @@ def draw_goals(state: State, rng: Rng) -> list[int]:
 
 class AldabasGame(Game):
     name = "aldabas"
-    version = "1.0.0"
+    version = "1.1.0"
     min_players = 1
     max_players = 4
+    action_schema = ACTIONS
+    observation_schema = OBSERVATION
 
     # ----- setup ---------------------------------------------------------------------------
     def variants(self) -> list[dict]:
@@ -164,5 +167,5 @@ class AldabasGame(Game):
             },
         }
 
-    def describe(self) -> dict:
+    def _description(self) -> dict:
         return description(card_table(), type_table(), COLOURS)

@@ -14,7 +14,6 @@ from .table import draw, gain_coins
 
 FISHER_DRAW = 2
 SEAHORSE_COINS = 3
-STEAL_COINS = 2
 
 
 def start_powers(state: State, idx: int) -> None:

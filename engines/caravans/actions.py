@@ -7,8 +7,8 @@ action phase in which nobody took an action (a declined offer is not an action).
 
 from __future__ import annotations
 
-from engines.base import Action, State, field, log_event
-from engines.errors import IllegalAction, InvalidAction
+from engines.base import Action, State, log_event
+from engines.errors import IllegalAction
 
 from . import trade
 from .data import CARDS, MAP_CITIES, MAP_ROUTES, ROUTES, buy_cost, destroy_cost
@@ -20,7 +20,6 @@ from .routes import (
     check_route_in_play,
     place_route,
     remove_route,
-    route_id,
 )
 
 ACTION_TYPES = ("build", "buy", "destroy", "sell_passage", "offer_trade", "end_actions")
@@ -126,7 +125,7 @@ def apply_actions(state: State, action: Action) -> None:
 
 def reachable_route(state: State, seat: int, action: Action) -> str:
     """The action's route, in play and on a map `seat` may work on."""
-    route = route_id(field(action, "route", str))
+    route = action["route"]
     check_route_in_play(state, route)
     check_access(state, seat, route)
     return route
@@ -148,7 +147,7 @@ def pay(state: State, seat: int, cost: int, what: str) -> None:
 def build(state: State, seat: int, action: Action) -> None:
     """1 gold (Eyes: free land routes; Pirate Queen: free sea routes) and a matching card."""
     route = open_route_for(state, seat, action)
-    card = field(action, "card", int)
+    card = action["card"]
     if card not in state["hands"][seat]:
         raise IllegalAction(f"you do not hold card {card}")
     if card not in matching_cards(state, seat, route):
@@ -191,9 +190,9 @@ def destroy(state: State, seat: int, action: Action) -> None:
 
 def sell_passage(state: State, seat: int, action: Action) -> None:
     """Back to the bank for as much gold as the map has controlled cities."""
-    colour = field(action, "colour", str)
+    colour = action["colour"]
     if colour not in state["colours"]:
-        raise InvalidAction(f"no right of passage {colour!r} in this game")
+        raise IllegalAction(f"the {colour} map and its right of passage are not in this game")
     if state["rop"][colour] != seat:
         raise IllegalAction(f"you do not hold the {colour} right of passage")
     value = sum(1 for city in MAP_CITIES[colour] if city in state["control"])

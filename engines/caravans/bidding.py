@@ -10,8 +10,8 @@ enough gold) passes automatically; nobody bids on their own right of passage.
 
 from __future__ import annotations
 
-from engines.base import Action, State, field, log_event
-from engines.errors import IllegalAction, InvalidAction
+from engines.base import Action, State, log_event
+from engines.errors import IllegalAction
 
 from .hands import receive_card
 
@@ -106,8 +106,7 @@ def decline_auction(state: State, _action: Action) -> None:
 
 def open_auction(state: State, action: Action) -> None:
     seat = opener_seat(state)
-    item = field(action, "item", str)
-    amount = field(action, "amount", int)
+    item, amount = action["item"], action["amount"]
     if item not in open_items(state, seat):
         raise IllegalAction(f"item {item!r} cannot be auctioned now (each item once per turn; "
                             "never your own right of passage; only face-up cards and banked "
@@ -141,7 +140,7 @@ def check_amount(state: State, seat: int, amount: int, floor: int) -> None:
 def raise_bid(state: State, action: Action) -> None:
     auction = state["bidding"]["auction"]
     seat = auction["to_act"]
-    amount = field(action, "amount", int)
+    amount = action["amount"]
     check_amount(state, seat, amount, floor=auction["amount"] + 1)
     auction["high"], auction["amount"] = seat, amount
     log_event(state, {"event": "bid", "seat": seat, "amount": amount})
@@ -210,9 +209,9 @@ def give_item(state: State, seat: int, item: str) -> None:
 
 
 def name_shah(state: State, action: Action) -> None:
-    seat = field(action, "seat", int)
-    if not 0 <= seat < state["num_players"]:
-        raise InvalidAction(f"seat must be from 0 to {state['num_players'] - 1}")
+    seat = action["seat"]
+    if seat >= state["num_players"]:
+        raise IllegalAction(f"this game has seats 0 to {state['num_players'] - 1}")
     namer = state["bidding"]["naming"]
     state["shah"] = seat
     state["bidding"]["naming"] = None

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from engines.base import Action, Game, State, field, log_event
-from engines.errors import IllegalAction, InvalidAction
+from engines.base import Action, Game, State, log_event
+from engines.errors import IllegalAction
 from engines.rng import Rng
 
-from . import actions, bidding, scoring, trade, view
+from . import actions, bidding, scoring, view
 from .data import (
     CARDS,
     COLOURS,
@@ -17,31 +17,8 @@ from .data import (
     STARTING_GOLD,
     components,
 )
-from .routes import check_route_in_play, place_route, route_id
-
-ACTION_REFERENCE = {
-    "free_route": "setup: {route} a route of your own map, free (two each, in seat order)",
-    "open_auction": "bidding, your one opening chance: {item, amount}; item is 'card:<id>' "
-                    "(face up), 'rop:<colour>' (in the bank, never your own right of "
-                    "passage), 'shah', 'eyes' or 'pirate_queen', each auctioned once per turn; "
-                    "amount from 0 to your gold, only 0 once your camel is face down",
-    "decline_auction": "bidding: open no auction this turn",
-    "bid": "auction: {amount} more than the current bid, at most your gold; never once your "
-           "camel is face down (you then pass automatically)",
-    "pass": "auction: drop out of this auction for good",
-    "name_shah": "after winning the Favor of the Shah: {seat} who holds it now (any seat)",
-    "build": "actions: {route, card} pay 1 gold (0 with the Eyes on land / Pirate Queen at "
-             "sea) and discard a card whose type matches either end",
-    "buy": "actions: {route} pay degree(a) + degree(b) - 1 gold, no card; only when you hold "
-           "no card matching either city",
-    "destroy": "actions: {route} another player's route, at twice its buy cost",
-    "sell_passage": "actions: {colour} a right of passage you hold, to the bank, for the number "
-                    "of controlled cities on that map",
-    "offer_trade": "actions: an open kind, see offer_schema; the other player answers at once",
-    "accept_trade": "answer to an offer made to you",
-    "decline_trade": "answer to an offer made to you",
-    "end_actions": "actions: end your action phase",
-}
+from .routes import check_route_in_play, place_route
+from .schemas import ACTIONS, OBSERVATION
 
 
 class CaravansGame(Game):
@@ -51,18 +28,18 @@ class CaravansGame(Game):
     version = "2"
     min_players = 2
     max_players = 4
+    action_schema = ACTIONS
+    observation_schema = OBSERVATION
     open_action_types = frozenset({"offer_trade"})
 
-    def describe(self) -> dict:
+    def _description(self) -> dict:
         return {
             "name": self.name,
             "title": "Caravans of Ahldarahd",
             "players": [self.min_players, self.max_players],
             "options": {},
             "components": components(),
-            "actions": ACTION_REFERENCE,
             "open_action_types": sorted(self.open_action_types),
-            "offer_schema": trade.OFFER_SCHEMA,
         }
 
     # ----- setup --------------------------------------------------------------------
@@ -123,9 +100,6 @@ class CaravansGame(Game):
 
     # ----- moves --------------------------------------------------------------------
     def _apply(self, state: State, action: Action, rng: Rng) -> None:
-        kind = action["type"]
-        if kind not in ACTION_REFERENCE:
-            raise InvalidAction(f"unknown action type {kind!r}; known: {sorted(ACTION_REFERENCE)}")
         phase = state["phase"]
         if phase == "setup":
             self._free_route(state, action)
@@ -140,7 +114,7 @@ class CaravansGame(Game):
             raise IllegalAction("the game starts with everyone building two free routes "
                                 '("free_route") on their own map')
         seat = state["setup_queue"][0]
-        route = route_id(field(action, "route", str))
+        route = action["route"]
         check_route_in_play(state, route)
         if ROUTES[route]["map"] != state["colours"][seat]:
             raise IllegalAction("the two free routes are built on your own map")

@@ -8,16 +8,9 @@ the city is removed; whoever thereby drops to half or less elsewhere loses contr
 from __future__ import annotations
 
 from engines.base import State, log_event
-from engines.errors import IllegalAction, InvalidAction
+from engines.errors import IllegalAction
 
 from .data import CITY_ROUTES, DEGREE, ROUTES, SEA
-
-
-def route_id(value: object) -> str:
-    """A route id of the action, checked against the maps."""
-    if not isinstance(value, str) or value not in ROUTES:
-        raise InvalidAction(f"unknown route {value!r}; routes are named like 'red:ivory-metal'")
-    return value
 
 
 def check_route_in_play(state: State, route: str) -> None:

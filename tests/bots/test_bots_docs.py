@@ -14,7 +14,7 @@ import pytest
 
 import engines
 from bots.python import random_bot
-from bots.python.reference import BEGIN, END
+from engines.reference import BEGIN, END
 from referee.cli import main
 from referee.signing import signature_header
 
@@ -28,8 +28,9 @@ def _whole_bot() -> str:
 
 @pytest.mark.parametrize("game", engines.names())
 def test_reference_covers_every_action_of_every_game(game):
-    """The reference is a snapshot of describe() (refresh: python3 -m bots.python.reference
-    --write docs/bots.md); it must at least name every game and every action type."""
+    """The reference is generated from the schemas of describe() (refresh: python3 -m
+    engines.reference --write docs/bots.md); it must at least name every game and every
+    action type."""
     reference = GUIDE.read_text().split(BEGIN, 1)[1].split(END, 1)[0]
     section = reference.split(f"### {game}:", 1)
     assert len(section) == 2, f"docs/bots.md has no reference for {game}"

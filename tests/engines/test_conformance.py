@@ -4,6 +4,7 @@ import json
 import random
 
 import pytest
+from jsonschema import Draft202012Validator
 
 import engines
 from engines.base import clone
@@ -56,10 +57,66 @@ def test_every_game_is_registered():
 def test_describe_is_json_and_complete(game, variant):
     description = game.describe()
     _canon(description)
-    for key in ("options", "components", "actions"):
+    for key in ("options", "components", "actions", "action_schema", "observation_schema"):
         assert key in description, f"describe() lacks {key!r}"
     assert game.min_players <= variant["num_players"] <= game.max_players
     assert isinstance(game.version, str) and game.version
+
+
+@pytest.mark.parametrize("game", [engines.get(name) for name in engines.names()],
+                         ids=engines.names())
+def test_describe_publishes_draft_2020_12_schemas_of_actions_and_observations(game):
+    description = game.describe()
+    for key in ("action_schema", "observation_schema"):
+        Draft202012Validator.check_schema(description[key])
+        assert description[key]["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    branches = description["action_schema"]["oneOf"]
+    kinds = [branch["properties"]["type"]["const"] for branch in branches]
+    assert list(description["actions"]) == kinds, "the action reference follows the schema"
+    for branch in branches:
+        assert branch["additionalProperties"] is False and "type" in branch["required"]
+        assert description["actions"][branch["title"]] == branch["description"]
+    assert description["observation_schema"]["$defs"]["action"]["oneOf"] == branches
+
+
+class SchemaChecker:
+    """Validates observations with the game's published schema; log entries never change
+    once logged, so each viewer's log is checked only from where it was last checked."""
+
+    def __init__(self, game: engines.Game):
+        description = game.describe()
+        self.actions = Draft202012Validator(description["action_schema"])
+        self.observations = Draft202012Validator(description["observation_schema"])
+        self.logs: dict[int | None, list] = {}
+
+    def check_action(self, action: dict) -> None:
+        errors = [error.message for error in self.actions.iter_errors(action)]
+        assert not errors, f"the action schema refuses {action}: {errors[:2]}"
+
+    def check_observation(self, observation: dict, viewer: int | None) -> None:
+        seen = self.logs.get(viewer, [])
+        log = observation["log"]
+        assert log[:len(seen)] == seen, "a logged event changed"
+        fresh = dict(observation, log=log[len(seen):])
+        errors = [f"{error.json_path}: {error.message[:300]}"
+                  for error in self.observations.iter_errors(fresh)]
+        assert not errors, f"observation of {viewer} does not fit the schema: {errors[:2]}"
+        self.logs[viewer] = log
+
+
+@pytest.mark.parametrize(("game", "variant"), VARIANTS)
+def test_every_observation_and_legal_action_fits_the_published_schemas(game, variant):
+    """At every step of random playouts: each seat's observation and the spectator's fit the
+    observation schema, and the action schema accepts every listed legal action (so
+    legal_actions never lists what `apply` would refuse as malformed)."""
+    for seed in range(2):
+        checker = SchemaChecker(game)
+        for state in _playout(game, variant, 500 + seed):
+            for action in game.legal_actions(state):
+                checker.check_action(action)
+                assert game.canonical_action(action) == action, "listed actions are canonical"
+            for viewer in [None, *range(game.seats(state))]:
+                checker.check_observation(game.observation(state, viewer), viewer)
 
 
 @pytest.mark.parametrize(("game", "variant"), VARIANTS)
@@ -79,10 +136,11 @@ def test_random_playouts_finish_with_a_valid_result(game, variant):
 @pytest.mark.parametrize(("game", "variant"), VARIANTS)
 def test_legal_actions_are_listed_until_the_end_and_all_apply(game, variant):
     for seed in range(3):
+        well_formed = {"type": "none yet"}
         for state in _playout(game, variant, 100 + seed):
             if game.is_over(state):
-                with pytest.raises(engines.IllegalAction):
-                    game.apply(state, {"type": "anything"})
+                with pytest.raises(engines.IllegalAction, match="game is over"):
+                    game.apply(state, well_formed)
                 continue
             seat = game.current_seat(state)
             assert 0 <= seat < game.seats(state)
@@ -93,6 +151,7 @@ def test_legal_actions_are_listed_until_the_end_and_all_apply(game, variant):
             for action in actions[:40]:
                 assert isinstance(action.get("type"), str)
                 game.apply(state, action)
+            well_formed = actions[0]
 
 
 @pytest.mark.parametrize(("game", "variant"), VARIANTS)

@@ -127,7 +127,7 @@ def test_the_genie_goes_on_any_square_the_player_chooses():
     placed = GAME.apply(after, {"type": "place_genie", "kind": "pearl", "value": 5})
     assert placed["boards"][0][KINDS.index("pearl")][4] == [genie()]
     assert placed["scores"][0] == 0 and placed["turn"] == 1
-    with pytest.raises(engines.InvalidAction, match="kind must be one of"):
+    with pytest.raises(engines.InvalidAction, match="\"kind\" must be one of"):
         GAME.apply(after, {"type": "place_genie", "kind": "gold", "value": 5})
 
 

@@ -47,7 +47,7 @@ def test_the_first_placement_goes_only_above_or_right_of_the_vault():
     door = state["players"][0]["hand"][0]
     with pytest.raises(engines.IllegalAction, match="left and directly below"):
         act(state, "place", card=door, space=[2, 0])
-    with pytest.raises(engines.IllegalAction, match="outside the 4x3 block"):
+    with pytest.raises(engines.InvalidAction, match=r'"space\[0\]" must be an integer from 0 to 3'):
         act(state, "place", card=door, space=[4, 0])
 
 
@@ -133,6 +133,67 @@ def test_coins_move_freely_from_vault_to_purse_on_your_turn():
     assert state["actions_left"] == 2, "moving coins out of the vault is not an action"
     with pytest.raises(engines.IllegalAction):
         act(state, "withdraw", coins=2)
+
+
+def _in_each_turn_phase() -> dict[str, dict]:
+    """Seat 0 in every phase of its own turn: the actions, a Power to choose, each decision
+    inside a Power, and the hand limit."""
+    def power_of(door_type: str, num_players: int = 2) -> dict:
+        state = started(num_players)
+        door = card(door_type, "red")
+        state["players"][0]["hand"] = [door, card("F3", "blue")]
+        state["players"][0]["purse"] = 3
+        return act(act(state, "place", card=door, space=[1, 0]), "power", space=[1, 0])
+
+    over_limit = started(2)
+    over_limit["players"][0]["hand"] = list(range(60, 69))
+    over_limit = act(act(over_limit, "take_coins"), "take_coins")
+    powers = started(2)
+    powers["players"][0]["hand"] = [card("F3", "red")]
+    return {
+        "actions": started(2),
+        "powers": act(powers, "place", card=card("F3", "red"), space=[1, 0]),
+        "soldier": power_of("S1"),
+        "keep": power_of("F1"),
+        "steal": power_of("F2", num_players=3),
+        "clergy": power_of("C1"),
+        "builder": power_of("B2B"),
+        "hand_limit": over_limit,
+    }
+
+
+@pytest.mark.parametrize("phase", ["actions", "powers", "soldier", "keep", "steal", "clergy",
+                                   "builder", "hand_limit"])
+def test_withdrawing_is_free_at_any_point_of_your_own_turn(phase):
+    """shared/rules/aldabas.md, Turn details: "Moving coins from your vault to your purse is
+    free at any point of your own turn (a free action that does not count as one of the
+    two)" - in every phase of the mover's turn, listed after that phase's own decisions."""
+    state = _in_each_turn_phase()[phase]
+    assert state["phase"] == phase and state["active"] == 0
+    assert not [a for a in GAME.legal_actions(state) if a["type"] == "withdraw"]
+    with pytest.raises(engines.IllegalAction, match="1 to 0 coins"):
+        act(state, "withdraw", coins=1)
+    state["players"][0]["vault_coins"] = 2
+    legal = GAME.legal_actions(state)
+    assert legal[-2:] == [{"type": "withdraw", "coins": 1}, {"type": "withdraw", "coins": 2}]
+    assert [a for a in legal[:-2] if a["type"] == "withdraw"] == []
+    purse = state["players"][0]["purse"]
+    after = act(state, "withdraw", coins=2)
+    assert (after["players"][0]["vault_coins"], after["players"][0]["purse"]) == (0, purse + 2)
+    assert (after["phase"], after["active"], after["actions_left"]) == \
+        (phase, 0, state["actions_left"]), "a withdrawal changes nothing else"
+    assert GAME.legal_actions(after)[0] == legal[0], "the same decision goes on"
+    assert "withdraw" not in {a["type"] for a in GAME.legal_actions(after)}
+
+
+def test_there_is_no_withdrawing_during_setup():
+    """shared/rules/aldabas.md: withdrawing is free "at any point of your own turn"; the setup
+    decisions come before the first turn."""
+    state = new(2)
+    state["players"][0]["vault_coins"] = 1
+    assert [a["type"] for a in GAME.legal_actions(state)] == ["setup_vault"] * 5
+    with pytest.raises(engines.IllegalAction, match="setup_vault"):
+        act(state, "withdraw", coins=1)
 
 
 def test_the_hand_limit_of_seven_at_the_end_of_the_turn():

@@ -45,9 +45,10 @@ def test_soldier_1_moves_a_coin_onto_a_door_as_influence():
     state = placed(card("S1", "red"), [1, 0], {(0, 1): card("F3", "blue")})
     state["players"][0]["purse"], state["players"][0]["vault_coins"] = 1, 1
     state = act(state, "power", space=[1, 0])
-    legal = GAME.legal_actions(state)
-    assert {(a["source"], tuple(a["space"])) for a in legal} == {
+    *coin_moves, withdraw = GAME.legal_actions(state)
+    assert {(a["source"], tuple(a["space"])) for a in coin_moves} == {
         ("purse", (1, 0)), ("purse", (0, 1)), ("vault", (1, 0)), ("vault", (0, 1))}
+    assert withdraw == {"type": "withdraw", "coins": 1}, "withdraw is free all turn long"
     state = act(state, "soldier_coin", source="vault", space=[0, 1])
     holder = state["players"][0]
     assert holder["coins"][at(0, 1)] == 1 and holder["vault_coins"] == 0 and holder["purse"] == 1

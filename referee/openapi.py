@@ -27,8 +27,8 @@ pull-seat requests the seat's token, both as `Authorization: Bearer <token>`.
 
 ERROR_TEXT = {
     400: "malformed JSON or invalid fields (named in `errors`)",
-    401: "no bearer token",
-    403: "a token that does not grant this",
+    401: "no bearer token (an Authorization header of another scheme is no token)",
+    403: "a token that does not grant this (POST /bots: also a bot host off the allowlist)",
     404: "no such resource",
     409: "out of turn, stale step, or the match is over",
     413: "request body too large",
@@ -100,8 +100,10 @@ def paths() -> dict[str, dict]:
             "post": operation("Register a push bot (admin)", "bots", (201, schemas.BotSchema),
                               (400, 401, 403, 413), body=schemas.BotCreateSchema,
                               security="admin",
-                              description="The URL's host must be on the allowlist "
-                                          "(REFEREE_BOT_HOSTS)."),
+                              description="The URL must be unambiguous (the `url` pattern; "
+                                          "no credentials): 400 saying why otherwise. A "
+                                          "host off the allowlist (REFEREE_BOT_HOSTS) is "
+                                          "a 403."),
             "get": operation("The registered bots", "bots", (200, schemas.BotListSchema), ()),
         },
         "/bots/{bot_id}": {"get": operation(

@@ -44,11 +44,13 @@ class Problem(Exception):
 
 
 def invalid(errors: dict, detail: str | None = None) -> Problem:
-    """400 naming the offending fields."""
+    """400 naming the offending fields (and saying why, when one field has one message)."""
     errors = _string_keys(errors)
     names = ", ".join(sorted(errors))
+    only = next(iter(errors.values())) if len(errors) == 1 else None
+    why = f" ({only[0]})" if isinstance(only, list) and len(only) == 1 else ""
     return Problem(400, "request/invalid", "Invalid request",
-                   detail or f"the request has invalid fields: {names}", errors=errors)
+                   detail or f"the request has invalid fields: {names}{why}", errors=errors)
 
 
 def not_found(what: str) -> Problem:

@@ -13,6 +13,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 import engines
 
 from .botclient import Fault
+from .config import BOT_URL_PATTERN, url_syntax_problem, without_credentials
 from .runner import FORFEIT, POLICY_CHOICES, FailurePolicy
 
 MAX_SEED = (1 << 63) - 1
@@ -26,9 +27,8 @@ def random_seed() -> int:
     return secrets.randbelow(MAX_SEED + 1)
 
 
-def _known_game(name: str) -> None:
-    if name not in engines.names():
-        raise ValidationError(f"unknown game; known games: {', '.join(engines.names())}")
+# a validator (an enum in the spec), named like the function it replaced
+_known_game = validate.OneOf(engines.names(), error="unknown game; known games: {choices}")
 
 
 class JsonNumber(fields.Field):
@@ -85,17 +85,41 @@ class GameDetailSchema(GameSummarySchema):
 
 
 # ----- bots --------------------------------------------------------------------------
+class BotUrl(validate.Regexp):
+    """A bot URL matching BOT_URL_PATTERN (the spec's `pattern`), on which urllib3 and
+    urllib.parse agree; a refusal says what is wrong."""
+
+    def __init__(self):
+        super().__init__(BOT_URL_PATTERN)
+
+    def __call__(self, value: str) -> str:
+        problem = url_syntax_problem(value)
+        if problem:
+            raise ValidationError(problem)
+        return value
+
+
 class BotCreateSchema(Schema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=100))
-    url = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+    url = fields.String(required=True, validate=[validate.Length(min=1, max=2000), BotUrl()],
+                        metadata={"description": "http(s) URL of the bot; its host must be "
+                                                 "on the allowlist (REFEREE_BOT_HOSTS)"})
     games = fields.List(fields.String(validate=_known_game), required=True,
                         validate=validate.Length(min=1))
+
+
+class PublicUrl(fields.String):
+    """A stored bot URL, shown without credentials (`user:password@`): new URLs with them
+    are refused, but a bot registered before may still carry some."""
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return super()._serialize(value and without_credentials(value), attr, obj, **kwargs)
 
 
 class BotSchema(Schema):
     id = _required(fields.String)
     name = _required(fields.String)
-    url = _required(fields.String)
+    url = _required(PublicUrl)
     games = _required(fields.List, fields.String())
     created_at = _required(fields.String)
 

@@ -5,7 +5,7 @@ import secrets
 from flask import Blueprint, Response
 
 from ..auth import require_admin
-from ..problems import invalid, not_found
+from ..problems import Problem, not_found
 from ..replay import utc_now
 from ..schemas import BotCreateSchema, BotListSchema, BotSchema
 from ..web import load_body, reply, services
@@ -17,13 +17,20 @@ bp = Blueprint("bots", __name__)
 def register_bot() -> Response:
     require_admin()
     data = load_body(BotCreateSchema)
-    problem = services().config.bot_url_problem(data["url"])
-    if problem:
-        raise invalid({"url": [problem]})
+    check_bot_host(data["url"])
     bot = {"id": f"bot-{secrets.token_hex(6)}", "name": data["name"], "url": data["url"],
            "games": sorted(set(data["games"])), "created_at": utc_now()}
     services().store.save_bot(bot)
     return reply(BotSchema, bot, 201, headers={"Location": f"/bots/{bot['id']}"})
+
+
+def check_bot_host(url: str) -> None:
+    """403 for a (well-formed) bot URL whose host is off the allowlist: the request is
+    valid, the server's policy refuses to call that host."""
+    problem = services().config.bot_host_problem(url)
+    if problem:
+        raise Problem(403, "bot/host-not-allowed", "Forbidden", problem,
+                      errors={"url": [problem]})
 
 
 @bp.get("/bots")

@@ -30,6 +30,7 @@ ERROR_TEXT = {
     401: "no bearer token (an Authorization header of another scheme is no token)",
     403: "a token that does not grant this (POST /bots: also a bot host off the allowlist)",
     404: "no such resource",
+    408: "the request body did not arrive whole within 10 s (`referee serve`)",
     409: "out of turn, stale step, or the match is over",
     413: "request body too large",
     422: "the move breaks a rule; `detail` gives the engine's reason",
@@ -56,7 +57,7 @@ def operation(summary: str, tag: str, ok: tuple[int, type | None], errors: tuple
               description: str | None = None) -> dict:
     """One operation: its success response, its problem responses, body and security."""
     responses = {str(ok[0]): _success(ok[1])}
-    for status in sorted({*errors, 500}):
+    for status in sorted({*errors, 500, *((408,) if body else ())}):
         responses[str(status)] = {"description": ERROR_TEXT[status],
                                   "content": {MEDIA_TYPE: {"schema": schemas.ProblemSchema}}}
     responses["414"] = {"description": URI_TOO_LONG, "content": {"text/html": {

@@ -17,6 +17,7 @@ SCRIPTS = {
     "replay_verify_speed.py": ["speed-up", "overall against"],
     "tournament_throughput.py": ["matches/s", "speed-up", "CPU ms/dec"],
     "api_latency.py": ["GET /ratings/aladino", "GET /matches/{id}", "p99 ms"],
+    "slowloris.py": ["a header line every 5 s", "a body byte every 5 s", "p99 ms"],
 }
 
 

@@ -13,6 +13,8 @@ import sys
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 
+import engines
+
 from . import schemas
 from .problems import MEDIA_TYPE
 
@@ -33,7 +35,9 @@ ERROR_TEXT = {
     408: "the request body did not arrive whole within 10 s (`referee serve`)",
     409: "out of turn, stale step, or the match is over",
     413: "request body too large",
-    422: "the move breaks a rule; `detail` gives the engine's reason",
+    422: ("well formed but refused on what it means (`detail` says why): a move that "
+          "breaks a rule, a bot not registered or not playing the game, a tournament over "
+          "5,000 matches or with too few bots, a replay of another rules version"),
     429: "too many moves with this token (REFEREE_MOVE_RATE); retry after `Retry-After` s",
     500: "internal error (no internals are disclosed)",
     503: "Redis is unreachable",
@@ -54,9 +58,12 @@ TOURNAMENT_ID = {"name": "tournament_id", "in": "path", "required": True,
 def operation(summary: str, tag: str, ok: tuple[int, type | None], errors: tuple[int, ...],
               *, body: type | None = None, security: str | None = None,
               optional_security: bool = False, parameters: list | None = None,
-              description: str | None = None) -> dict:
-    """One operation: its success response, its problem responses, body and security."""
+              description: str | None = None, links: dict | None = None) -> dict:
+    """One operation: its success response (with the operations its answer `links` to),
+    its problem responses, body and security."""
     responses = {str(ok[0]): _success(ok[1])}
+    if links:
+        responses[str(ok[0])]["links"] = links
     for status in sorted({*errors, 500, *((408,) if body else ())}):
         responses[str(status)] = {"description": ERROR_TEXT[status],
                                   "content": {MEDIA_TYPE: {"schema": schemas.ProblemSchema}}}
@@ -77,6 +84,23 @@ def operation(summary: str, tag: str, ok: tuple[int, type | None], errors: tuple
     if security:
         op["security"] = [{security: []}, {}] if optional_security else [{security: []}]
     return op
+
+
+def link(path: str, method: str = "get", **parameters: str) -> dict:
+    """An OpenAPI link to the operation `method path`, its parameters taken from the
+    answer (e.g. `match_id="$response.body#/id"`): clients and schemathesis' stateful
+    phase follow it."""
+    pointer = path.replace("~", "~0").replace("/", "~1")
+    return {"operationRef": f"#/paths/{pointer}/{method}", "parameters": parameters}
+
+
+def _match_links(match_id: str) -> dict:
+    """Where a match's id leads."""
+    return {"GetMatch": link("/matches/{match_id}", match_id=match_id),
+            "GetObservation": link("/matches/{match_id}/observation", match_id=match_id),
+            "GetReplay": link("/matches/{match_id}/replay", match_id=match_id),
+            "GetFirstStep": link("/matches/{match_id}/replay/{step}", match_id=match_id,
+                                 step="0")}
 
 
 def _success(schema: type | None) -> dict:
@@ -100,7 +124,8 @@ def paths() -> dict[str, dict]:
         "/bots": {
             "post": operation("Register a push bot (admin)", "bots", (201, schemas.BotSchema),
                               (400, 401, 403, 413), body=schemas.BotCreateSchema,
-                              security="admin",
+                              security="admin", links={"GetBot": link(
+                                  "/bots/{bot_id}", bot_id="$response.body#/id")},
                               description="The URL must be unambiguous (the `url` pattern; "
                                           "no credentials): 400 saying why otherwise. A "
                                           "host off the allowlist (REFEREE_BOT_HOSTS) is "
@@ -112,7 +137,8 @@ def paths() -> dict[str, dict]:
         "/matches": {
             "post": operation(
                 "Start a match (admin)", "matches", (201, schemas.MatchCreatedSchema),
-                (400, 401, 403, 413), body=schemas.MatchCreateSchema, security="admin",
+                (400, 401, 403, 413, 422), body=schemas.MatchCreateSchema, security="admin",
+                links=_match_links("$response.body#/id"),
                 description="Answers at once; an rq worker plays the match. Each pull seat "
                             "gets a token, shown only in this answer."),
             "get": operation("The matches, newest first", "matches",
@@ -162,8 +188,10 @@ def tournament_paths() -> dict[str, dict]:
         "/tournaments": {
             "post": operation(
                 "Start a round-robin tournament (admin)", "tournaments",
-                (201, schemas.TournamentSchema), (400, 401, 403, 413),
+                (201, schemas.TournamentSchema), (400, 401, 403, 413, 422),
                 body=schemas.TournamentCreateSchema, security="admin",
+                links={"GetTournament": link("/tournaments/{tournament_id}",
+                                             tournament_id="$response.body#/id")},
                 description="Every combination of `players` bots plays in every seat rotation "
                             "on one derived seed, `rounds` times; one rq job per match."),
             "get": operation("The tournaments, newest first", "tournaments",
@@ -199,7 +227,98 @@ def build_spec() -> APISpec:
             "description": f"the {kind} token as `Authorization: Bearer <token>`"})
     for path, operations in paths().items():
         spec.path(path=path, operations=operations)
+    _add_cross_field_rules(spec.components.schemas)
     return spec
+
+
+def _add_cross_field_rules(components: dict[str, dict]) -> None:
+    """What a marshmallow field cannot say alone, added to the components: each schema
+    class's `JSON_SCHEMA` (e.g. a bot seat needs bot_id), and for a new match or
+    tournament the setups each game accepts (player counts and options, from the engines),
+    so that a request the spec admits is one the server accepts."""
+    for name in list(components):
+        extra = getattr(schemas, f"{name}Schema", None)
+        components[name].update(getattr(extra, "JSON_SCHEMA", {}))
+    every_option = _every_option()
+    for name in ("MatchCreate", "TournamentCreate"):
+        components[name]["properties"]["options"].update(every_option)
+    components["MatchCreate"]["anyOf"] = [
+        _setup_rule(game, {"seats": {"minItems": min(counts), "maxItems": max(counts)}},
+                    options)
+        for game, counts, options in game_setups()]
+    components["TournamentCreate"]["anyOf"] = [
+        _setup_rule(game, {"players": {"const": players}, "bots": {"minItems": players}},
+                    options, required=() if players == DEFAULT_PLAYERS else ("players",))
+        for game, counts, options in game_setups() for players in counts]
+    components["TournamentCreate"]["properties"]["bots"]["uniqueItems"] = True
+
+
+DEFAULT_PLAYERS = 2  # TournamentCreateSchema's players when absent
+
+
+def _every_option() -> dict:
+    """The options any game describes (each setup narrows them further)."""
+    properties = {}
+    for game in engines.names():
+        for name, described in engines.get(game).describe().get("options", {}).items():
+            properties[name] = _option_rule(described)
+    return {"properties": properties, "additionalProperties": False}
+
+
+def _option_rule(described: dict) -> dict:
+    rule = {key: described[key] for key in OPTION_KEYWORDS if key in described}
+    return {**rule, "description": described.get("doc", "")}
+
+
+def _setup_rule(game: str, properties: dict, options: dict, required: tuple = ()) -> dict:
+    needs_options = ("options",) if options.get("required") else ()
+    return {"properties": {"game": {"const": game}, **properties, "options": options},
+            "required": ["game", *required, *needs_options]}
+
+
+OPTION_KEYWORDS = ("type", "enum", "minimum", "maximum", "default")
+
+
+def game_setups() -> list[tuple[str, list[int], dict]]:
+    """Every setup of every game: (game, player counts, JSON Schema of its options). The
+    setups are the engine's variants grouped by options; which described option each
+    setup admits, and which it needs, is asked of the engine (`normalize_options`)."""
+    setups = []
+    for game in engines.names():
+        engine = engines.get(game)
+        groups: dict[str, tuple[list[int], dict]] = {}
+        for variant in engine.variants():
+            key = repr(sorted(variant["options"].items()))
+            groups.setdefault(key, ([], variant["options"]))[0].append(variant["num_players"])
+        for counts, chosen in groups.values():
+            setups.append((game, sorted(counts), _options_schema(engine, counts[0], chosen)))
+    return setups
+
+
+def _options_schema(engine: engines.Game, players: int, chosen: dict) -> dict:
+    """The options of the setup that `chosen` selects: its own options as constants
+    (required unless leaving one out selects the same setup), plus every described option
+    the engine accepts with it."""
+    properties, required = {}, []
+    for name, described in engine.describe().get("options", {}).items():
+        if name in chosen:
+            properties[name] = {"const": chosen[name]}
+            rest = {key: value for key, value in chosen.items() if key != name}
+            if _normalized(engine, players, rest) != _normalized(engine, players, chosen):
+                required.append(name)
+        elif _normalized(engine, players, {**chosen, name: described.get("default")}):
+            properties[name] = _option_rule(described)
+    schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _normalized(engine: engines.Game, players: int, options: dict) -> dict | None:
+    try:
+        return engine.normalize_options(players, dict(options))
+    except engines.InvalidSetup:
+        return None
 
 
 def spec_yaml() -> str:

@@ -53,6 +53,14 @@ def invalid(errors: dict, detail: str | None = None) -> Problem:
                    detail or f"the request has invalid fields: {names}{why}", errors=errors)
 
 
+def unprocessable(errors: dict) -> Problem:
+    """422: the request is well formed (the spec admits it) but refused on what it means,
+    e.g. a seat naming a bot that is not registered; `errors` names the fields."""
+    problem = invalid(errors)
+    return Problem(422, "request/unprocessable", "Unprocessable request", problem.detail,
+                   errors=problem.errors)
+
+
 def not_found(what: str) -> Problem:
     return Problem(404, "not-found", "Not found", f"{what} does not exist")
 

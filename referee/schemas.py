@@ -12,6 +12,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 
 import engines
 
+from . import replay
 from .botclient import Fault
 from .config import BOT_URL_PATTERN, url_syntax_problem, without_credentials
 from .runner import FORFEIT, POLICY_CHOICES, FailurePolicy
@@ -20,6 +21,10 @@ MAX_SEED = (1 << 63) - 1
 SHA256_HEX = validate.Regexp(r"^[0-9a-f]{64}$", error="not a sha256 hex digest")
 MAX_PAGE = 200
 MAX_OFFSET = 1 << 40
+MAX_SEATS = 16
+MAX_STEPS = (1 << 31) - 1
+SEAT = validate.Range(min=0, max=MAX_SEATS - 1)
+STEP = validate.Range(min=0, max=MAX_STEPS)
 
 
 def random_seed() -> int:
@@ -147,6 +152,15 @@ SEAT_DEADLINE = ("this seat's own deadline per decision, instead of the match's 
 class SeatSpecSchema(Schema):
     """A seat of a new match: a registered bot (push) or a client that polls (pull)."""
 
+    JSON_SCHEMA = {"oneOf": [  # the rules of the two validators below, for the spec
+        {"properties": {"kind": {"const": "bot"}, "deadline_ms": {
+            "minimum": PUSH_DEADLINE_MS[0], "maximum": PUSH_DEADLINE_MS[1]}},
+         "required": ["bot_id"]},
+        {"properties": {"kind": {"const": "pull"}, "deadline_ms": {
+            "minimum": PULL_DEADLINE_MS[0], "maximum": PULL_DEADLINE_MS[1]}},
+         "not": {"required": ["bot_id"]}},
+    ]}
+
     kind = fields.String(required=True, validate=validate.OneOf(["bot", "pull"]))
     bot_id = fields.String(validate=validate.Length(min=1, max=100))
     name = fields.String(validate=validate.Length(min=1, max=100))
@@ -192,11 +206,13 @@ class SeatTokenSchema(Schema):
 
 
 class SeatInfoSchema(Schema):
-    seat = _required(fields.Integer)
+    seat = _required(fields.Integer, validate=SEAT)
     kind = _required(fields.String, validate=validate.OneOf(["bot", "pull"]))
     bot_id = _required(fields.String, allow_none=True)
     name = _required(fields.String)
-    deadline_ms = fields.Integer(metadata={"description": "present when the seat was given "
+    deadline_ms = fields.Integer(validate=validate.Range(PUSH_DEADLINE_MS[0],
+                                                         PULL_DEADLINE_MS[1]),
+                                 metadata={"description": "present when the seat was given "
                                                           "its own deadline"})
 
 
@@ -209,13 +225,13 @@ class PolicySchema(Schema):
 
 class ResultSchema(Schema):
     scores = _required(fields.List, JsonNumber())
-    ranks = _required(fields.List, fields.Integer())
+    ranks = _required(fields.List, fields.Integer(validate=validate.Range(1, MAX_SEATS)))
     details = _required(fields.Dict)
 
 
 class ForfeitSchema(Schema):
-    seat = _required(fields.Integer)
-    step = _required(fields.Integer)
+    seat = _required(fields.Integer, validate=SEAT)
+    step = _required(fields.Integer, validate=STEP)
     fault = _required(fields.String, validate=validate.OneOf(Fault.ALL))
 
 
@@ -314,8 +330,8 @@ class FaultSchema(Schema):
 
 
 class StepSchema(Schema):
-    step = _required(fields.Integer)
-    seat = _required(fields.Integer)
+    step = _required(fields.Integer, validate=STEP)
+    seat = _required(fields.Integer, validate=SEAT)
     action = _required(fields.Dict, allow_none=True)
     fault = _required(fields.Nested, FaultSchema, allow_none=True)
     elapsed_ms = _required(JsonNumber)
@@ -324,7 +340,7 @@ class StepSchema(Schema):
 
 class ChainSchema(Schema):
     algorithm = _required(fields.String, validate=validate.OneOf(["sha256"]))
-    length = _required(fields.Integer, strict=True)
+    length = _required(fields.Integer, validate=STEP)
     head = _required(fields.String, validate=SHA256_HEX)
 
 
@@ -335,24 +351,27 @@ class SignatureSchema(Schema):
 
 
 class ReplaySeatSchema(SeatInfoSchema):
-    deadline_ms = _required(fields.Integer)
+    deadline_ms = _required(fields.Integer, validate=validate.Range(PUSH_DEADLINE_MS[0],
+                                                                   PULL_DEADLINE_MS[1]))
 
 
 class ReplaySchema(Schema):
-    format = _required(fields.String)
+    format = _required(fields.String, validate=validate.OneOf([replay.FORMAT]))
     match_id = _required(fields.String)
-    game = _required(fields.String)
-    game_version = _required(fields.String)
-    num_players = _required(fields.Integer)
+    game = _required(fields.String, validate=_known_game)
+    game_version = _required(fields.String, metadata={
+        "description": "the rules version it was played under; POST /replays/verify "
+                       "answers 422 for a version other than this referee's"})
+    num_players = _required(fields.Integer, validate=validate.Range(1, MAX_SEATS))
     options = _required(fields.Dict)
-    seed = _required(fields.Integer)
+    seed = _required(fields.Integer, validate=validate.Range(0, MAX_SEED))
     seats = _required(fields.List, fields.Nested(ReplaySeatSchema))
     policy = _required(fields.Nested, PolicySchema)
     initial_state_hash = _required(fields.String, validate=SHA256_HEX)
     steps = _required(fields.List, fields.Nested(StepSchema))
     result = _required(fields.Nested, ResultSchema, allow_none=True)
     forfeit = _required(fields.Nested, ForfeitSchema, allow_none=True)
-    strikes = _required(fields.List, fields.Integer())
+    strikes = _required(fields.List, fields.Integer(validate=STEP))
     started_at = _required(fields.String, allow_none=True)
     finished_at = _required(fields.String, allow_none=True)
     chain = _required(fields.Nested, ChainSchema, allow_none=True, metadata={

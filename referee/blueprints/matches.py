@@ -14,7 +14,7 @@ from tournament.recovery import requeue_abandoned
 from tournament.store import MatchStatus, Store, new_match_meta, token_digest
 
 from ..auth import asked_by_admin, new_token, require_admin
-from ..problems import invalid, not_found
+from ..problems import invalid, not_found, unprocessable
 from ..schemas import (
     MatchCreatedSchema,
     MatchCreateSchema,
@@ -102,7 +102,7 @@ def _seat_infos(store: Store, specs: list[dict], game: str) -> list[dict]:
             seats.append({"seat": index, "kind": "bot", "bot_id": bot["id"],
                           "name": spec.get("name", bot["name"]), **_own_deadline(spec)})
     if errors:
-        raise invalid({"seats": errors})
+        raise unprocessable({"seats": errors})
     return seats
 
 

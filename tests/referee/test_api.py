@@ -130,7 +130,6 @@ def test_match_creation_needs_the_admin_token(api, bot_server):
     ({"seats": []}, "seats"),
     ({"seats": [{"kind": "robot"}]}, "seats"),
     ({"seats": [{"kind": "bot"}, {"kind": "pull"}]}, "seats"),
-    ({"seats": [{"kind": "bot", "bot_id": "bot-nope"}, {"kind": "pull"}]}, "seats"),
     ({"seats": [{"kind": "pull"}] * 9}, "seats"),
     ({"options": {"turbo": True}}, "options"),
     ({"seed": -1}, "seed"),
@@ -158,11 +157,16 @@ def test_a_bot_seat_deadline_keeps_to_the_push_range(api, bot_server):
 
 
 def test_a_bot_that_does_not_play_the_game_is_refused(api, bot_server):
+    """Well formed, refused on meaning (the spec cannot know the registered bots): 422."""
     bot = api.register_bot(bot_server.url("/random"), games=["caravans"])
     response = api.post("/matches", token=ADMIN, json={
         "game": "aladino", "seats": [{"kind": "pull"}, {"kind": "bot", "bot_id": bot}]})
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert "does not play aladino" in response.get_json()["errors"]["seats"]["1"]["bot_id"][0]
+    unknown = api.post("/matches", token=ADMIN, json={
+        "game": "aladino", "seats": [{"kind": "bot", "bot_id": "bot-nope"}, {"kind": "pull"}]})
+    assert unknown.status_code == 422
+    assert "no registered bot" in unknown.get_json()["errors"]["seats"]["0"]["bot_id"][0]
 
 
 def test_a_new_match_is_queued_and_hides_its_seed(api, bot_server):

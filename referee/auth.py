@@ -20,15 +20,12 @@ def new_token() -> str:
 
 
 def bearer_token() -> str | None:
-    """The request's bearer token, or None when there is no Authorization header."""
-    header = request.headers.get("Authorization")
-    if header is None:
-        return None
-    scheme, _, token = header.partition(" ")
+    """The request's bearer token, or None. Another scheme (`Basic …`, as a proxy with
+    basic auth sends) or an empty token is simply not a token: public requests answer
+    as without one, and those that need a token answer 401."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise Problem(401, "auth/malformed-token", "Unauthorized",
-                      'the Authorization header must be "Bearer <token>"',
-                      headers={"WWW-Authenticate": "Bearer"})
+        return None
     return token.strip()
 
 

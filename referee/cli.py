@@ -24,12 +24,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else argv)[:1] == ["serve"]:
+        _patch_for_gevent()
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _patch_for_gevent() -> None:
+    """`referee serve` runs gevent workers: the standard library is patched before any
+    module that keeps a reference to it (ssl, sockets, locks) is imported, rather than
+    in each worker after the commands were loaded (gevent warns that is too late)."""
+    from gevent import monkey
+
+    monkey.patch_all()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ import sys
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 
+import engines
+
 from . import schemas
 from .problems import MEDIA_TYPE
 
@@ -27,13 +29,16 @@ pull-seat requests the seat's token, both as `Authorization: Bearer <token>`.
 
 ERROR_TEXT = {
     400: "malformed JSON or invalid fields (named in `errors`)",
-    401: "no bearer token",
-    403: "a token that does not grant this",
+    401: "no bearer token (an Authorization header of another scheme is no token)",
+    403: "a token that does not grant this (POST /bots: also a bot host off the allowlist)",
     404: "no such resource",
+    408: "the request body did not arrive whole within 10 s (`referee serve`)",
     409: "conflicts with the current state: out of turn, stale step, match over, a bot name "
          "already registered (`detail` names its id), a retired bot",
     413: "request body too large",
-    422: "the move breaks a rule; `detail` gives the engine's reason",
+    422: ("well formed but refused on what it means (`detail` says why): a move that "
+          "breaks a rule, a bot not registered or not playing the game, a tournament over "
+          "5,000 matches or with too few bots, a replay of another rules version"),
     429: "too many moves with this token (REFEREE_MOVE_RATE); retry after `Retry-After` s",
     500: "internal error (no internals are disclosed)",
     503: "Redis is unreachable",
@@ -55,10 +60,13 @@ def operation(summary: str, tag: str, ok: tuple[int, type | dict | None],
               errors: tuple[int, ...],
               *, body: type | None = None, security: str | None = None,
               optional_security: bool = False, parameters: list | None = None,
-              description: str | None = None) -> dict:
-    """One operation: its success response, its problem responses, body and security."""
+              description: str | None = None, links: dict | None = None) -> dict:
+    """One operation: its success response (with the operations its answer `links` to),
+    its problem responses, body and security."""
     responses = {str(ok[0]): _success(ok[1])}
-    for status in sorted({*errors, 500}):
+    if links:
+        responses[str(ok[0])]["links"] = links
+    for status in sorted({*errors, 500, *((408,) if body else ())}):
         responses[str(status)] = {"description": ERROR_TEXT[status],
                                   "content": {MEDIA_TYPE: {"schema": schemas.ProblemSchema}}}
     responses["414"] = {"description": URI_TOO_LONG, "content": {"text/html": {
@@ -84,6 +92,23 @@ METRICS_TEXT = {
     "description": "the whole cluster's metrics in the Prometheus text format (OpenMetrics "
                    "when the Accept header asks for it); docs/operations.md lists them",
     "content": {"text/plain": {"schema": {"type": "string"}}, "application/openmetrics-text": {}}}
+
+
+def link(path: str, method: str = "get", **parameters: str) -> dict:
+    """An OpenAPI link to the operation `method path`, its parameters taken from the
+    answer (e.g. `match_id="$response.body#/id"`): clients and schemathesis' stateful
+    phase follow it."""
+    pointer = path.replace("~", "~0").replace("/", "~1")
+    return {"operationRef": f"#/paths/{pointer}/{method}", "parameters": parameters}
+
+
+def _match_links(match_id: str) -> dict:
+    """Where a match's id leads."""
+    return {"GetMatch": link("/matches/{match_id}", match_id=match_id),
+            "GetObservation": link("/matches/{match_id}/observation", match_id=match_id),
+            "GetReplay": link("/matches/{match_id}/replay", match_id=match_id),
+            "GetFirstStep": link("/matches/{match_id}/replay/{step}", match_id=match_id,
+                                 step="0")}
 
 
 def _success(schema: type | dict | None) -> dict:
@@ -113,12 +138,16 @@ def paths() -> dict[str, dict]:
             "post": operation("Register a push bot (admin)", "bots",
                               (201, schemas.BotCreatedSchema), (400, 401, 403, 409, 413),
                               body=schemas.BotCreateSchema, security="admin",
-                              description="The URL's host must be on the allowlist "
-                                          "(REFEREE_BOT_HOSTS). A name already registered "
-                                          "(without regard to case; retired bots included) "
-                                          "is a 409 naming that bot's id. The answer holds "
-                                          "the bot's `secret`, the key of the signatures on "
-                                          "the referee's requests: shown here only."),
+                              links={"GetBot": link("/bots/{bot_id}",
+                                                    bot_id="$response.body#/id")},
+                              description="The URL must be unambiguous (the `url` pattern; "
+                                          "no credentials): 400 saying why otherwise. A "
+                                          "host off the allowlist (REFEREE_BOT_HOSTS) is "
+                                          "a 403. A name already registered (without "
+                                          "regard to case; retired bots included) is a 409 "
+                                          "naming that bot's id. The answer holds the bot's "
+                                          "`secret`, the key of the signatures on the "
+                                          "referee's requests: shown here only."),
             "get": operation("The registered bots, retired ones included", "bots",
                              (200, schemas.BotListSchema), ()),
         },
@@ -146,7 +175,8 @@ def paths() -> dict[str, dict]:
         "/matches": {
             "post": operation(
                 "Start a match (admin)", "matches", (201, schemas.MatchCreatedSchema),
-                (400, 401, 403, 409, 413), body=schemas.MatchCreateSchema, security="admin",
+                (400, 401, 403, 409, 413, 422), body=schemas.MatchCreateSchema,
+                security="admin", links=_match_links("$response.body#/id"),
                 description="Answers at once; an rq worker plays the match. Each pull seat "
                             "gets a token, shown only in this answer. When the options do "
                             "not fit the number of seats and the game has one setup for "
@@ -208,8 +238,10 @@ def tournament_paths() -> dict[str, dict]:
         "/tournaments": {
             "post": operation(
                 "Start a tournament: round-robin, gauntlet, Swiss or SPRT (admin)",
-                "tournaments", (201, schemas.TournamentSchema), (400, 401, 403, 409, 413),
+                "tournaments", (201, schemas.TournamentSchema), (400, 401, 403, 409, 413, 422),
                 body=schemas.TournamentCreateSchema, security="admin",
+                links={"GetTournament": link("/tournaments/{tournament_id}",
+                                             tournament_id="$response.body#/id")},
                 description="round_robin: every combination of `players` bots plays in every "
                             "seat rotation, `rounds` times; gauntlet: the same over the "
                             "combinations holding the challenger; swiss: `rounds` rounds "
@@ -250,7 +282,98 @@ def build_spec() -> APISpec:
             "description": f"the {kind} token as `Authorization: Bearer <token>`"})
     for path, operations in paths().items():
         spec.path(path=path, operations=operations)
+    _add_cross_field_rules(spec.components.schemas)
     return spec
+
+
+def _add_cross_field_rules(components: dict[str, dict]) -> None:
+    """What a marshmallow field cannot say alone, added to the components: each schema
+    class's `JSON_SCHEMA` (e.g. a bot seat needs bot_id), and for a new match or
+    tournament the setups each game accepts (player counts and options, from the engines),
+    so that a request the spec admits is one the server accepts."""
+    for name in list(components):
+        extra = getattr(schemas, f"{name}Schema", None)
+        components[name].update(getattr(extra, "JSON_SCHEMA", {}))
+    every_option = _every_option()
+    for name in ("MatchCreate", "TournamentCreate"):
+        components[name]["properties"]["options"].update(every_option)
+    components["MatchCreate"]["anyOf"] = [
+        _setup_rule(game, {"seats": {"minItems": min(counts), "maxItems": max(counts)}},
+                    options)
+        for game, counts, options in game_setups()]
+    components["TournamentCreate"]["anyOf"] = [
+        _setup_rule(game, {"players": {"const": players}, "bots": {"minItems": players}},
+                    options, required=() if players == DEFAULT_PLAYERS else ("players",))
+        for game, counts, options in game_setups() for players in counts]
+    components["TournamentCreate"]["properties"]["bots"]["uniqueItems"] = True
+
+
+DEFAULT_PLAYERS = 2  # TournamentCreateSchema's players when absent
+
+
+def _every_option() -> dict:
+    """The options any game describes (each setup narrows them further)."""
+    properties = {}
+    for game in engines.names():
+        for name, described in engines.get(game).describe().get("options", {}).items():
+            properties[name] = _option_rule(described)
+    return {"properties": properties, "additionalProperties": False}
+
+
+def _option_rule(described: dict) -> dict:
+    rule = {key: described[key] for key in OPTION_KEYWORDS if key in described}
+    return {**rule, "description": described.get("doc", "")}
+
+
+def _setup_rule(game: str, properties: dict, options: dict, required: tuple = ()) -> dict:
+    needs_options = ("options",) if options.get("required") else ()
+    return {"properties": {"game": {"const": game}, **properties, "options": options},
+            "required": ["game", *required, *needs_options]}
+
+
+OPTION_KEYWORDS = ("type", "enum", "minimum", "maximum", "default")
+
+
+def game_setups() -> list[tuple[str, list[int], dict]]:
+    """Every setup of every game: (game, player counts, JSON Schema of its options). The
+    setups are the engine's variants grouped by options; which described option each
+    setup admits, and which it needs, is asked of the engine (`normalize_options`)."""
+    setups = []
+    for game in engines.names():
+        engine = engines.get(game)
+        groups: dict[str, tuple[list[int], dict]] = {}
+        for variant in engine.variants():
+            key = repr(sorted(variant["options"].items()))
+            groups.setdefault(key, ([], variant["options"]))[0].append(variant["num_players"])
+        for counts, chosen in groups.values():
+            setups.append((game, sorted(counts), _options_schema(engine, counts[0], chosen)))
+    return setups
+
+
+def _options_schema(engine: engines.Game, players: int, chosen: dict) -> dict:
+    """The options of the setup that `chosen` selects: its own options as constants
+    (required unless leaving one out selects the same setup), plus every described option
+    the engine accepts with it."""
+    properties, required = {}, []
+    for name, described in engine.describe().get("options", {}).items():
+        if name in chosen:
+            properties[name] = {"const": chosen[name]}
+            rest = {key: value for key, value in chosen.items() if key != name}
+            if _normalized(engine, players, rest) != _normalized(engine, players, chosen):
+                required.append(name)
+        elif _normalized(engine, players, {**chosen, name: described.get("default")}):
+            properties[name] = _option_rule(described)
+    schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _normalized(engine: engines.Game, players: int, options: dict) -> dict | None:
+    try:
+        return engine.normalize_options(players, dict(options))
+    except engines.InvalidSetup:
+        return None
 
 
 def spec_yaml() -> str:

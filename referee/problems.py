@@ -44,11 +44,21 @@ class Problem(Exception):
 
 
 def invalid(errors: dict, detail: str | None = None) -> Problem:
-    """400 naming the offending fields."""
+    """400 naming the offending fields (and saying why, when one field has one message)."""
     errors = _string_keys(errors)
     names = ", ".join(sorted(errors))
+    only = next(iter(errors.values())) if len(errors) == 1 else None
+    why = f" ({only[0]})" if isinstance(only, list) and len(only) == 1 else ""
     return Problem(400, "request/invalid", "Invalid request",
-                   detail or f"the request has invalid fields: {names}", errors=errors)
+                   detail or f"the request has invalid fields: {names}{why}", errors=errors)
+
+
+def unprocessable(errors: dict) -> Problem:
+    """422: the request is well formed (the spec admits it) but refused on what it means,
+    e.g. a seat naming a bot that is not registered; `errors` names the fields."""
+    problem = invalid(errors)
+    return Problem(422, "request/unprocessable", "Unprocessable request", problem.detail,
+                   errors=problem.errors)
 
 
 def not_found(what: str) -> Problem:

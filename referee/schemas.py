@@ -14,7 +14,9 @@ import engines
 from tournament.formats import FORMATS, GAUNTLET, ROUND_ROBIN, SPRT, SWISS
 from tournament.pairing import DEALS, PAIRED
 
+from . import replay
 from .botclient import Fault
+from .config import BOT_URL_PATTERN, url_syntax_problem, without_credentials
 from .runner import DEFAULT_STRIKE_LIMIT, FORFEIT, POLICY_CHOICES, FailurePolicy
 
 MAX_SAFE_INTEGER = (1 << 53) - 1  # the largest integer a JavaScript number holds exactly
@@ -26,6 +28,10 @@ SEED_RANGE = validate.Range(min=0, max=MAX_SEED, error=(
 SHA256_HEX = validate.Regexp(r"^[0-9a-f]{64}$", error="not a sha256 hex digest")
 MAX_PAGE = 200
 MAX_OFFSET = 1 << 40
+MAX_SEATS = 16
+MAX_STEPS = (1 << 31) - 1
+SEAT = validate.Range(min=0, max=MAX_SEATS - 1)
+STEP = validate.Range(min=0, max=MAX_STEPS)
 
 
 def random_seed() -> int:
@@ -33,9 +39,8 @@ def random_seed() -> int:
     return secrets.randbelow(MAX_SEED + 1)
 
 
-def _known_game(name: str) -> None:
-    if name not in engines.names():
-        raise ValidationError(f"unknown game; known games: {', '.join(engines.names())}")
+# a validator (an enum in the spec), named like the function it replaced
+_known_game = validate.OneOf(engines.names(), error="unknown game; known games: {choices}")
 
 
 class JsonNumber(fields.Field):
@@ -106,9 +111,25 @@ class GameDetailSchema(GameSummarySchema):
 
 
 # ----- bots --------------------------------------------------------------------------
+class BotUrl(validate.Regexp):
+    """A bot URL matching BOT_URL_PATTERN (the spec's `pattern`), on which urllib3 and
+    urllib.parse agree; a refusal says what is wrong."""
+
+    def __init__(self):
+        super().__init__(BOT_URL_PATTERN)
+
+    def __call__(self, value: str) -> str:
+        problem = url_syntax_problem(value)
+        if problem:
+            raise ValidationError(problem)
+        return value
+
+
 class BotCreateSchema(Schema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=100))
-    url = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+    url = fields.String(required=True, validate=[validate.Length(min=1, max=2000), BotUrl()],
+                        metadata={"description": "http(s) URL of the bot; its host must be "
+                                                 "on the allowlist (REFEREE_BOT_HOSTS)"})
     games = fields.List(fields.String(validate=_known_game), required=True,
                         validate=validate.Length(min=1))
 
@@ -117,7 +138,7 @@ class BotUpdateSchema(Schema):
     """PATCH /bots/{id}: a new name or URL (or both)."""
 
     name = fields.String(validate=validate.Length(min=1, max=100))
-    url = fields.String(validate=validate.Length(min=1, max=2000))
+    url = fields.String(validate=[validate.Length(min=1, max=2000), BotUrl()])
 
     @validates_schema
     def check_something(self, data: dict, **kwargs) -> None:
@@ -125,10 +146,18 @@ class BotUpdateSchema(Schema):
             raise ValidationError("give a new name or url", field_name="_body")
 
 
+class PublicUrl(fields.String):
+    """A stored bot URL, shown without credentials (`user:password@`): new URLs with them
+    are refused, but a bot registered before may still carry some."""
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return super()._serialize(value and without_credentials(value), attr, obj, **kwargs)
+
+
 class BotSchema(Schema):
     id = _required(fields.String)
     name = _required(fields.String)
-    url = _required(fields.String)
+    url = _required(PublicUrl)
     games = _required(fields.List, fields.String())
     created_at = _required(fields.String)
     retired_at = _required(fields.String, allow_none=True, metadata={
@@ -168,6 +197,15 @@ SEAT_DEADLINE = ("this seat's own deadline per decision, instead of the match's 
 
 class SeatSpecSchema(Schema):
     """A seat of a new match: a registered bot (push) or a client that polls (pull)."""
+
+    JSON_SCHEMA = {"oneOf": [  # the rules of the two validators below, for the spec
+        {"properties": {"kind": {"const": "bot"}, "deadline_ms": {
+            "minimum": PUSH_DEADLINE_MS[0], "maximum": PUSH_DEADLINE_MS[1]}},
+         "required": ["bot_id"]},
+        {"properties": {"kind": {"const": "pull"}, "deadline_ms": {
+            "minimum": PULL_DEADLINE_MS[0], "maximum": PULL_DEADLINE_MS[1]}},
+         "not": {"required": ["bot_id"]}},
+    ]}
 
     kind = fields.String(required=True, validate=validate.OneOf(["bot", "pull"]))
     bot_id = fields.String(validate=validate.Length(min=1, max=100))
@@ -213,11 +251,13 @@ class SeatTokenSchema(Schema):
 
 
 class SeatInfoSchema(Schema):
-    seat = _required(fields.Integer)
+    seat = _required(fields.Integer, validate=SEAT)
     kind = _required(fields.String, validate=validate.OneOf(["bot", "pull"]))
     bot_id = _required(fields.String, allow_none=True)
     name = _required(fields.String)
-    deadline_ms = SafeInteger(metadata={"description": "present when the seat was given "
+    deadline_ms = fields.Integer(validate=validate.Range(PUSH_DEADLINE_MS[0],
+                                                         PULL_DEADLINE_MS[1]),
+                                 metadata={"description": "present when the seat was given "
                                                           "its own deadline"})
 
 
@@ -234,13 +274,13 @@ class PolicySchema(Schema):
 
 class ResultSchema(Schema):
     scores = _required(fields.List, JsonNumber())
-    ranks = _required(fields.List, SafeInteger())
+    ranks = _required(fields.List, fields.Integer(validate=validate.Range(1, MAX_SEATS)))
     details = _required(fields.Dict)
 
 
 class ForfeitSchema(Schema):
-    seat = _required(fields.Integer)
-    step = _required(fields.Integer)
+    seat = _required(fields.Integer, validate=SEAT)
+    step = _required(fields.Integer, validate=STEP)
     fault = _required(fields.String, validate=validate.OneOf(Fault.ALL))
 
 
@@ -339,8 +379,8 @@ class FaultSchema(Schema):
 
 
 class StepSchema(Schema):
-    step = _required(fields.Integer)
-    seat = _required(fields.Integer)
+    step = _required(fields.Integer, validate=STEP)
+    seat = _required(fields.Integer, validate=SEAT)
     action = _required(fields.Dict, allow_none=True)
     fault = _required(fields.Nested, FaultSchema, allow_none=True)
     elapsed_ms = _required(JsonNumber)
@@ -349,7 +389,7 @@ class StepSchema(Schema):
 
 class ChainSchema(Schema):
     algorithm = _required(fields.String, validate=validate.OneOf(["sha256"]))
-    length = _required(fields.Integer, strict=True)
+    length = _required(fields.Integer, validate=STEP)
     head = _required(fields.String, validate=SHA256_HEX)
 
 
@@ -360,24 +400,27 @@ class SignatureSchema(Schema):
 
 
 class ReplaySeatSchema(SeatInfoSchema):
-    deadline_ms = _required(fields.Integer)
+    deadline_ms = _required(fields.Integer, validate=validate.Range(PUSH_DEADLINE_MS[0],
+                                                                   PULL_DEADLINE_MS[1]))
 
 
 class ReplaySchema(Schema):
-    format = _required(fields.String)
+    format = _required(fields.String, validate=validate.OneOf([replay.FORMAT]))
     match_id = _required(fields.String)
-    game = _required(fields.String)
-    game_version = _required(fields.String)
-    num_players = _required(fields.Integer)
+    game = _required(fields.String, validate=_known_game)
+    game_version = _required(fields.String, metadata={
+        "description": "the rules version it was played under; POST /replays/verify "
+                       "answers 422 for a version other than this referee's"})
+    num_players = _required(fields.Integer, validate=validate.Range(1, MAX_SEATS))
     options = _required(fields.Dict)
-    seed = _required(fields.Integer)
+    seed = _required(fields.Integer, validate=validate.Range(0, MAX_SEED))
     seats = _required(fields.List, fields.Nested(ReplaySeatSchema))
     policy = _required(fields.Nested, PolicySchema)
     initial_state_hash = _required(fields.String, validate=SHA256_HEX)
     steps = _required(fields.List, fields.Nested(StepSchema))
     result = _required(fields.Nested, ResultSchema, allow_none=True)
     forfeit = _required(fields.Nested, ForfeitSchema, allow_none=True)
-    strikes = _required(fields.List, SafeInteger())
+    strikes = _required(fields.List, fields.Integer(validate=STEP))
     started_at = _required(fields.String, allow_none=True)
     finished_at = _required(fields.String, allow_none=True)
     chain = _required(fields.Nested, ChainSchema, allow_none=True, metadata={

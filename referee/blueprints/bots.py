@@ -7,7 +7,7 @@ from flask import Blueprint, Response
 
 from ..auth import require_admin
 from ..bot_registry import bot_named, is_retired, new_secret, public_bot, update_bot
-from ..problems import Problem, invalid, not_found
+from ..problems import Problem, not_found
 from ..replay import utc_now
 from ..schemas import BotCreatedSchema, BotCreateSchema, BotListSchema, BotSchema, BotUpdateSchema
 from ..web import load_body, reply, services
@@ -20,7 +20,7 @@ def register_bot() -> Response:
     """201 with the bot and its secret, shown in this answer only; 409 for a taken name."""
     require_admin()
     data = load_body(BotCreateSchema)
-    _check_url(data["url"])
+    check_bot_host(data["url"])
     _check_name_free(data["name"])
     bot = {"id": f"bot-{secrets.token_hex(6)}", "name": data["name"], "url": data["url"],
            "games": sorted(set(data["games"])), "created_at": utc_now(),
@@ -28,6 +28,15 @@ def register_bot() -> Response:
     services().store.save_bot(bot)
     return reply(BotCreatedSchema, {**public_bot(bot), "secret": bot["secret"]}, 201,
                  headers={"Location": f"/bots/{bot['id']}"})
+
+
+def check_bot_host(url: str) -> None:
+    """403 for a (well-formed) bot URL whose host is off the allowlist: the request is
+    valid, the server's policy refuses to call that host."""
+    problem = services().config.bot_host_problem(url)
+    if problem:
+        raise Problem(403, "bot/host-not-allowed", "Forbidden", problem,
+                      errors={"url": [problem]})
 
 
 @bp.get("/bots")
@@ -48,7 +57,7 @@ def change_bot(bot_id: str) -> Response:
     bot = _find_bot(bot_id)
     data = load_body(BotUpdateSchema)
     if "url" in data:
-        _check_url(data["url"])
+        check_bot_host(data["url"])
     if "name" in data:
         _check_name_free(data["name"], other_than=bot_id)
     bot.update(data)
@@ -82,12 +91,6 @@ def _find_bot(bot_id: str) -> dict:
     if bot is None:
         raise not_found(f"bot {bot_id!r}")
     return bot
-
-
-def _check_url(url: str) -> None:
-    problem = services().config.bot_url_problem(url)
-    if problem:
-        raise invalid({"url": [problem]})
 
 
 def _check_name_free(name: str, other_than: str | None = None) -> None:

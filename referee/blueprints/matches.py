@@ -16,7 +16,7 @@ from tournament.store import MatchStatus, Store, new_match_meta, token_digest
 
 from ..auth import asked_by_admin, new_token, require_admin
 from ..bot_registry import is_retired
-from ..problems import conflict, invalid, not_found
+from ..problems import conflict, invalid, not_found, unprocessable
 from ..schemas import (
     MatchCreatedSchema,
     MatchCreateSchema,
@@ -110,7 +110,7 @@ def _seat_infos(store: Store, specs: list[dict], game: str) -> list[dict]:
             seats.append({"seat": index, "kind": "bot", "bot_id": bot["id"],
                           "name": spec.get("name", bot["name"]), **_own_deadline(spec)})
     if errors:
-        raise invalid({"seats": errors})
+        raise unprocessable({"seats": errors})
     if retired:
         raise conflict("bot/retired", f"retired bots play no new match: {', '.join(retired)}")
     return seats

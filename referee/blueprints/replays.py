@@ -21,7 +21,7 @@ from ..schemas import (
     ReplaySubmissionSchema,
     VerifyReportSchema,
 )
-from ..web import load_json, load_query, reply, services, shared
+from ..web import load_json, load_query, reply, services, shared, whole_numbers
 from .matches import find_match
 
 bp = Blueprint("replays", __name__)
@@ -39,7 +39,7 @@ def get_replay_step(match_id: str, step: int) -> Response:
     record = _readable_record(find_match(match_id))
     seat = load_query(ReplayStepQuerySchema).get("seat")
     if seat is not None and seat >= len(record["seats"]):
-        raise invalid({"seat": [f"this match has seats 0 to {len(record['seats']) - 1}"]})
+        raise not_found(f"seat {seat} (this match has seats 0 to {len(record['seats']) - 1})")
     if step > len(record["steps"]):
         raise not_found(f"step {step} (the record has steps 0 to {len(record['steps'])})")
     engine = engines.get(record["game"])
@@ -54,7 +54,7 @@ def get_replay_step(match_id: str, step: int) -> Response:
 
 @bp.post("/replays/verify")
 def verify_replay() -> Response:
-    record = load_json()
+    record = whole_numbers(shared(ReplaySubmissionSchema), load_json())
     errors = shared(ReplaySubmissionSchema).validate(record) if isinstance(record, dict) else {
         "_body": ["a replay record is a JSON object"]}
     if errors:

@@ -9,7 +9,7 @@ from tournament import tournaments
 from tournament.tournaments import RetiredBot, SetupError
 
 from ..auth import asked_by_admin, require_admin
-from ..problems import conflict, invalid, not_found
+from ..problems import conflict, invalid, not_found, unprocessable
 from ..schemas import (
     ListQuerySchema,
     TournamentCreateSchema,
@@ -32,8 +32,10 @@ def create_tournament() -> Response:
         meta = tournaments.create_tournament(store, spec)
     except RetiredBot as error:
         raise conflict("bot/retired", error.reason) from None
-    except SetupError as error:
-        raise invalid({error.field: [error.reason]}) from None
+    except SetupError as error:  # players and options are in the spec, the rest is not
+        errors = {error.field: [error.reason]}
+        raise (invalid if error.field in ("players", "options") else unprocessable)(
+            errors) from None
     view = tournaments.tournament_view(store, meta["id"], admin=True)
     return reply(TournamentSchema, view, 201, headers={"Location": f"/tournaments/{meta['id']}"})
 

@@ -18,6 +18,7 @@ SCRIPTS = {
     "tournament_throughput.py": ["matches/s", "speed-up", "CPU ms/dec"],
     "api_latency.py": ["GET /ratings/aladino", "GET /matches/{id}", "p99 ms"],
     "bridge_overhead.py": ["bridge-python", "ratio bridge/http", "overall ratio"],
+    "slowloris.py": ["a header line every 5 s", "a body byte every 5 s", "p99 ms"],
 }
 
 

@@ -38,7 +38,7 @@ class LiveServer:
         with open(log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "referee.cli", "serve", "--port", str(self.port),
-                 "--workers", "1", "--threads", "4"],
+                 "--workers", "1"],
                 env={**os.environ, "REDIS_URL": redis_url, "REFEREE_ADMIN_TOKEN": ADMIN,
                      "REFEREE_SECRET": SECRET, "PYTHONPATH": str(ROOT), **env},
                 cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -58,6 +58,8 @@ class LiveServer:
         return self.log_path.read_text(errors="replace")
 
     def stop(self) -> None:
+        if self.proc.poll() is not None:
+            return
         os.killpg(self.proc.pid, signal.SIGTERM)
         try:
             self.proc.wait(timeout=10)

@@ -5,6 +5,7 @@ the referee elsewhere."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 
@@ -65,16 +66,19 @@ def test_admin_writes_are_refused_without_the_admin_token(api, path, body):
     assert api.get(path).get_json() == before, "nothing was written"
 
 
-@pytest.mark.parametrize("url", [
-    "http://10.0.0.5/bot", "http://192.168.1.1/bot", "http://169.254.169.254/latest/meta-data",
-    "http://172.16.0.1/", "http://0.0.0.0:8001/", "http://[::ffff:a00:1]/", "http://example.com/",
-    "http://2130706433/", "http://127.0.0.1.example.com/", "http://localhost@10.0.0.1/",
-    "file:///etc/passwd", "gopher://127.0.0.1/",
+@pytest.mark.parametrize("url, status", [
+    ("http://10.0.0.5/bot", 403), ("http://192.168.1.1/bot", 403),
+    ("http://169.254.169.254/latest/meta-data", 403), ("http://172.16.0.1/", 403),
+    ("http://0.0.0.0:8001/", 403), ("http://[::ffff:a00:1]/", 403),
+    ("http://example.com/", 403), ("http://127.0.0.1.example.com/", 403),
+    ("http://2130706433/", 400), ("http://localhost@10.0.0.1/", 400),
+    ("file:///etc/passwd", 400), ("gopher://127.0.0.1/", 400),
 ])
-def test_bot_urls_off_the_default_allowlist_are_refused(api, url):
+def test_bot_urls_off_the_default_allowlist_are_refused(api, url, status):
+    """Malformed or ambiguous: 400; well-formed with a host off the allowlist: 403."""
     response = api.post("/bots", token=ADMIN, json={"name": "x", "url": url,
                                                     "games": ["aladino"]})
-    assert response.status_code == 400 and list(response.get_json()["errors"]) == ["url"]
+    assert response.status_code == status and list(response.get_json()["errors"]) == ["url"]
 
 
 def test_the_allowlist_comes_from_the_config():
@@ -184,3 +188,28 @@ def play_to_the_end(base: str, match_id: str, tokens: dict[int, str]) -> list[st
                 assert answer.status_code == expected, answer.text
                 bodies.append(answer.text)
     raise AssertionError("the pull match did not end")
+
+
+@pytest.mark.parametrize("authorization", [
+    "Basic " + base64.b64encode(b"proxy-user:proxy-pass").decode(), f"Basic {ADMIN}",
+    "Bearer", "Bearer   ", "Token abc", "Digest username=x", "NTLM TlRMTVNTUAAB"])
+def test_an_authorization_that_is_not_a_bearer_token_is_no_token(live_server, authorization):
+    """Behind a proxy with basic auth every request carries `Authorization: Basic …`.
+    Public reads answer exactly as without a header; admin writes answer 401, as without
+    a token (they used to answer 401 to every public GET as well)."""
+    base = live_server.url
+    created = requests.post(f"{base}/matches", headers={"Authorization": f"Bearer {ADMIN}"},
+                            json={"game": "aladino", "seats": [{"kind": "pull"}] * 2},
+                            timeout=10).json()
+    header = {"Authorization": authorization}
+    for path in ("/health", "/games", "/bots", "/matches", f"/matches/{created['id']}",
+                 "/tournaments", "/ratings/aladino", "/matches/m-nope"):
+        plain = requests.get(f"{base}{path}", timeout=10)
+        carrying = requests.get(f"{base}{path}", headers=header, timeout=10)
+        assert (carrying.status_code, carrying.json()) == (plain.status_code, plain.json()), path
+    assert requests.get(f"{base}/matches/{created['id']}", headers=header,
+                        timeout=10).json()["seed"] is None, "no admin view without the token"
+    for path in ("/bots", "/matches", f"/matches/{created['id']}/actions"):
+        refused = requests.post(f"{base}{path}", headers=header, json={}, timeout=10)
+        assert refused.status_code == 401 and refused.headers["WWW-Authenticate"] == "Bearer"
+        assert refused.json()["type"] == "/problems/auth/missing-token"

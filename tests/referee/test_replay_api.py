@@ -54,7 +54,7 @@ def test_every_step_as_every_seat_and_as_a_spectator(api, bot_server, finished):
         assert spectator["view"]["legal_actions"] == []
         end = len(record["steps"])
         assert api.get(f"/matches/{match_id}/replay/{end + 1}").status_code == 404
-        assert api.get(f"/matches/{match_id}/replay/0?seat=2").status_code == 400
+        assert api.get(f"/matches/{match_id}/replay/0?seat=2").status_code == 404
 
 
 def without_events(played: dict) -> dict:

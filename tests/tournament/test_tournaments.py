@@ -87,26 +87,29 @@ def test_starting_a_tournament_needs_the_admin_token(api, register_bots):
     assert api.post("/tournaments", json=body, token="wrong").status_code == 403
 
 
-@pytest.mark.parametrize(("change", "field", "reason"), [
-    ({"game": "chess"}, "game", "unknown game"),
-    ({"players": 5}, "players", "2 to 4 players"),
-    ({"players": 1}, "players", "not 1"),
-    ({"players": 3}, "bots", "at least 3 bots"),
-    ({"bots": ["bot-nobody"]}, "bots", "no registered bot"),
-    ({"rounds": 0}, "rounds", "greater than or equal to 1"),
-    ({"rounds": 1000, "players": 2}, "rounds", "at most"),
-    ({"options": {"mode": "solo"}}, "options", "takes no options"),
-    ({"failure_policy": {"timeout": "shrug"}}, "failure_policy", "Must be one of"),
-    ({"deadline_ms": 1}, "deadline_ms", "greater than or equal to 10"),
-    ({"surprise": 1}, "surprise", "Unknown field"),
+@pytest.mark.parametrize(("change", "field", "reason", "status"), [
+    ({"game": "chess"}, "game", "unknown game", 400),
+    ({"players": 5}, "players", "2 to 4 players", 400),
+    ({"players": 1}, "players", "not 1", 400),
+    ({"players": 3}, "bots", "at least 3 bots", 422),
+    ({"bots": ["bot-nobody"]}, "bots", "no registered bot", 422),
+    ({"rounds": 0}, "rounds", "greater than or equal to 1", 400),
+    ({"rounds": 1000, "players": 2}, "rounds", "at most", 422),
+    ({"options": {"mode": "solo"}}, "options", "takes no options", 400),
+    ({"failure_policy": {"timeout": "shrug"}}, "failure_policy", "Must be one of", 400),
+    ({"deadline_ms": 1}, "deadline_ms", "greater than or equal to 10", 400),
+    ({"surprise": 1}, "surprise", "Unknown field", 400),
 ])
-def test_tournament_fields_are_validated_and_named(api, register_bots, change, field, reason):
+def test_tournament_fields_are_validated_and_named(api, register_bots, change, field, reason,
+                                                   status):
+    """400 for what the spec says (fields, players, options); 422 for what it cannot (the
+    registered bots, the size of the schedule)."""
     bots = register_bots(2)
     if change.get("rounds") == 1000:
         bots = register_bots(BOTS) + bots
     body = {"game": "aladino", "bots": bots, **change}
     response = api.post("/tournaments", token=ADMIN, json=body)
-    assert response.status_code == 400, response.get_json()
+    assert response.status_code == status, response.get_json()
     errors = response.get_json()["errors"]
     assert field in errors and reason in str(errors[field]), errors
 
@@ -116,7 +119,7 @@ def test_a_bot_may_enter_once_and_must_play_the_game(api, bot_farm):
     other = api.register_bot(bot_farm.url("o"), name="o")
     for bots, reason in (([other, other], "only once"), ([other, only_caravans], "does not play")):
         response = api.post("/tournaments", token=ADMIN, json={"game": "aladino", "bots": bots})
-        assert response.status_code == 400 and reason in str(response.get_json()["errors"])
+        assert response.status_code == 422 and reason in str(response.get_json()["errors"])
 
 
 def test_unknown_tournaments_and_games_are_404(api):

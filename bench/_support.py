@@ -4,6 +4,7 @@ a bot, and small statistics."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import platform
 import subprocess
@@ -14,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import redis.asyncio as aioredis
+
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -21,6 +24,7 @@ if str(ROOT) not in sys.path:
 from referee.processes import python_module, spawn  # noqa: E402
 from referee.redis_server import RedisServer, free_port  # noqa: E402
 from referee.runner import FailurePolicy, PushSeat, run_match  # noqa: E402
+from tournament.progress import Progress  # noqa: E402
 from tournament.store import bot_seats, new_match_meta  # noqa: E402
 
 
@@ -70,12 +74,8 @@ def play_match(url: str, game: str, variant: dict, seed: int, secret: str = ""
     """One in-process `run_match`, every seat the bot at `url`: (replay record, seconds)."""
     seats = [PushSeat(url, deadline_ms=10000) for _ in range(variant["num_players"])]
     started = time.perf_counter()
-    try:
-        record = run_match(game, seed, variant["options"], seats, FailurePolicy(),
-                           f"bench-{seed}", secret=secret)
-    finally:
-        for seat in seats:
-            seat.close()
+    record = run_match(game, seed, variant["options"], seats, FailurePolicy(),
+                       f"bench-{seed}", secret=secret)
     return record, elapsed(started)
 
 
@@ -103,3 +103,20 @@ def percentile(values: list[float], fraction: float) -> float:
 
 def elapsed(started: float) -> float:
     return time.perf_counter() - started
+
+
+def store_finished(redis_url: str, match_id: str, record: dict) -> None:
+    """Store a sealed record as the finished match `match_id` (created before), the way a
+    driver does: under the match's lease, through `tournament.progress`."""
+
+    async def finish() -> None:
+        client = aioredis.Redis.from_url(redis_url)
+        progress = Progress(client)
+        try:
+            await progress.take_lease(match_id, "bench-driver")
+            await progress.start(match_id, record["game"], "bench-driver", record["started_at"])
+            await progress.finish(match_id, "bench-driver", record, len(record["seats"]))
+        finally:
+            await client.aclose()
+
+    asyncio.run(finish())

@@ -5,9 +5,10 @@ GET /games) and of a page of 100 matches of all games, against `referee serve` (
 
     python3 bench/api_latency.py [--matches 10000] [--requests 400] [--quick]
 
-Redis is seeded through the store's own functions (`create_match`, `mark_running`,
-`finish_match`, `tournament.results.count_finished`), with replays of a few real matches
-(played in-process by random seats) copied under new match ids: every match is rated, so
+Redis is seeded through the store's own functions (`create_match`, a driver's
+`tournament.progress` writes, `tournament.results.count_finished`), with replays of a few
+real matches (played in-process by random seats) copied under new match ids: every match
+is rated, so
 the leaderboard's Elo history holds one point per bot per match. The client is one
 kept-alive `http.client` connection, one request at a time; latency is from sending the
 request to reading the whole answer.
@@ -47,11 +48,11 @@ class RandomSeat:
     def info(self) -> dict:
         return {"kind": "bot", "bot_id": None, "name": "random", "deadline_ms": 1000}
 
-    def decide(self, payload: dict) -> BotReply:
+    async def decide(self, payload: dict) -> BotReply:
         action = self.chooser.choice(payload["legal_actions"])
         return BotReply(action=action, fault=None, raw="", elapsed_ms=0.1)
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
         """Nothing to release."""
 
 
@@ -60,7 +61,7 @@ def sample_records(count: int) -> list[dict]:
                       FailurePolicy(), f"sample-{seed}") for seed in range(count)]
 
 
-def seed_store(store: Store, matches: int) -> list[str]:
+def seed_store(store: Store, redis_url: str, matches: int) -> list[str]:
     """Register the bots and store `matches` finished, counted 2-player matches."""
     engine = engines.get(GAME)
     bot_ids = [f"bot-bench{index:02d}" for index in range(BOTS)]
@@ -80,11 +81,10 @@ def seed_store(store: Store, matches: int) -> list[str]:
             sample["seed"], sample["options"], sample["policy"], deadline_ms=1000)
         state = initial[sample["seed"]]
         store.create_match(meta, state, engine.current_seat(state), {})
-        store.mark_running(match_id, replay.utc_now())
         record = replay.seal({**sample, "match_id": match_id,
                               "seats": [{**seat, "deadline_ms": 1000}
                                         for seat in meta["seats"]]}, "")
-        store.finish_match(match_id, record, replay.canonical(record))
+        _support.store_finished(redis_url, match_id, record)
         results.count_finished(store, match_id)
         match_ids.append(match_id)
     return match_ids
@@ -126,7 +126,7 @@ def main() -> None:
     with _support.redis_server() as server:
         store = Store.from_url(server.url)
         started = time.perf_counter()
-        match_ids = seed_store(store, args.matches)
+        match_ids = seed_store(store, server.url, args.matches)
         print(f"seeded {len(match_ids):,} matches in {_support.elapsed(started):.1f} s")
         port = _support.free_port()
         api = _support.start(

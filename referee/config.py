@@ -14,6 +14,8 @@
   window of S seconds (`N/S`); more get 429 with Retry-After
 - `REFEREE_BOT_MAX_MATCHES` (default 8): matches one bot plays at once; a match over the
   cap waits for a slot before it starts
+- `REFEREE_WORKER_CONCURRENCY` (default 100): matches one `referee worker` process drives
+  at once, unless `--concurrency` says otherwise
 - `REFEREE_PUBLIC_URL` (default `http://127.0.0.1:8000`): the API's address as bots reach
   it, for the `replay_url` of the result notice sent to bots after each match
 """
@@ -38,6 +40,7 @@ MAX_BODY_BYTES = 1 << 20
 DEFAULT_MOVE_RATE = (60, 10)
 DEFAULT_BOT_MAX_MATCHES = 8
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
+DEFAULT_CONCURRENCY = 100
 T = TypeVar("T")
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -56,6 +59,7 @@ class Config:
     move_rate: tuple[int, int] = DEFAULT_MOVE_RATE
     bot_max_matches: int = DEFAULT_BOT_MAX_MATCHES
     public_url: str = DEFAULT_PUBLIC_URL
+    worker_concurrency: int = DEFAULT_CONCURRENCY
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -71,6 +75,8 @@ class Config:
             bot_max_matches=_setting(env, "REFEREE_BOT_MAX_MATCHES", positive_int,
                                      DEFAULT_BOT_MAX_MATCHES),
             public_url=env.get("REFEREE_PUBLIC_URL") or DEFAULT_PUBLIC_URL,
+            worker_concurrency=_setting(env, "REFEREE_WORKER_CONCURRENCY", positive_int,
+                                        DEFAULT_CONCURRENCY),
         )
 
     def bot_url_problem(self, url: str) -> str | None:

@@ -434,6 +434,7 @@ class ReplaySubmissionSchema(ReplaySchema):
     referee-replay/1 may carry."""
 
     seed = _required(fields.Integer, validate=validate.Range(min=0, max=MAX_REPLAY_SEED))
+    format = _required(fields.String, validate=validate.OneOf(sorted(replay.CANONICAL_FORMS)))
 
 
 class ReplayStepQuerySchema(Schema):
@@ -695,7 +696,7 @@ class SprtSchema(Schema):
                          metadata={"description": "null until the LLR leaves its bounds"})
     decided_after = _required(fields.Integer, allow_none=True,
                               metadata={"description": "pairs counted when it was decided"})
-    pentanomial = _required(fields.List, fields.Integer(), validate=validate.Length(equal=5),
+    pentanomial = _required(fields.List, SafeInteger(), validate=validate.Length(equal=5),
                             metadata={"description": "pairs [LL, LD, WL+DD, WD, WW] from the "
                                                      "challenger's side (solo: [L, 0, D, 0, W])"})
     pairs = _required(fields.Integer, metadata={"description": "pairs counted"})

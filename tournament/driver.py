@@ -28,6 +28,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TypeVar
 
 import redis
@@ -158,7 +159,8 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
             _log_fault(match_id, bot, entry)
     record = play.finish(context.config.secret)
     await context.persist(progress.finish, match_id, holder, record, match["num_players"])
-    log.info("match finished", extra={"match_id": match_id, "steps": len(record["steps"])})
+    log.info("match finished", extra={"match_id": match_id, "steps": len(record["steps"]),
+                                      "duration_ms": _duration_ms(record)})
     await context.in_thread(results.count_finished, context.store, match_id)
     _send_result_notices(context, record, seats)
     return _summary(match_id, MatchStatus.FINISHED.value, record["result"])
@@ -231,6 +233,13 @@ def _send_result_notices(context: Context, record: dict, seats: dict[int, PushSe
 async def _notify(client: BotClient, notice: dict) -> None:
     await client.notify(notice)
     await client.aclose()
+
+
+def _duration_ms(record: dict) -> float:
+    """From the match's first start to its end (a resumed match included)."""
+    started, finished = (datetime.fromisoformat(record[key].replace("Z", "+00:00"))
+                         for key in ("started_at", "finished_at"))
+    return round((finished - started).total_seconds() * 1000, 3)
 
 
 def _log_fault(match_id: str, bot: str, entry: dict) -> None:

@@ -25,6 +25,7 @@ from .store import (
     MatchStatus,
     applied_key,
     claim_key,
+    events_channel,
     inbox_key,
     lease_key,
     loads,
@@ -67,8 +68,9 @@ redis.call('HDEL', KEYS[1], 'parked')
 return {redis.call('HGET', KEYS[1], 'started_at'), first}
 """
 
-# KEYS: match, steps, live, lease, applied signal; ARGV: holder, step index, step JSON,
-# live JSON, to_move JSON, "1" to signal a pull client that its move was played.
+# KEYS: match, steps, live, lease, applied signal, events channel; ARGV: holder, step index,
+# step JSON, live JSON, to_move JSON, "1" to signal a pull client that its move was played.
+# Followers of the match (GET /matches/{id}/events) hear the new step's number.
 RECORD = """
 if redis.call('GET', KEYS[4]) ~= ARGV[1] then return 0 end
 local index = tonumber(ARGV[2])
@@ -84,6 +86,7 @@ if ARGV[6] == '1' then
   redis.call('RPUSH', KEYS[5], '1')
   redis.call('EXPIRE', KEYS[5], ARGV[7])
 end
+redis.call('PUBLISH', KEYS[6], index)
 return 1
 """
 
@@ -98,18 +101,19 @@ redis.call('DEL', KEYS[2])
 return 1
 """
 
-# KEYS: match, lease, running, replay, then the keys a running match needed (live, steps,
-# inboxes); ARGV: holder, match id, status, the stored replay ("" for none), then
-# field/value pairs for the match hash.
+# KEYS: match, lease, running, replay, events channel, then the keys a running match needed
+# (live, steps, inboxes); ARGV: holder, match id, status, the stored replay ("" for none),
+# then field/value pairs for the match hash. Followers hear "end".
 END = """
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 if ARGV[4] ~= '' then redis.call('SET', KEYS[4], ARGV[4]) end
 for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('HSET', KEYS[1], 'status', ARGV[3])
 redis.call('HDEL', KEYS[1], 'parked', 'asked_at')
-for i = 5, #KEYS do redis.call('DEL', KEYS[i]) end
+for i = 6, #KEYS do redis.call('DEL', KEYS[i]) end
 redis.call('ZREM', KEYS[3], ARGV[2])
 redis.call('DEL', KEYS[2])
+redis.call('PUBLISH', KEYS[5], 'end')
 return 1
 """
 
@@ -195,7 +199,7 @@ class Progress:
             await self._record(
                 keys=[match_key(match_id), match_key(match_id, "steps"),
                       match_key(match_id, "live"), lease_key(match_id),
-                      applied_key(match_id, step)],
+                      applied_key(match_id, step), events_channel(match_id)],
                 args=[holder, step, orjson.dumps(entry), live, orjson.dumps(to_move),
                       "1" if pull_move_played else "0", SIGNAL_TTL_S], client=pipe)
             metrics.record_decision(pipe, game, bot, entry["elapsed_ms"] / 1000,
@@ -297,5 +301,5 @@ def _end_keys(match_id: str, seats: int, keep_progress: bool = False) -> list[st
     progress = [] if keep_progress else [match_key(match_id, "live"),
                                           match_key(match_id, "steps")]
     return [match_key(match_id), lease_key(match_id), running_key(),
-            match_key(match_id, "replay"), *progress,
+            match_key(match_id, "replay"), events_channel(match_id), *progress,
             *(inbox_key(match_id, seat) for seat in range(seats))]

@@ -20,6 +20,7 @@ Values are JSON (orjson), never a Python-only format. Keys, all under the prefix
 - `match:{id}:applied:{step}` (list): pushed once the runner has moved past that step
 - `matches`, `matches:{game}` (sorted sets): match ids by creation time, all and per game
 - `match:{id}:lease` (string, expires): the driver playing the match, renewed while it runs
+- `match:{id}:events` (pub/sub channel, no key): each recorded step's number, then "end"
 - `running` (sorted set): matches with a driver (not parked), for the recovery sweep
 - `timers` (sorted set): `"{match id} {reason}"` by when (Redis time, ms) the match's job
   `reason` is to be queued (`tournament.jobs`)
@@ -129,6 +130,12 @@ def claim_key(match_id: str, step: int) -> str:
 
 def applied_key(match_id: str, step: int) -> str:
     return match_key(match_id, f"applied:{step}")
+
+
+def events_channel(match_id: str) -> str:
+    """The pub/sub channel where a match's driver announces each recorded step (its
+    number) and the end ("end")."""
+    return match_key(match_id, "events")
 
 
 def lease_key(match_id: str) -> str:

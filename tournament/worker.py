@@ -43,7 +43,7 @@ from rq.timeouts import TimerDeathPenalty
 from rq.utils import now
 from rq.worker import BaseWorker
 
-from referee.config import Config
+from referee.config import DEFAULT_CONCURRENCY, Config
 
 from . import driver, jobs, recovery
 from .progress import Progress
@@ -51,7 +51,6 @@ from .store import Store, timers_key
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CONCURRENCY = 100
 RENEW_EVERY_S = 1.5
 TIMERS_EVERY_S = 0.2
 JOB_HEARTBEAT_EVERY_S = 30.0

@@ -15,6 +15,7 @@ action type the engine lists is exercised. Exit status 1 when any answer is faul
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ipaddress
 import random
 import statistics
@@ -159,11 +160,16 @@ def payload(game: Game, decision: Decision, index: int, deadline_ms: int) -> dic
 def check(game: Game, url: str, decisions: list[Decision], deadline_ms: int
           ) -> tuple[list[Finding], list[float]]:
     """Ask the bot every decision; the faulty answers and the time each answer took."""
+    return asyncio.run(_check(game, url, decisions, deadline_ms))
+
+
+async def _check(game: Game, url: str, decisions: list[Decision], deadline_ms: int
+                 ) -> tuple[list[Finding], list[float]]:
     client = BotClient(url, deadline_ms)
     findings, timings = [], []
     try:
         for index, decision in enumerate(decisions):
-            reply = client.decide(payload(game, decision, index, deadline_ms))
+            reply = await client.decide(payload(game, decision, index, deadline_ms))
             timings.append(reply.elapsed_ms)
             if reply.fault:
                 findings.append(Finding(decision, reply.fault, reply.detail, reply.raw))
@@ -175,7 +181,7 @@ def check(game: Game, url: str, decisions: list[Decision], deadline_ms: int
             except engines.EngineError as error:
                 findings.append(Finding(decision, Fault.ILLEGAL, error.reason, reply.raw))
     finally:
-        client.close()
+        await client.aclose()
     return findings, timings
 
 

@@ -28,12 +28,8 @@ def _smallest_setups():
 @pytest.mark.parametrize(("game", "variant"), list(_smallest_setups()))
 def test_node_bot_plays_a_full_match(node_bot_url, game, variant):
     seats = [PushSeat(node_bot_url, deadline_ms=3000) for _ in range(variant["num_players"])]
-    try:
-        record = run_match(game, 11, variant["options"], seats, FailurePolicy(),
-                           match_id=f"node-{game}")
-    finally:
-        for seat in seats:
-            seat.close()
+    record = run_match(game, 11, variant["options"], seats, FailurePolicy(),
+                       match_id=f"node-{game}")
     assert record["forfeit"] is None
     assert all(step["fault"] is None for step in record["steps"])
     assert record["steps"] and record["result"]["ranks"]

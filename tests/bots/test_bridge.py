@@ -6,6 +6,7 @@ program, signatures are checked, and hostile programs do not bring the bridge do
 The programs are real processes (tests/bots/stdio_program.py); the bridge runs in a
 thread of the test process. Waits poll with long overall timeouts, never assert timing."""
 
+import asyncio
 import json
 import os
 import socket
@@ -36,11 +37,14 @@ def result_notice(match_id="m1", seat=0) -> dict:
 
 def ask(url: str, payload: dict):
     """What the referee's push client makes of the bridge's answer to `payload`."""
-    client = BotClient(url, payload["deadline_ms"])
-    try:
-        return client.decide(payload)
-    finally:
-        client.close()
+    async def once():
+        client = BotClient(url, payload["deadline_ms"])
+        try:
+            return await client.decide(payload)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(once())
 
 
 def wait_until(condition, what: str, timeout: float = SLOW_MACHINE_S):

@@ -115,12 +115,9 @@ def faulty_match(stdio_bot, python_bot, program, fault: str, policy: str) -> dic
     mode, _, deadline_ms = FAULTS[fault]
     with stdio_bot(program(*mode)) as url, python_bot(random_bot.make_choose(5)) as other:
         seats = [PushSeat(url, deadline_ms), PushSeat(other, 30000)]
-        try:
-            return run_match("aladino", 31, {}, seats, FailurePolicy.uniform(policy),
-                             match_id=f"faulty-{fault}-{policy}")
-        finally:
-            for seat in seats:
-                seat.close()
+        return run_match("aladino", 31, {}, seats,
+                         FailurePolicy.uniform(policy, strike_limit=None),
+                         match_id=f"faulty-{fault}-{policy}")
 
 
 def seat0_steps(record: dict) -> list[dict]:

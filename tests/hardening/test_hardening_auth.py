@@ -95,8 +95,6 @@ def test_the_allowlist_comes_from_the_config():
 def test_a_bot_cannot_redirect_the_referee_elsewhere(bad_bots):
     seats = [PushSeat(bad_bots.url("/good")), PushSeat(bad_bots.url("/redirect"))]
     record = run_match("aladino", 3, {}, seats, FailurePolicy(), "m-redirect")
-    for seat in seats:
-        seat.close()
     fault = record["steps"][-1]["fault"]
     assert fault["code"] == "crash" and "HTTP 302" in fault["detail"]
 

@@ -4,15 +4,18 @@ matches one bot plays at once (a match over the cap waits for a slot before it s
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
+import redis.asyncio as aioredis
 import requests
 from apitest import ADMIN, ApiClient
 from hardening_procs import wait_status
 
 from referee.app import create_app
 from referee.config import MAX_BODY_BYTES, Config
+from tournament.progress import Progress
 from tournament.store import Store, lease_key, playing_key
 
 
@@ -113,14 +116,19 @@ def test_a_bot_over_its_cap_of_concurrent_matches_waits_for_a_slot(api, bad_bots
 
 
 def test_a_slot_held_by_a_dead_worker_is_free_again(redis_url):
-    store = Store.from_url(redis_url)
-    store.redis.set(lease_key("m-1"), "job")
-    assert store.take_bot_slots("m-1", ["bot-a", "bot-b"], cap=1)
-    assert not store.take_bot_slots("m-2", ["bot-c", "bot-a"], cap=1)
-    assert not store.redis.exists(playing_key("bot-c")), "all slots or none"
-    assert store.take_bot_slots("m-2", ["bot-c"], cap=1)
-    store.redis.delete(lease_key("m-1"))  # its worker died: the lease lapsed
-    assert store.take_bot_slots("m-3", ["bot-a"], cap=1)
-    assert store.redis.smembers(playing_key("bot-a")) == {b"m-3"}
-    store.release_bot_slots("m-3", ["bot-a"])
-    assert not store.redis.exists(playing_key("bot-a"))
+    async def run() -> None:
+        client = aioredis.Redis.from_url(redis_url)
+        progress = Progress(client)
+        await client.set(lease_key("m-1"), "driver")
+        assert await progress.take_bot_slots("m-1", ["bot-a", "bot-b"], cap=1)
+        assert not await progress.take_bot_slots("m-2", ["bot-c", "bot-a"], cap=1)
+        assert not await client.exists(playing_key("bot-c")), "all slots or none"
+        assert await progress.take_bot_slots("m-2", ["bot-c"], cap=1)
+        await client.delete(lease_key("m-1"))  # its worker died: the lease lapsed
+        assert await progress.take_bot_slots("m-3", ["bot-a"], cap=1)
+        assert await client.smembers(playing_key("bot-a")) == {b"m-3"}
+        await progress.release_bot_slots("m-3", ["bot-a"])
+        assert not await client.exists(playing_key("bot-a"))
+        await client.aclose()
+
+    asyncio.run(run())

@@ -57,7 +57,7 @@ def test_the_dashboard_shows_the_queued_match_job_to_the_admin(api, dashboard, r
     jobs = requests.get(f"{base}/0/data/jobs/referee-matches/queued/8/asc/1.json",
                         auth=admin, timeout=30).json()["jobs"]
     assert [(job["id"], job["description"]) for job in jobs] == [
-        (f"match-{match['id']}", f"aladino match {match['id']}")]
+        (f"match-{match['id']}", f"match {match['id']}")]
     job = requests.get(f"{base}/0/data/job/match-{match['id']}.json", auth=admin,
                        timeout=30).json()
     assert job["status"] == "queued" and job["origin"] == "referee-matches"

@@ -4,6 +4,7 @@ states of a recorded match re-run from its seed and actions."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -12,12 +13,14 @@ from functools import cache
 from pathlib import Path
 
 import jsonschema
+import redis.asyncio as aioredis
 import yaml
 from openapi_core import Config as OpenAPIConfig
 from openapi_core import OpenAPI
 from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
 
 import engines
+from tournament.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_PATH = ROOT / "openapi.yaml"
@@ -132,3 +135,20 @@ def wait_finished(api: ApiClient, tournament_id: str, timeout: float = 60) -> di
         time.sleep(0.2)
     raise AssertionError(f"tournament {tournament_id} unfinished after {timeout}s: "
                          f"{view['progress']}")
+
+
+def store_finished(redis_url: str, match_id: str, record: dict) -> None:
+    """Store a sealed record as the finished match `match_id` (created before), the way a
+    driver does: under the match's lease, through `tournament.progress`."""
+
+    async def finish() -> None:
+        client = aioredis.Redis.from_url(redis_url)
+        progress = Progress(client)
+        try:
+            assert await progress.take_lease(match_id, "test-driver")
+            await progress.start(match_id, record["game"], "test-driver", record["started_at"])
+            await progress.finish(match_id, "test-driver", record, len(record["seats"]))
+        finally:
+            await client.aclose()
+
+    asyncio.run(finish())

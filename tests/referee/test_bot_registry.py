@@ -47,7 +47,9 @@ def test_patch_changes_name_and_url_checked_as_at_registration(api, bot_server):
     assert changed.get_json() == {**one, "name": "uno", "url": bot_server.url("/first")}
     assert api.get(path).get_json() == changed.get_json()
     outside = api.request("PATCH", path, json={"url": "http://10.0.0.5/bot"}, token=ADMIN)
-    assert outside.status_code == 400 and list(outside.get_json()["errors"]) == ["url"]
+    assert outside.status_code == 403 and list(outside.get_json()["errors"]) == ["url"]
+    odd = api.request("PATCH", path, json={"url": "http://user:pw@127.0.0.1/bot"}, token=ADMIN)
+    assert odd.status_code == 400 and list(odd.get_json()["errors"]) == ["url"]
     assert api.request("PATCH", path, json={}, token=ADMIN).status_code == 400
     assert api.request("PATCH", path, json={"games": ["caravans"]}, token=ADMIN).status_code == 400
     taken = api.request("PATCH", path, json={"name": "TWO"}, token=ADMIN)

@@ -134,10 +134,10 @@ class ThreeMillisecondSeat:
     def info(self) -> dict:
         return {"kind": "bot", "bot_id": None, "name": "exact", "deadline_ms": 2000}
 
-    def decide(self, payload: dict) -> BotReply:
+    async def decide(self, payload: dict) -> BotReply:
         return BotReply(payload["legal_actions"][0], None, "", 3.0)
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
         """Nothing to release."""
 
 

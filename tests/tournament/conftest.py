@@ -4,6 +4,7 @@ settings they run under (the API client and the worker processes come from tests
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import threading
 import time
@@ -66,10 +67,12 @@ def config(redis_url) -> Config:
 
 @pytest.fixture
 def register_bots(api, bot_farm) -> Callable[..., list[str]]:
-    """Register `count` hashing bots (one server each) for every game; returns their ids."""
+    """Register `count` hashing bots (one server each) for every game; returns their ids.
+    Bot names are unique across calls (a name is registered once)."""
+    names = itertools.count()
 
     def register(count: int = 4, delay_s: float = 0.0) -> list[str]:
-        return [api.register_bot(bot_farm.url(f"bot{n}", delay_s), name=f"bot{n}")
+        return [api.register_bot(bot_farm.url(f"bot{n}", delay_s), name=f"bot{next(names)}")
                 for n in range(count)]
 
     return register

@@ -61,7 +61,7 @@ def test_the_command_reports_a_refusal_and_a_missing_token(register_bots, server
     args = ["--server", server_url, "--game", "aladino", "--players", "3",
             *[arg for bot in bots for arg in ("--bot", bot)]]
     refused = referee_tournament(*args)
-    assert refused.returncode == 1 and "HTTP 400" in refused.stderr
+    assert refused.returncode == 1 and "HTTP 422" in refused.stderr
     assert "at least 3 bots" in refused.stderr
     assert referee_tournament(*args, token="wrong").returncode == 1
     missing = referee_tournament(*args, token=None)

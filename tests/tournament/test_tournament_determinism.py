@@ -34,7 +34,7 @@ def test_the_same_seed_gives_the_same_ratings_in_any_finishing_order(
     store = Store.from_url(redis_url)
     bots = register_bots(4)
     first = start(api, "aladino", bots, 2, seed=2026)
-    (only,) = workers.start(1)
+    (only,) = workers.start(1, REFEREE_WORKER_CONCURRENCY="1")  # in schedule order
     first = wait_finished(api, first["id"])
     workers.kill(only)
 

@@ -31,7 +31,7 @@ ERROR_TEXT = {
     400: "malformed JSON or invalid fields (named in `errors`)",
     401: "no bearer token (an Authorization header of another scheme is no token)",
     403: "a token that does not grant this (POST /bots: also a bot host off the allowlist)",
-    404: "no such resource",
+    404: "no such resource (a retired bot too: `GET /bots` still lists it)",
     408: "the request body did not arrive whole within 10 s (`referee serve`)",
     409: "conflicts with the current state: out of turn, stale step, match over, a bot name "
          "already registered (`detail` names its id), a retired bot",
@@ -153,7 +153,9 @@ def paths() -> dict[str, dict]:
         },
         "/bots/{bot_id}": {
             "get": operation("A registered bot", "bots", (200, schemas.BotSchema), (404,),
-                             parameters=[BOT_ID]),
+                             parameters=[BOT_ID],
+                             description="404 too once the bot is retired (`detail` says so; "
+                                         "`GET /bots` still lists it, with `retired_at`)."),
             "patch": operation(
                 "Change a bot's name or URL (admin)", "bots", (200, schemas.BotSchema),
                 (400, 401, 403, 404, 409, 413), body=schemas.BotUpdateSchema,
@@ -164,8 +166,9 @@ def paths() -> dict[str, dict]:
                 "Retire a bot (admin)", "bots", (200, schemas.BotSchema),
                 (401, 403, 404), parameters=[BOT_ID], security="admin",
                 description="No new match or tournament accepts it (409 `bot/retired`); its "
-                            "matches, replays and ratings stay, and it is listed with "
-                            "`retired_at`. Retiring it again changes nothing."),
+                            "matches, replays and ratings stay, and `GET /bots` lists it "
+                            "with `retired_at`, while `/bots/{bot_id}` answers 404. "
+                            "Retiring it again changes nothing."),
         },
         "/bots/{bot_id}/secret": {"post": operation(
             "A new signing secret for a bot (admin)", "bots", (200, schemas.BotCreatedSchema),

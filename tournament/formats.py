@@ -39,12 +39,39 @@ MAX_MATCHES = 5000
 
 
 class SetupError(ValueError):
-    """A tournament that cannot be started, naming the request field at fault."""
+    """A tournament that cannot be started, naming the request field at fault. `in_spec`:
+    the refusal follows from what `openapi.yaml` says of the field alone (a 400); else it
+    depends on other fields or on stored data, which no schema can say (a 422)."""
 
-    def __init__(self, field: str, reason: str):
+    def __init__(self, field: str, reason: str, in_spec: bool = False):
         super().__init__(reason)
         self.field = field
         self.reason = reason
+        self.in_spec = in_spec
+
+
+FORMAT_FIELDS = {  # the request fields each format takes besides the common ones
+    ROUND_ROBIN: {"rounds"},
+    GAUNTLET: {"rounds", "challenger"},
+    SWISS: {"rounds"},
+    SPRT: {"elo0", "elo1", "alpha", "beta", "max_matches", "concurrency"},
+}
+FORMAT_DEFAULTS = {"rounds": 1, "elo0": 0.0, "elo1": 5.0, "alpha": 0.05, "beta": 0.05,
+                   "max_matches": 1000, "concurrency": 16}
+
+
+def check_fields(spec: dict) -> None:
+    """The fields of the request belong to its format (refused by name otherwise), a
+    gauntlet names its challenger, an SPRT's Elo bounds are in order."""
+    kind = spec.get("format", ROUND_ROBIN)
+    foreign = set().union(*FORMAT_FIELDS.values()) - FORMAT_FIELDS[kind]
+    for name in sorted(foreign & set(spec)):
+        raise SetupError(name, f"not a field of the {kind} format")
+    if kind == GAUNTLET and "challenger" not in spec:
+        raise SetupError("challenger", "a gauntlet needs its challenger")
+    if kind == SPRT and spec["elo0"] >= spec["elo1"]:
+        raise SetupError("elo1", f"elo0 ({spec['elo0']}) must be below elo1 "
+                                 f"({spec['elo1']})")
 
 
 def format_of(meta: dict) -> str:

@@ -53,6 +53,7 @@ def create_tournament(store: Store, spec: dict[str, Any]) -> dict:
     `round_robin` and `paired`) and the format's own fields (`tournament.formats`).
     Returns its meta."""
     engine = engines.get(spec["game"])
+    formats.check_fields(spec)
     kind = spec.get("format", formats.ROUND_ROBIN)
     bots = registered_bots(store, formats.entrants(spec), engine.name)
     options = checked_options(engine, spec["players"], spec["options"])
@@ -100,7 +101,8 @@ def checked_options(engine: engines.Game, players: int, options: dict) -> dict:
     try:
         return match_options(engine, players, options)
     except engines.InvalidSetup as error:
-        raise SetupError("options" if options else "players", error.reason) from None
+        raise SetupError("options" if options else "players", error.reason,
+                         in_spec=True) from None
 
 
 def _store_tournament(store: Store, meta: dict, state: dict | None) -> None:

@@ -69,7 +69,7 @@ def change_bot(bot_id: str) -> Response:
 def retire_bot(bot_id: str) -> Response:
     """Retire the bot: no new match or tournament accepts it; its history stays."""
     require_admin()
-    bot = _find_bot(bot_id)
+    bot = _find_bot(bot_id, retired_too=True)
     if not is_retired(bot):
         bot["retired_at"] = utc_now()
         update_bot(services().store, bot)
@@ -86,10 +86,16 @@ def rotate_secret(bot_id: str) -> Response:
     return reply(BotCreatedSchema, {**public_bot(bot), "secret": bot["secret"]})
 
 
-def _find_bot(bot_id: str) -> dict:
+def _find_bot(bot_id: str, retired_too: bool = False) -> dict:
+    """The bot; 404 when there is none, or when it is retired (unless `retired_too`): a
+    retired bot is gone from `/bots/{id}`, while `GET /bots` still lists it."""
     bot = services().store.get_bot(bot_id)
     if bot is None:
         raise not_found(f"bot {bot_id!r}")
+    if is_retired(bot) and not retired_too:
+        raise Problem(404, "bot/retired", "Not Found",
+                      f"bot {bot_id} ({bot['name']}) was retired at {bot['retired_at']}: its "
+                      "matches, replays and ratings stay; GET /bots lists it")
     return bot
 
 

@@ -32,10 +32,9 @@ def create_tournament() -> Response:
         meta = tournaments.create_tournament(store, spec)
     except RetiredBot as error:
         raise conflict("bot/retired", error.reason) from None
-    except SetupError as error:  # players and options are in the spec, the rest is not
-        errors = {error.field: [error.reason]}
-        raise (invalid if error.field in ("players", "options") else unprocessable)(
-            errors) from None
+    except SetupError as error:  # 400 for what the spec says, 422 for what it cannot
+        raise (invalid if error.in_spec else unprocessable)(
+            {error.field: [error.reason]}) from None
     view = tournaments.tournament_view(store, meta["id"], admin=True)
     return reply(TournamentSchema, view, 201, headers={"Location": f"/tournaments/{meta['id']}"})
 

@@ -9,23 +9,20 @@ decisions already recorded); no worker process exits on its own.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 
 import orjson
 import pytest
 import redis
-import redis.asyncio as aioredis
-from apitest import ADMIN, ApiClient, wait_finished
+from apitest import ADMIN, ApiClient, drive_match, wait_finished
 from hardening_procs import wait_status
 from worker_procs import Workers
 
 from referee.app import create_app
 from referee.config import Config
 from referee.redis_server import RedisServer
-from tournament import driver, jobs, ratings, recovery, results
-from tournament.progress import Progress
+from tournament import jobs, ratings, recovery, results
 from tournament.store import Store, lease_key, match_key, ratings_key, tournament_key
 
 
@@ -186,26 +183,14 @@ def test_a_driver_presumed_dead_that_wakes_up_writes_nothing(api, bad_bots, redi
     seats = [{"kind": "bot", "bot_id": api.register_bot(bad_bots.url("/gate"), name=name)}
              for name in ("a", "b")]
     match_id = api.create_match("aladino", seats, seed=8, deadline_ms=20000)["id"]
-    config = Config(redis_url=redis_url, secret="test-secret")
-
-    def drive() -> dict:
-        async def run() -> dict:
-            client = aioredis.Redis.from_url(redis_url)
-            try:
-                return await driver.drive(driver.Context(Progress(client), store, config),
-                                          match_id)
-            finally:
-                await client.aclose()
-
-        return asyncio.run(run())
-
     outcome: dict = {}
-    first = threading.Thread(target=lambda: outcome.update(drive()))
+    first = threading.Thread(target=lambda: outcome.update(drive_match(redis_url, match_id,
+                                                                      "test-secret")))
     first.start()
     assert bad_bots.gate_reached.wait(20)
     store.redis.delete(lease_key(match_id))  # A's lease lapsed
     assert recovery.take_over(store, match_id) == 1
-    assert drive()["status"] == "finished"
+    assert drive_match(redis_url, match_id, "test-secret")["status"] == "finished"
     stored = store.redis.get(match_key(match_id, "replay"))
     bad_bots.gate.set()
     first.join(timeout=30)

@@ -20,7 +20,10 @@ from openapi_core import OpenAPI
 from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
 
 import engines
+from referee.config import Config
+from tournament import driver
 from tournament.progress import Progress
+from tournament.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_PATH = ROOT / "openapi.yaml"
@@ -152,3 +155,19 @@ def store_finished(redis_url: str, match_id: str, record: dict) -> None:
             await client.aclose()
 
     asyncio.run(finish())
+
+
+def drive_match(redis_url: str, match_id: str, secret: str = "") -> dict:
+    """One match job's work, in this thread: drive the stored match as far as it goes
+    (`tournament.driver`, on a fresh event loop); its summary."""
+
+    async def run() -> dict:
+        client = aioredis.Redis.from_url(redis_url)
+        try:
+            context = driver.Context(Progress(client), Store.from_url(redis_url),
+                                     Config(redis_url=redis_url, secret=secret))
+            return await driver.drive(context, match_id)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(run())

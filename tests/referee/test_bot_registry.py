@@ -50,7 +50,8 @@ def test_patch_changes_name_and_url_checked_as_at_registration(api, bot_server):
     assert outside.status_code == 403 and list(outside.get_json()["errors"]) == ["url"]
     odd = api.request("PATCH", path, json={"url": "http://user:pw@127.0.0.1/bot"}, token=ADMIN)
     assert odd.status_code == 400 and list(odd.get_json()["errors"]) == ["url"]
-    assert api.request("PATCH", path, json={}, token=ADMIN).status_code == 400
+    unchanged = api.request("PATCH", path, json={}, token=ADMIN)
+    assert unchanged.status_code == 200 and unchanged.get_json() == changed.get_json()
     assert api.request("PATCH", path, json={"games": ["caravans"]}, token=ADMIN).status_code == 400
     taken = api.request("PATCH", path, json={"name": "TWO"}, token=ADMIN)
     assert taken.status_code == 409 and two["id"] in taken.get_json()["detail"]
@@ -73,6 +74,10 @@ def test_a_retired_bot_plays_nothing_new_and_keeps_its_history(api, bot_server, 
     assert retired["retired_at"] and {**retired, "retired_at": None} == bot
     assert api.request("DELETE", path, token=ADMIN).get_json() == retired, "idempotent"
     assert api.request("DELETE", "/bots/bot-nope", token=ADMIN).status_code == 404
+    gone = api.get(path)
+    assert gone.status_code == 404 and gone.get_json()["type"].endswith("bot/retired")
+    assert api.request("PATCH", path, json={"name": "x"}, token=ADMIN).status_code == 404
+    assert api.post(f"{path}/secret", token=ADMIN).status_code == 404
 
     refused = api.post("/matches", token=ADMIN, json={"game": "aladino", "seats": seats})
     assert refused.status_code == 409 and refused.get_json()["type"].endswith("bot/retired")

@@ -14,19 +14,15 @@ the LLR falls below log(β/(1 - α)) = -2.94 after 6 pairs. Neither outcome depe
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections import Counter
 from math import comb
 
 import pytest
-import redis.asyncio as aioredis
-from apitest import ADMIN, wait_finished
+from apitest import ADMIN, drive_match, wait_finished
 from tournament_checks import repeat_free_round_exists
 
-from referee.config import Config
-from tournament import driver, formats, jobs, ratings, sprt
-from tournament.progress import Progress
+from tournament import formats, jobs, ratings, sprt
 from tournament.store import Store
 
 SPRT_TEST = {"elo0": 0, "elo1": 150, "max_matches": 80, "concurrency": 4,
@@ -137,7 +133,7 @@ def test_a_pair_is_scheduled_once_however_many_processes_advance_at_once(
     for pair in range(3):
         ids = view_of(api, view["id"])["matches"]
         assert len(ids) == 2 * (pair + 1), "one pair in flight, queued once"
-        race = [threading.Thread(target=drive, args=(config.redis_url, store, m))
+        race = [threading.Thread(target=drive_match, args=(config.redis_url, m))
                 for m in ids[-2:]]
         race += [threading.Thread(target=formats.advance, args=(store, view["id"]))
                  for _ in range(8)]
@@ -215,25 +211,28 @@ def test_swiss_pairs_by_points_without_repeats_and_orders_ties_by_buchholz(
     assert keys == sorted(keys)
 
 
-@pytest.mark.parametrize(("change", "field", "reason"), [
-    ({"format": "sprt", "bots": 3}, "bots", "exactly 2"),
-    ({"format": "sprt", "elo0": 5, "elo1": 5}, "elo1", "below elo1"),
-    ({"format": "sprt", "alpha": 0}, "alpha", ""),
-    ({"format": "sprt", "beta": 0.5}, "beta", ""),
-    ({"format": "sprt", "players": 3}, "players", "2-seat"),
-    ({"format": "sprt", "rounds": 3}, "rounds", "not a field of the sprt format"),
-    ({"format": "sprt", "max_matches": 1}, "max_matches", ""),
-    ({"format": "sprt", "elo1": 1e300}, "elo1", ""),
-    ({"format": "gauntlet"}, "challenger", "needs its challenger"),
-    ({"format": "gauntlet", "challenger": 0}, "challenger", "not part of its own field"),
+@pytest.mark.parametrize(("change", "field", "reason", "status"), [
+    ({"format": "sprt", "bots": 3}, "bots", "exactly 2", 422),
+    ({"format": "sprt", "elo0": 5, "elo1": 5}, "elo1", "below elo1", 422),
+    ({"format": "sprt", "alpha": 0}, "alpha", "", 400),
+    ({"format": "sprt", "beta": 0.5}, "beta", "", 400),
+    ({"format": "sprt", "players": 3}, "players", "2 players", 422),
+    ({"format": "sprt", "rounds": 3}, "rounds", "not a field of the sprt format", 422),
+    ({"format": "sprt", "max_matches": 1}, "max_matches", "", 400),
+    ({"format": "sprt", "elo1": 1e300}, "elo1", "", 400),
+    ({"format": "gauntlet"}, "challenger", "needs its challenger", 422),
+    ({"format": "gauntlet", "challenger": 0}, "challenger", "not part of its own field", 422),
     ({"format": "gauntlet", "challenger": 2, "bots": 2, "players": 1, "game": "aldabas",
-      "options": {"mode": "solo"}}, "players", "at least 2"),
-    ({"format": "swiss", "players": 3}, "players", "2 players"),
-    ({"elo0": 1}, "elo0", "not a field of the round_robin format"),
-    ({"format": "knockout"}, "format", ""),
-    ({"deals": "shuffled"}, "deals", ""),
+      "options": {"mode": "solo"}}, "players", "at least 2", 422),
+    ({"format": "swiss", "players": 3}, "players", "2 players", 422),
+    ({"elo0": 1}, "elo0", "not a field of the round_robin format", 422),
+    ({"format": "knockout"}, "format", "", 400),
+    ({"deals": "shuffled"}, "deals", "", 400),
 ])
-def test_format_fields_are_validated_and_named(api, register_bots, change, field, reason):
+def test_format_fields_are_validated_and_named(api, register_bots, change, field, reason,
+                                               status):
+    """400 for what the spec says of a field alone; 422 for what depends on the other
+    fields (the format) or on the registered bots, which no schema can say."""
     bots = register_bots(3)
     body = {"game": "aladino", "bots": bots[:2], **change}
     if isinstance(change.get("bots"), int):
@@ -241,22 +240,7 @@ def test_format_fields_are_validated_and_named(api, register_bots, change, field
     if isinstance(change.get("challenger"), int):
         body["challenger"] = bots[change["challenger"]]
     response = api.post("/tournaments", token=ADMIN, json=body)
-    # 400 for what the spec can say; 422 for what it cannot (which bots are in the field)
-    status = 422 if reason == "not part of its own field" else 400
     assert response.status_code == status, response.get_json()
     errors = response.get_json()["errors"]
     assert field in errors and reason in str(errors[field]), errors
 
-
-def drive(redis_url: str, store: Store, match_id: str) -> dict:
-    """One match job's work, in this thread: drive the match to its end."""
-    async def run() -> dict:
-        client = aioredis.Redis.from_url(redis_url)
-        try:
-            context = driver.Context(Progress(client), store, Config(redis_url=redis_url,
-                                                                     secret="s"))
-            return await driver.drive(context, match_id)
-        finally:
-            await client.aclose()
-
-    return asyncio.run(run())

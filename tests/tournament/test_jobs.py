@@ -15,6 +15,7 @@ import zlib
 import pytest
 import redis
 import redis.asyncio as aioredis
+from apitest import drive_match
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 from rq.job import Job
@@ -22,7 +23,6 @@ from rq.serializers import JSONSerializer
 
 import engines
 from referee.botclient import BotReply
-from referee.config import Config
 from referee.redis_server import free_port
 from referee.runner import FailurePolicy, MatchPlay
 from tournament import driver
@@ -56,20 +56,6 @@ def stored_match(store: Store, match_id: str = "m-job", policy: str = "random",
     return meta
 
 
-def drive(redis_url: str, store: Store, match_id: str) -> dict:
-    """One job's work: drive the match as far as it goes, on a fresh event loop."""
-    async def run() -> dict:
-        client = aioredis.Redis.from_url(redis_url)
-        try:
-            context = driver.Context(Progress(client), store, Config(redis_url=redis_url,
-                                                                     secret="s"))
-            return await driver.drive(context, match_id)
-        finally:
-            await client.aclose()
-
-    return asyncio.run(run())
-
-
 def without_timings(record: dict) -> dict:
     """The record as it depends on the answers only: no times, no chain or signature
     (both cover the times), no match id."""
@@ -90,12 +76,12 @@ def test_the_job_payload_is_json_not_pickle(store):
 
 def test_a_match_is_played_once_and_a_finished_match_is_not_replayed(redis_url, store):
     stored_match(store)
-    summary = drive(redis_url, store, "m-job")
+    summary = drive_match(redis_url, "m-job")
     match = store.get_match("m-job")
     assert match["status"] == MatchStatus.FINISHED and summary["result"] == match["result"]
     record = store.get_replay("m-job")
     assert record["strikes"][0] > 0 and record["forfeit"] is None
-    assert drive(redis_url, store, "m-job") == {"match_id": "m-job", "status": "finished"}
+    assert drive_match(redis_url, "m-job") == {"match_id": "m-job", "status": "finished"}
     assert store.get_replay("m-job") == record
     for part in ("live", "steps", "lease"):
         assert not store.redis.exists(f"referee:match:m-job:{part}"), part
@@ -106,7 +92,7 @@ def test_a_match_continues_from_its_recorded_steps_as_if_never_interrupted(redis
     """A driver that died after 7 steps: the next one keeps them and plays on; the replay
     is the one an uninterrupted run with the same answers makes."""
     stored_match(store, "m-whole")
-    drive(redis_url, store, "m-whole")
+    drive_match(redis_url, "m-whole")
     whole = store.get_replay("m-whole")
     meta = stored_match(store, "m-cut")
 
@@ -133,7 +119,7 @@ def test_a_match_continues_from_its_recorded_steps_as_if_never_interrupted(redis
 
     recorded = asyncio.run(die_after(7))
     store.redis.delete(lease_key("m-cut"))  # the dead driver's lease lapses
-    drive(redis_url, store, "m-cut")
+    drive_match(redis_url, "m-cut")
     resumed = store.get_replay("m-cut")
     assert resumed["steps"][:7] == recorded
     assert resumed["started_at"] == "2026-01-01T00:00:00Z"
@@ -174,7 +160,7 @@ def test_a_driver_that_lost_its_lease_writes_nothing(redis_url, store):
 def test_a_match_whose_bot_is_gone_fails_with_a_plain_message(redis_url, store):
     stored_match(store, bot_id="bot-gone")
     with pytest.raises(LookupError, match="bot-gone"):
-        drive(redis_url, store, "m-job")
+        drive_match(redis_url, "m-job")
     match = store.get_match("m-job")
     assert match["status"] == MatchStatus.FAILED and "internal error" in match["error"]
     assert not store.redis.exists(lease_key("m-job"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Flask
 
+from tournament.archive import ReplayArchive
 from tournament.store import Store
 
 from . import problems, ui
@@ -30,7 +31,9 @@ def create_app(config: Config | None = None) -> Flask:
     config = config or Config.from_env()
     app = Flask("referee")
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
-    app.extensions["referee"] = Services(config=config, store=Store.from_url(config.redis_url))
+    archive = ReplayArchive(config.archive_dir) if config.archive_dir else None
+    store = Store.from_url(config.redis_url, archive)
+    app.extensions["referee"] = Services(config=config, store=store)
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
     problems.register(app)

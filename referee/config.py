@@ -18,6 +18,8 @@
   at once, unless `--concurrency` says otherwise
 - `REFEREE_PUBLIC_URL` (default `http://127.0.0.1:8000`): the API's address as bots reach
   it, for the `replay_url` of the result notice sent to bots after each match
+- `REFEREE_ARCHIVE_DIR` (optional): where `referee archive` moves finished replays, and
+  where the API reads them back (the same directory on every machine: docs/operations.md)
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ class Config:
     bot_max_matches: int = DEFAULT_BOT_MAX_MATCHES
     public_url: str = DEFAULT_PUBLIC_URL
     worker_concurrency: int = DEFAULT_CONCURRENCY
+    archive_dir: str = ""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -77,6 +80,7 @@ class Config:
             public_url=env.get("REFEREE_PUBLIC_URL") or DEFAULT_PUBLIC_URL,
             worker_concurrency=_setting(env, "REFEREE_WORKER_CONCURRENCY", positive_int,
                                         DEFAULT_CONCURRENCY),
+            archive_dir=env.get("REFEREE_ARCHIVE_DIR", "").strip(),
         )
 
     def bot_url_problem(self, url: str) -> str | None:

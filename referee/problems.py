@@ -16,6 +16,8 @@ from flask import Flask, Response
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
+from .compact import StoredReplayError
+
 log = logging.getLogger(__name__)
 
 MEDIA_TYPE = "application/problem+json"
@@ -119,6 +121,14 @@ def register(app: Flask) -> None:
         log.error("Redis unreachable: %s", error)
         return problem_response(Problem(503, "redis/unreachable", "Service Unavailable",
                                         "the referee's Redis does not answer"))
+
+    @app.errorhandler(StoredReplayError)
+    def handle_unreadable_replay(error: StoredReplayError) -> Response:
+        log.error("stored replay unreadable: %s", error)
+        return problem_response(Problem(
+            503, "replay/unavailable", "Service Unavailable",
+            "the stored replay cannot be read by this server now (an archived replay out of "
+            "reach, or one stored under another engine version); the error is logged"))
 
     @app.errorhandler(Exception)
     def handle_unexpected(error: Exception) -> Response:

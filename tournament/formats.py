@@ -30,7 +30,7 @@ from typing import Any
 import redis
 
 from . import pairing, ratings, scheduling, sprt, swiss
-from .store import Store, dumps, loads, match_key, tournament_key
+from .store import Store, dumps, loads, match_meta, tournament_key
 
 ROUND_ROBIN, SPRT, GAUNTLET, SWISS = "round_robin", "sprt", "gauntlet", "swiss"
 FORMATS = (ROUND_ROBIN, SPRT, GAUNTLET, SWISS)
@@ -240,7 +240,7 @@ def _advance_sprt(store: Store, pipe: redis.client.Pipeline, meta: dict, state: 
 
 def _index_of(pipe: redis.client.Pipeline, tournament_id: str, match_id: str) -> int | None:
     """The match's place in its tournament (its `tournament_index`)."""
-    meta = loads(pipe.hget(match_key(match_id), "meta"))
+    meta = match_meta(pipe, match_id)
     if meta is None or meta.get("tournament_id") != tournament_id:
         return None
     return meta["tournament_index"]

@@ -246,7 +246,7 @@ class Progress:
         and release the lease, atomically."""
         await self._fenced(self._end, _end_keys(match_id, seats), [
             holder, match_id, MatchStatus.FINISHED.value, compact.encode(record),
-            "result", orjson.dumps(record["result"]), "forfeit", orjson.dumps(record["forfeit"]),
+            "result", compact.pack(record["result"]), "forfeit", orjson.dumps(record["forfeit"]),
             "finished_at", record["finished_at"]], (record["game"], MatchStatus.FINISHED))
 
     async def fail(self, match_id: str, game: str, holder: str, error: str, finished_at: str,

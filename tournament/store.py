@@ -1,29 +1,37 @@
 """Everything the referee keeps in Redis, and every Redis key it uses, built in one place.
 
-Values are JSON (orjson), never a Python-only format. Keys, all under the prefix `referee:`:
+Values are JSON (orjson), never a Python-only format; the bigger values of a match are
+stored compactly (`referee.compact`: deflated with a preset dictionary, read back as they
+were written; plain JSON written by earlier versions reads as it is). Keys, all under the
+prefix `referee:`:
 
 - `bot:{id}` (string): a registered bot; `bots` (sorted set): bot ids by registration time
-- `match:{id}` (hash): `meta` (JSON, fixed at creation), `status`, `step`, `to_move`,
-  `result`, `forfeit`, `error`, `started_at`, `finished_at`, `attempt` (after a dead worker),
-  while it runs `asked_at` (Redis time in ms when the current decision was put) and
-  `parked` (the step a parked match waits at for its pull seat), `deadline_timer` (the
-  timer set at that seat's deadline), `wakes` and `deferrals` (counters that make those
-  jobs' ids unique)
+- `match:{id}` (hash): `meta` (packed JSON, fixed at creation), `status`, `step`, `to_move`,
+  `result` (packed JSON), `forfeit`, `error`, `started_at`, `finished_at`, `attempt`
+  (after a dead worker), while it runs `asked_at` (Redis time in ms when the current
+  decision was put) and `parked` (the step a parked match waits at for its pull seat),
+  `deadline_timer` (the timer set at that seat's deadline), `wakes` and `deferrals`
+  (counters that make those jobs' ids unique). Once its replay is archived
+  (`tournament.archive`) only `status` and `archived` (packed: everything `get_match`
+  answers, and `archive`, the replay's file under REFEREE_ARCHIVE_DIR) are left
 - `match:{id}:tokens` (hash): seat -> sha256 of its token (the token is never stored)
 - `match:{id}:live` (string): `{"step", "state"}`, the state the current decision is asked in
   (while the match runs: with the steps, it is what a worker continues the match from)
 - `match:{id}:steps` (list): step records as they are played (while the match runs)
 - `match:{id}:replay` (string): the finished replay record in its stored form
-  (`referee.compact`)
+  (`referee.compact`), until it is archived
 - `match:{id}:inbox:{seat}` (list): moves posted by a pull seat's client, `{"step", "action"}`
-- `match:{id}:claim:{step}` (string): set by the first move accepted for that step
-- `match:{id}:applied:{step}` (list): pushed once the runner has moved past that step
+- `match:{id}:claim:{step}` (string, expires): set by the first move accepted for that step
+- `match:{id}:applied:{step}` (list, expires): pushed once the runner has moved past that
+  step (popped by the request waiting for it)
 - `matches`, `matches:{game}` (sorted sets): match ids by creation time, all and per game
 - `match:{id}:lease` (string, expires): the driver playing the match, renewed while it runs
 - `match:{id}:events` (pub/sub channel, no key): each recorded step's number, then "end"
 - `running` (sorted set): matches with a driver (not parked), for the recovery sweep
 - `timers` (sorted set): `"{match id} {reason}"` by when (Redis time, ms) the match's job
   `reason` is to be queued (`tournament.jobs`)
+- `archive:cursor:{game}` (string): a creation time (the score in `matches:{game}`) before
+  which every match of the game is archived or has nothing to archive (failed)
 - `tournament:{id}` (hash): `meta` (JSON), `finished_at`, `ratings` (JSON, at the end)
 - `tournament:{id}:matches` (list): match ids in schedule order
 - `tournament:{id}:done` / `tournament:{id}:failed` (sets): match ids counted as played / failed
@@ -34,8 +42,9 @@ Values are JSON (orjson), never a Python-only format. Keys, all under the prefix
 - `ratings:{game}:results` (list): rated results in the order they were counted
 - `ratings:{game}:history:{bot}` (list): `[n, rating]` after each of the bot's rated matches
 - `ratings:{game}:intervals` (hash): bot id -> its latest tournament's Bradley-Terry row
-- `ratings:{game}:page` (string): the last `GET /ratings/{game}` answer, `{version}\n{JSON}`,
-  valid while the version (rated results counted, intervals) is unchanged
+- `ratings:{game}:page` (string): the leaderboard's rows as `GET /ratings/{game}` answers
+  them, `{version}\n{row}\n{row}...`, valid while the version (rated results counted,
+  intervals) is unchanged
 - `ratelimit:moves:{token sha256}:{window}` (string, expires): moves posted with one seat
   token in one fixed window of the move rate limit
 - `bot:{id}:playing` (set): the matches holding one of the bot's concurrent-match slots
@@ -50,7 +59,7 @@ import hmac
 import secrets
 import time
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import redis
@@ -60,11 +69,15 @@ from redis.retry import Retry
 from referee import compact
 from referee.replay import utc_now
 
+if TYPE_CHECKING:
+    from .archive import ReplayArchive
+
 PREFIX = "referee:"
 MATCH_QUEUE = "referee-matches"
 QUEUES = (MATCH_QUEUE,)
 SIGNAL_TTL_S = 3600
 RETRIES = 3
+ARCHIVED = "archived"  # the one field besides `status` of an archived match's hash
 
 
 class MatchStatus(StrEnum):
@@ -150,6 +163,10 @@ def timers_key() -> str:
     return f"{PREFIX}timers"
 
 
+def archive_cursor_key(game: str) -> str:
+    return f"{PREFIX}archive:cursor:{game}"
+
+
 def tournaments_key() -> str:
     return f"{PREFIX}tournaments"
 
@@ -192,22 +209,31 @@ def loads(data: bytes | None) -> Any:
 
 
 def match_fields(fields: dict[bytes, bytes]) -> dict | None:
-    """A match hash as `Store.get_match` answers it: meta merged with the status fields."""
+    """A match hash as `Store.get_match` answers it: meta merged with the status fields
+    (an archived match: its packed summary, with `archive`, the replay's file)."""
     if not fields:
         return None
     text = {k.decode(): v for k, v in fields.items()}
-    match = loads(text["meta"])
+    if ARCHIVED in text:
+        return compact.unpack(text[ARCHIVED])
+    match = compact.unpack(text["meta"])
     match.update(
         status=text["status"].decode(),
         step=int(text["step"]),
         to_move=loads(text.get("to_move")),
-        result=loads(text.get("result")),
+        result=compact.unpack(text.get("result")),
         forfeit=loads(text.get("forfeit")),
         error=text["error"].decode() if "error" in text else None,
         started_at=text["started_at"].decode() if "started_at" in text else None,
         finished_at=text["finished_at"].decode() if "finished_at" in text else None,
     )
     return match
+
+
+def match_meta(client: redis.Redis | redis.client.Pipeline, match_id: str) -> dict | None:
+    """The match's meta (archived or not) read on `client`, e.g. a pipeline in WATCH."""
+    meta, archived = client.hmget(match_key(match_id), "meta", ARCHIVED)
+    return compact.unpack(meta if meta is not None else archived)
 
 
 def _seat_of(tokens: dict[bytes, bytes], token: str) -> int | None:
@@ -234,16 +260,18 @@ return 0
 class Store:
     """The referee's Redis data: bots, matches, live states, pull moves, replays."""
 
-    def __init__(self, client: redis.Redis):
+    def __init__(self, client: redis.Redis, archive: ReplayArchive | None = None):
         self.redis = client
+        self.archive = archive
         self._claim_and_push = client.register_script(CLAIM_AND_PUSH)
 
     @classmethod
-    def from_url(cls, url: str) -> Store:
+    def from_url(cls, url: str, archive: ReplayArchive | None = None) -> Store:
         """A client that retries briefly (under a second in all), so an unreachable Redis
-        turns into a quick 503 rather than a hanging request."""
+        turns into a quick 503 rather than a hanging request; `archive` reads the replays
+        moved out of Redis (`referee archive`)."""
         retry = Retry(ExponentialBackoff(cap=0.4, base=0.05), RETRIES)
-        return cls(redis.Redis.from_url(url, retry=retry))
+        return cls(redis.Redis.from_url(url, retry=retry), archive)
 
     def ping(self) -> bool:
         try:
@@ -268,8 +296,17 @@ class Store:
         return [loads(raw) for raw in self.redis.mget([bot_key(i) for i in bot_ids])]
 
     def list_bots(self) -> list[dict]:
-        ids = self.redis.zrange(bots_key(), 0, -1)
-        return [bot for bot in self.get_bots([i.decode() for i in ids]) if bot]
+        """Every registered bot, by registration time."""
+        return self.bot_page(0, -1)[0]
+
+    def bot_page(self, offset: int, limit: int) -> tuple[list[dict], int]:
+        """One page of the bots by registration time (`limit` -1: all after `offset`), and
+        how many there are."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zrange(bots_key(), offset, offset + limit - 1 if limit >= 0 else -1)
+            pipe.zcard(bots_key())
+            ids, total = pipe.execute()
+        return [bot for bot in self.get_bots([i.decode() for i in ids]) if bot], total
 
     # ----- matches -----------------------------------------------------------------
     def create_match(self, meta: dict, state: dict, to_move: int | None,
@@ -284,7 +321,7 @@ class Store:
             return
         match_id = meta["id"]
         pipe.hset(match_key(match_id), mapping={
-            "meta": dumps(meta), "status": MatchStatus.QUEUED.value, "step": 0,
+            "meta": compact.pack(meta), "status": MatchStatus.QUEUED.value, "step": 0,
             "to_move": dumps(to_move),
         })
         if token_digests:
@@ -337,16 +374,39 @@ class Store:
     def steps(self, match_id: str) -> list[dict]:
         return [loads(raw) for raw in self.redis.lrange(match_key(match_id, "steps"), 0, -1)]
 
-    def get_replay(self, match_id: str) -> dict | None:
-        """The finished match's sealed replay (`referee.compact.StoredReplayError` when
-        it cannot be read back)."""
-        data = self.redis.get(match_key(match_id, "replay"))
+    def get_replay(self, match: dict) -> dict | None:
+        """The finished match's sealed replay, from Redis or from the archive
+        (`referee.compact.StoredReplayError` when it cannot be read back here)."""
+        data, archived = self._stored_replay(match)
+        if archived is not None:
+            return self._archived_replay(match["id"], archived)
         return None if data is None else compact.decode(data)
 
-    def get_replay_steps(self, match_id: str) -> dict | None:
-        """The finished match's replay without its per-step state hashes (no re-run)."""
-        data = self.redis.get(match_key(match_id, "replay"))
+    def get_replay_steps(self, match: dict) -> dict | None:
+        """The finished match's replay, its steps without state hashes unless archived (no
+        re-run)."""
+        data, archived = self._stored_replay(match)
+        if archived is not None:
+            return self._archived_replay(match["id"], archived)
         return None if data is None else compact.decode_steps(data)
+
+    def _stored_replay(self, match: dict) -> tuple[bytes | None, str | None]:
+        """(the stored form in Redis, None) or (None, the archive file): the archiver
+        replaces one with the other atomically, so one transaction sees one of them."""
+        if "archive" in match:
+            return None, match["archive"]
+        with self.redis.pipeline() as pipe:
+            pipe.get(match_key(match["id"], "replay"))
+            pipe.hget(match_key(match["id"]), ARCHIVED)
+            data, archived = pipe.execute()
+        return data, None if archived is None else compact.unpack(archived)["archive"]
+
+    def _archived_replay(self, match_id: str, relative: str) -> dict:
+        if self.archive is None:
+            raise compact.StoredReplayError(
+                f"the replay of match {match_id} is archived ({relative}) and this process "
+                "has no REFEREE_ARCHIVE_DIR")
+        return self.archive.read(relative, match_id)
 
     # ----- limits ------------------------------------------------------------------
     def count_move(self, token: str, limit: int, window_s: int, now: float) -> float | None:
@@ -361,11 +421,12 @@ class Store:
             count, _ = pipe.execute()
         return None if count <= limit else (window + 1) * window_s - now
 
-    # ----- the leaderboard's answer, kept ------------------------------------------
-    def kept_ratings_page(self, game: str) -> tuple[str, bytes | None]:
-        """(the version of the game's ratings, the answer kept for that version or None).
+    # ----- ratings ----------------------------------------------------------------
+    def kept_leaderboard(self, game: str) -> tuple[str, list[bytes] | None]:
+        """(the version of the game's ratings, the leaderboard rows kept for that version
+        or None).
 
-        The version changes whenever the answer may: a rated match counted (the results
+        The version changes whenever the rows may: a rated match counted (the results
         list grows, with Elo, games and history, in the same transaction) or a tournament's
         intervals stored. Bots are never renamed."""
         with self.redis.pipeline(transaction=False) as pipe:
@@ -378,13 +439,24 @@ class Store:
         version = f"{counted}/{digest}"
         if kept is None:
             return version, None
-        kept_version, _, page = kept.partition(b"\n")
-        return version, page if kept_version.decode() == version else None
+        kept_version, *rows = kept.split(b"\n")
+        return version, rows if kept_version.decode() == version else None
 
-    def keep_ratings_page(self, game: str, version: str, page: bytes) -> None:
-        """Keep an answer built after reading `version` (a count in between only makes it
-        look older than it is, so it is rebuilt on the next read, never served stale)."""
-        self.redis.set(ratings_key(game, "page"), version.encode() + b"\n" + page)
+    def keep_leaderboard(self, game: str, version: str, rows: list[bytes]) -> None:
+        """Keep rows (JSON, one line each) built after reading `version` (a count in
+        between only makes them look older than they are, so they are rebuilt on the next
+        read, never served stale)."""
+        self.redis.set(ratings_key(game, "page"), b"\n".join([version.encode(), *rows]))
+
+    def rating_history(self, game: str, bot_id: str, offset: int,
+                       limit: int) -> tuple[list[list], int]:
+        """One page of the bot's `[n, Elo]` points, oldest first, and how many it has."""
+        key = history_key(game, bot_id)
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.lrange(key, offset, offset + limit - 1)
+            pipe.llen(key)
+            points, total = pipe.execute()
+        return [loads(point) for point in points], total
 
     # ----- pull seats --------------------------------------------------------------
     def post_move(self, match_id: str, seat: int, step: int, action: dict) -> bool:

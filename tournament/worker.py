@@ -133,7 +133,7 @@ class MatchWorker(BaseWorker):
         """Register the job as started (rq's bookkeeping) and hand it to the event loop."""
         try:
             execution = self.prepare_execution(job)
-            self.prepare_job_execution(job)
+            self.prepare_job_execution(job, remove_from_intermediate_queue=len(self.queues) == 1)
             job.started_at = now()
         except BaseException:
             self.free_slots.release()

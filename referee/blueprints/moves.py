@@ -72,7 +72,7 @@ def _seat_request(match_id: str) -> tuple[dict, int, dict]:
 
 def _final_state(match: dict) -> dict:
     """A finished match keeps no live state: its last one, re-run from the replay."""
-    record = services().store.get_replay(match["id"])
+    record = services().store.get_replay(match)
     engine = engines.get(match["game"])
     steps = len(record["steps"])
     return {"step": steps, "state": state_before(engine, record, steps)}

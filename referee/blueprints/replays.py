@@ -98,7 +98,7 @@ def _readable_record(match: dict) -> dict:
     if secret_deals(services().store, [match]):
         require_admin()
     if match["status"] == MatchStatus.FINISHED:
-        return services().store.get_replay(match["id"])
+        return services().store.get_replay(match)
     require_admin()
     return live_record(match)
 

@@ -14,6 +14,7 @@ Exit status, with the last line printed:
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
 import sys
 from pathlib import Path
@@ -29,11 +30,21 @@ HELP = ("re-run a replay file through the engine and check its hashes, result an
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, help="a replay record (JSON), e.g. from "
+    parser.add_argument("file", type=Path, help="a replay record (JSON, or gzipped JSON as "
+                                                "`referee archive` writes it), e.g. from "
                                                 "GET /matches/{id}/replay")
     parser.add_argument("--key", action="append", default=[], metavar="SECRET",
                         help="a signing secret to check the signature with (repeatable; "
                              "default: REFEREE_SECRET when set)")
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def read_record(path: Path) -> bytes:
+    """The file's JSON, gunzipped when it is gzip (an archived replay)."""
+    data = path.read_bytes()
+    return gzip.decompress(data) if data[:2] == GZIP_MAGIC else data
 
 
 SIGNATURE_VERDICTS = {
@@ -61,14 +72,14 @@ def run(args: argparse.Namespace) -> int:
     keys = args.key or ([os.environ["REFEREE_SECRET"]] if os.environ.get("REFEREE_SECRET")
                         else [])
     try:
-        record = orjson.loads(args.file.read_bytes())
+        record = orjson.loads(read_record(args.file))
         errors = ReplaySubmissionSchema().validate(record) if isinstance(record, dict) else {
             "_file": ["a replay record is a JSON object"]}
         if errors:
             print(f"error: {args.file} is not a replay record: {errors}", file=sys.stderr)
             return 2
         report = verify(record, keys)
-    except (OSError, orjson.JSONDecodeError, UnsupportedReplay) as error:
+    except (OSError, EOFError, orjson.JSONDecodeError, UnsupportedReplay) as error:
         print(f"error: cannot verify {args.file}: {error}", file=sys.stderr)
         return 2
     print(f"replay {record.get('match_id')} ({record['game']} {record['game_version']}): "

@@ -79,10 +79,10 @@ def test_a_match_is_played_once_and_a_finished_match_is_not_replayed(redis_url, 
     summary = drive_match(redis_url, "m-job")
     match = store.get_match("m-job")
     assert match["status"] == MatchStatus.FINISHED and summary["result"] == match["result"]
-    record = store.get_replay("m-job")
+    record = store.get_replay(store.get_match("m-job"))
     assert record["strikes"][0] > 0 and record["forfeit"] is None
     assert drive_match(redis_url, "m-job") == {"match_id": "m-job", "status": "finished"}
-    assert store.get_replay("m-job") == record
+    assert store.get_replay(store.get_match("m-job")) == record
     for part in ("live", "steps", "lease"):
         assert not store.redis.exists(f"referee:match:m-job:{part}"), part
     assert not store.redis.zscore(running_key(), "m-job")
@@ -93,7 +93,7 @@ def test_a_match_continues_from_its_recorded_steps_as_if_never_interrupted(redis
     is the one an uninterrupted run with the same answers makes."""
     stored_match(store, "m-whole")
     drive_match(redis_url, "m-whole")
-    whole = store.get_replay("m-whole")
+    whole = store.get_replay(store.get_match("m-whole"))
     meta = stored_match(store, "m-cut")
 
     async def die_after(steps: int) -> list[dict]:
@@ -120,7 +120,7 @@ def test_a_match_continues_from_its_recorded_steps_as_if_never_interrupted(redis
     recorded = asyncio.run(die_after(7))
     store.redis.delete(lease_key("m-cut"))  # the dead driver's lease lapses
     drive_match(redis_url, "m-cut")
-    resumed = store.get_replay("m-cut")
+    resumed = store.get_replay(store.get_match("m-cut"))
     assert resumed["steps"][:7] == recorded
     assert resumed["started_at"] == "2026-01-01T00:00:00Z"
     assert len(resumed["steps"]) == len(whole["steps"])

@@ -32,6 +32,15 @@ class Client:
     def get(self, path: str) -> dict:
         return self._check(self.session.get(self.base + path, timeout=30))
 
+    def get_all(self, path: str, key: str, page: int = 200) -> list[dict]:
+        """Every item of a paged list (`key` of each page), a page at a time."""
+        items: list[dict] = []
+        while True:
+            answer = self.get(f"{path}?offset={len(items)}&limit={page}")
+            items += answer[key]
+            if not answer[key] or len(items) >= answer["total"]:
+                return items
+
     def post(self, path: str, body: dict) -> dict:
         return self._check(self.session.post(self.base + path, json=body, timeout=60))
 

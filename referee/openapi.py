@@ -43,6 +43,10 @@ ERROR_TEXT = {
     500: "internal error (no internals are disclosed)",
     503: "Redis is unreachable",
 }
+REPLAY_503 = ("Redis is unreachable, or the stored replay is out of this server's reach (an "
+              "archived replay without REFEREE_ARCHIVE_DIR, or one stored under another "
+              "engine version)")
+PAGE = {"in": "query", "schema": schemas.ListQuerySchema}
 
 URI_TOO_LONG = ("request line over 4094 bytes: refused by the HTTP server (gunicorn) before "
                 "the API sees it, as HTML")
@@ -60,14 +64,17 @@ def operation(summary: str, tag: str, ok: tuple[int, type | dict | None],
               errors: tuple[int, ...],
               *, body: type | None = None, security: str | None = None,
               optional_security: bool = False, parameters: list | None = None,
-              description: str | None = None, links: dict | None = None) -> dict:
+              description: str | None = None, links: dict | None = None,
+              error_text: dict[int, str] | None = None) -> dict:
     """One operation: its success response (with the operations its answer `links` to),
-    its problem responses, body and security."""
+    its problem responses (`error_text` says what a status means here, when it differs),
+    body and security."""
     responses = {str(ok[0]): _success(ok[1])}
     if links:
         responses[str(ok[0])]["links"] = links
+    text = {**ERROR_TEXT, **(error_text or {})}
     for status in sorted({*errors, 500, *((408,) if body else ())}):
-        responses[str(status)] = {"description": ERROR_TEXT[status],
+        responses[str(status)] = {"description": text[status],
                                   "content": {MEDIA_TYPE: {"schema": schemas.ProblemSchema}}}
     responses["414"] = {"description": URI_TOO_LONG, "content": {"text/html": {
         "schema": {"type": "string"}}}}
@@ -148,8 +155,8 @@ def paths() -> dict[str, dict]:
                                           "naming that bot's id. The answer holds the bot's "
                                           "`secret`, the key of the signatures on the "
                                           "referee's requests: shown here only."),
-            "get": operation("The registered bots, retired ones included", "bots",
-                             (200, schemas.BotListSchema), ()),
+            "get": operation("The registered bots, retired ones included (a page)", "bots",
+                             (200, schemas.BotListSchema), (400,), parameters=[PAGE]),
         },
         "/bots/{bot_id}": {
             "get": operation("A registered bot", "bots", (200, schemas.BotSchema), (404,),
@@ -200,7 +207,8 @@ def paths() -> dict[str, dict]:
         "/matches/{match_id}/observation": {"get": operation(
             "A pull seat's view and legal actions (seat token)", "seats",
             (200, schemas.ObservationSchema),
-            (401, 403, 404), parameters=[MATCH_ID], security="seat")},
+            (401, 403, 404, 503), parameters=[MATCH_ID], security="seat",
+            error_text={503: REPLAY_503})},
         "/matches/{match_id}/actions": {"post": operation(
             "A pull seat's move (seat token)", "seats", (200, schemas.MoveAcceptedSchema),
             (400, 401, 403, 404, 409, 413, 422, 429), body=schemas.MoveSchema,
@@ -213,16 +221,17 @@ def paths() -> dict[str, dict]:
                         "until the runner has played it.")},
         "/matches/{match_id}/replay": {"get": operation(
             "The replay record (while the match or one on its deal runs: admin only)",
-            "replays", (200, schemas.ReplaySchema), (401, 403, 404), parameters=[MATCH_ID],
-            security="admin", optional_security=True,
+            "replays", (200, schemas.ReplaySchema), (401, 403, 404, 503), parameters=[MATCH_ID],
+            security="admin", optional_security=True, error_text={503: REPLAY_503},
             description="Served as an attachment: the file `referee verify` checks. A "
                         "tournament match's replay is public once every match on its deal "
-                        "is over (it tells the seed, so the deck and hidden cards).")},
+                        "is over (it tells the seed, so the deck and hidden cards). An "
+                        "archived replay (`referee archive`) is read from the archive.")},
         "/matches/{match_id}/replay/{step}": {"get": operation(
             "A step as a seat (or a spectator) saw it", "replays", (200, schemas.ReplayStepSchema),
-            (400, 401, 403, 404),
+            (400, 401, 403, 404, 503),
             parameters=[MATCH_ID, STEP, {"in": "query", "schema": schemas.ReplayStepQuerySchema}],
-            security="admin", optional_security=True,
+            security="admin", optional_security=True, error_text={503: REPLAY_503},
             description="With `seat`: exactly the observation that seat had before the "
                         "decision of `step`, and the step played from it as that seat knows "
                         "it (another seat's move only through `played.events`); without: "
@@ -252,8 +261,7 @@ def tournament_paths() -> dict[str, dict]:
                             "one deal, both seat orders, until the LLR leaves its bounds or "
                             "`max_matches`. One rq job per match."),
             "get": operation("The tournaments, newest first", "tournaments",
-                             (200, schemas.TournamentListSchema), (400,),
-                             parameters=[{"in": "query", "schema": schemas.ListQuerySchema}]),
+                             (200, schemas.TournamentListSchema), (400,), parameters=[PAGE]),
         },
         "/tournaments/{tournament_id}": {"get": operation(
             "Progress, standings, cross-table, faults, the format's own view; final ratings "
@@ -261,10 +269,28 @@ def tournament_paths() -> dict[str, dict]:
             (200, schemas.TournamentSchema), (404,), parameters=[TOURNAMENT_ID],
             security="admin", optional_security=True,
             description="The seed is null until the tournament is over, unless the admin "
-                        "asks. Reading it also queues again any match whose worker died.")},
+                        "asks. Reading it also queues again any match whose worker died. "
+                        "`matches` lists the first match ids only; "
+                        "`/tournaments/{tournament_id}/matches` pages through all of them.")},
+        "/tournaments/{tournament_id}/matches": {"get": operation(
+            "A tournament's matches in schedule order (a page)", "tournaments",
+            (200, schemas.MatchListSchema), (400, 404), parameters=[TOURNAMENT_ID, PAGE],
+            security="admin", optional_security=True,
+            description="Each match as `GET /matches/{match_id}` shows it (the seed null "
+                        "while its deal is being played, unless the admin asks).")},
         "/ratings/{game}": {"get": operation(
-            "A game's leaderboard (live Elo, interval, games) and rating history", "ratings",
-            (200, schemas.RatingsSchema), (404,), parameters=[GAME])},
+            "A game's leaderboard: live Elo, interval, games (a page)", "ratings",
+            (200, schemas.RatingsSchema), (400, 404), parameters=[GAME, PAGE],
+            description="Bots by live Elo, best first. A bot's rating history is "
+                        "`/ratings/{game}/history?bot={bot_id}`.")},
+        "/ratings/{game}/history": {"get": operation(
+            "A bot's rating history in a game (a page)", "ratings",
+            (200, schemas.RatingHistorySchema), (400, 404),
+            parameters=[GAME, {"in": "query", "schema": schemas.HistoryQuerySchema}],
+            description="`[n, Elo]` after each of the bot's rated matches, oldest first; "
+                        "the latest L points start at offset = games - L (`games` of the "
+                        "leaderboard). 404 for an unknown game or bot; a bot with no rated "
+                        "match has none (total 0).")},
     }
 
 

@@ -115,6 +115,21 @@ class GameDetailSchema(GameSummarySchema):
         "description": "every supported setup: num_players and options"})
 
 
+# ----- paging -------------------------------------------------------------------------
+class ListQuerySchema(Schema):
+    offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_OFFSET),
+                            metadata={"description": "items to skip"})
+    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=MAX_PAGE))
+
+
+class PageSchema(Schema):
+    """What every list answers besides its items: the total and the page asked for."""
+
+    total = _required(fields.Integer)
+    offset = _required(fields.Integer)
+    limit = _required(fields.Integer)
+
+
 # ----- bots --------------------------------------------------------------------------
 class BotUrl(validate.Regexp):
     """A bot URL matching BOT_URL_PATTERN (the spec's `pattern`), on which urllib3 and
@@ -171,8 +186,9 @@ class BotCreatedSchema(BotSchema):
                        "hex); shown in this answer only"})
 
 
-class BotListSchema(Schema):
-    bots = _required(fields.List, fields.Nested(BotSchema))
+class BotListSchema(PageSchema):
+    bots = _required(fields.List, fields.Nested(BotSchema), metadata={
+        "description": "by registration time, oldest first"})
 
 
 # ----- matches ------------------------------------------------------------------------
@@ -314,22 +330,8 @@ class MatchCreatedSchema(MatchSchema):
         "description": "one token per pull seat, shown only in this answer"})
 
 
-class ListQuerySchema(Schema):
-    offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_OFFSET),
-                            metadata={"description": "items to skip"})
-    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=MAX_PAGE))
-
-
 class MatchListQuerySchema(ListQuerySchema):
     game = fields.String(validate=_known_game, metadata={"description": "only this game's"})
-
-
-class PageSchema(Schema):
-    """What every list answers besides its items: the total and the page asked for."""
-
-    total = _required(fields.Integer)
-    offset = _required(fields.Integer)
-    limit = _required(fields.Integer)
 
 
 class MatchListSchema(PageSchema):
@@ -717,7 +719,10 @@ class TournamentSchema(TournamentSummarySchema):
     solo_ranking = _required(fields.List, fields.Nested(SoloRankingSchema), allow_none=True,
                              metadata={"description": "solo tournaments, once over: average "
                                                       "score with its 95% interval"})
-    matches = _required(fields.List, fields.String(), metadata={"description": "schedule order"})
+    matches = _required(fields.List, fields.String(), metadata={
+        "description": f"the first {MAX_PAGE} match ids in schedule order; every match, "
+                       "a page at a time: GET /tournaments/{id}/matches"})
+    matches_total = _required(fields.Integer, metadata={"description": "matches scheduled"})
     deals = _required(fields.String, validate=validate.OneOf(DEALS))
     challenger = _required(fields.String, allow_none=True, metadata={
         "description": "gauntlet and sprt: the challenger's bot id"})
@@ -738,10 +743,29 @@ class LeaderboardEntrySchema(TournamentBotSchema):
     games = _required(fields.Integer, metadata={"description": "rated matches"})
 
 
-class RatingsSchema(Schema):
+class RatingsSchema(PageSchema):
     game = _required(fields.String)
-    leaderboard = _required(fields.List, fields.Nested(LeaderboardEntrySchema))
-    history = _required(fields.Dict, keys=fields.String(),
-                        values=fields.List(fields.List(JsonNumber())),
-                        metadata={"description": "bot id -> [n, Elo after its n-th rated "
-                                                 "match]"})
+    leaderboard = _required(fields.List, fields.Nested(LeaderboardEntrySchema), metadata={
+        "description": "bots by live Elo, best first; each bot's history: "
+                       "GET /ratings/{game}/history?bot={bot_id}"})
+
+
+MAX_HISTORY_PAGE = 1000
+
+
+class HistoryQuerySchema(Schema):
+    bot = fields.String(required=True, validate=validate.Length(min=1, max=100),
+                        metadata={"description": "the bot's id"})
+    offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_OFFSET),
+                            metadata={"description": "points to skip (oldest first); the "
+                                                     "latest L points: offset = games - L"})
+    limit = fields.Integer(load_default=200, validate=validate.Range(min=1,
+                                                                      max=MAX_HISTORY_PAGE))
+
+
+class RatingHistorySchema(PageSchema):
+    game = _required(fields.String)
+    bot_id = _required(fields.String)
+    history = _required(fields.List, fields.List(JsonNumber(), validate=validate.Length(
+        equal=2)), metadata={"description": "[n, Elo after the bot's n-th rated match], n "
+                                            "from offset + 1; total: its rated matches"})

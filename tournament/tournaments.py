@@ -8,7 +8,9 @@ the work. Each finished match is
 counted once (`tournament.results`); `tournament_view` reads progress, standings, the
 cross-table and, once every match is over, the final ratings, and queues again the
 matches whose worker died (`tournament.recovery`). `leaderboard` is a game's live Elo with
-the interval of each bot's latest tournament.
+the interval of each bot's latest tournament. No answer grows with the matches played: a
+view lists its first `VIEW_MATCHES` match ids (`match_id_page` pages them all), rating
+histories are read a page at a time (`Store.rating_history`).
 """
 
 from __future__ import annotations
@@ -27,9 +29,7 @@ from .formats import SetupError
 from .store import (
     MatchStatus,
     Store,
-    bot_key,
     dumps,
-    history_key,
     loads,
     match_key,
     ratings_key,
@@ -40,6 +40,7 @@ from .store import (
 __all__ = ["SetupError"]  # raised by create_tournament, caught by the API
 
 CREATE_BATCH = 500  # matches stored and queued per round trip
+VIEW_MATCHES = 200  # match ids a tournament's view lists
 
 
 class RetiredBot(SetupError):
@@ -167,10 +168,22 @@ def tournament_view(store: Store, tournament_id: str, admin: bool = False) -> di
                             queued=statuses.count(MatchStatus.QUEUED))
     counted = results.tournament_results(store, tournament_id)
     names = {bot["bot_id"]: bot["name"] for bot in meta["bots"]}
-    view.update(tables(store, meta, counted), matches=match_ids,
+    view.update(tables(store, meta, counted), matches=match_ids[:VIEW_MATCHES],
+                matches_total=len(match_ids),
                 seed=meta["seed"] if admin or view["status"] == "finished" else None)
     view.update(formats.format_view(store, meta, counted, match_ids, names))
     return view
+
+
+def match_id_page(store: Store, tournament_id: str, offset: int,
+                  limit: int) -> tuple[list[str], int]:
+    """One page of the tournament's match ids in schedule order, and how many it has."""
+    key = tournament_key(tournament_id, "matches")
+    with store.redis.pipeline(transaction=False) as pipe:
+        pipe.lrange(key, offset, offset + limit - 1)
+        pipe.llen(key)
+        ids, total = pipe.execute()
+    return [i.decode() for i in ids], total
 
 
 def _match_ids(store: Store, tournament_id: str) -> list[str]:
@@ -241,17 +254,17 @@ def cross_table(table: dict, names: dict[str, str]) -> dict:
 
 
 # ----- leaderboards -------------------------------------------------------------------
-def leaderboard_page(store: Store, game: str, render: Callable[[dict], bytes]) -> bytes:
-    """`render(leaderboard(...))`, kept in Redis until the ratings change: with thousands of
-    rated matches the history makes the answer large and slow to build."""
-    version, page = store.kept_ratings_page(game)
-    if page is None:
-        page = render(leaderboard(store, game))
-        store.keep_ratings_page(game, version, page)
-    return page
+def leaderboard_rows(store: Store, game: str, render: Callable[[dict], bytes]) -> list[bytes]:
+    """`render` of each row of `leaderboard(...)`, kept in Redis until the ratings change,
+    so that a page of the leaderboard costs a read and no JSON work."""
+    version, rows = store.kept_leaderboard(game)
+    if rows is None:
+        rows = [render(row) for row in leaderboard(store, game)]
+        store.keep_leaderboard(game, version, rows)
+    return rows
 
 
-def leaderboard(store: Store, game: str) -> dict:
+def leaderboard(store: Store, game: str) -> list[dict]:
     """A game's bots by live Elo; low/high: the bot's latest tournament's Bradley-Terry
     95% interval, shifted so that it is centred on the live Elo (null without one).
     Two round trips to Redis, whatever the number of bots."""
@@ -263,19 +276,16 @@ def leaderboard(store: Store, game: str) -> dict:
     games = {k.decode(): int(v) for k, v in games_raw.items()}
     intervals = {k.decode(): loads(v) for k, v in intervals_raw.items()}
     order = sorted(elos, key=lambda bot: (-elos[bot], bot))
-    with store.redis.pipeline(transaction=False) as pipe:
-        for bot in order:
-            pipe.get(bot_key(bot))
-            pipe.lrange(history_key(game, bot), 0, -1)
-        fetched = pipe.execute()
-    bots = dict(zip(order, (loads(raw) for raw in fetched[0::2]), strict=True))
-    rows = [leaderboard_row(bots[bot], bot, elos[bot], games.get(bot, 0), intervals.get(bot))
+    bots = dict(zip(order, store.get_bots(order), strict=True))
+    return [leaderboard_row(bots[bot], bot, elos[bot], games.get(bot, 0), intervals.get(bot))
             for bot in order]
-    history = {bot: loads(b"[" + b",".join(points) + b"]")
-               for bot, points in zip(order, fetched[1::2], strict=True)}
-    return {"game": game, "leaderboard": rows,
-            "history": {bot: [[n, round(r, ratings.DECIMALS)] for n, r in points]
-                        for bot, points in history.items()}}
+
+
+def rating_history(store: Store, game: str, bot_id: str, offset: int,
+                   limit: int) -> tuple[list[list], int]:
+    """One page of the bot's `[n, Elo]` points (Elo rounded as in the leaderboard)."""
+    points, total = store.rating_history(game, bot_id, offset, limit)
+    return [[n, round(rating, ratings.DECIMALS)] for n, rating in points], total
 
 
 def leaderboard_row(bot: dict | None, bot_id: str, elo: float, games: int,

@@ -9,8 +9,15 @@ from ..auth import require_admin
 from ..bot_registry import bot_named, is_retired, new_secret, public_bot, update_bot
 from ..problems import Problem, not_found
 from ..replay import utc_now
-from ..schemas import BotCreatedSchema, BotCreateSchema, BotListSchema, BotSchema, BotUpdateSchema
-from ..web import load_body, reply, services
+from ..schemas import (
+    BotCreatedSchema,
+    BotCreateSchema,
+    BotListSchema,
+    BotSchema,
+    BotUpdateSchema,
+    ListQuerySchema,
+)
+from ..web import load_body, load_query, reply, services
 
 bp = Blueprint("bots", __name__)
 
@@ -41,8 +48,11 @@ def check_bot_host(url: str) -> None:
 
 @bp.get("/bots")
 def list_bots() -> Response:
-    return reply(BotListSchema, {"bots": [public_bot(bot)
-                                          for bot in services().store.list_bots()]})
+    """A page of the bots, oldest first (retired ones included)."""
+    query = load_query(ListQuerySchema)
+    bots, total = services().store.bot_page(query["offset"], query["limit"])
+    return reply(BotListSchema, {"bots": [public_bot(bot) for bot in bots], "total": total,
+                                 **query})
 
 
 @bp.get("/bots/<bot_id>")

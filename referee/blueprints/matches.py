@@ -52,12 +52,17 @@ def create_match() -> Response:
 
 @bp.get("/matches")
 def list_matches() -> Response:
-    store = services().store
     query = load_query(MatchListQuerySchema)
-    ids, total = store.list_match_ids(query["offset"], query["limit"], query.get("game"))
-    admin = asked_by_admin()
+    ids, total = services().store.list_match_ids(query["offset"], query["limit"],
+                                                 query.get("game"))
+    return match_list(ids, total, query)
+
+
+def match_list(ids: list[str], total: int, query: dict) -> Response:
+    """A page of matches (`ids`) as the asker may see them (`public_match`)."""
+    store = services().store
     found = [match for match in store.get_matches(ids) if match]
-    secret = set() if admin else secret_deals(store, found)
+    secret = set() if asked_by_admin() else secret_deals(store, found)
     matches = [public_match(match, match["id"] in secret) for match in found]
     return reply(MatchListSchema, {"matches": matches, "total": total, **query})
 

@@ -1,6 +1,7 @@
-"""GET /ratings/{game}: the game's leaderboard (live Elo, latest tournament interval, games
-played) and every bot's rating history (tournament.tournaments.leaderboard), kept in Redis
-until the ratings change."""
+"""GET /ratings/{game}: a page of the game's leaderboard (live Elo, latest tournament
+interval, games played), its rows kept in Redis until the ratings change
+(tournament.tournaments.leaderboard_rows); GET /ratings/{game}/history?bot=ID: a page of
+one bot's rating history. Neither grows with the matches played."""
 
 from __future__ import annotations
 
@@ -8,19 +9,45 @@ import orjson
 from flask import Blueprint, Response
 
 import engines
-from tournament.tournaments import leaderboard_page
+from tournament.tournaments import leaderboard_rows, rating_history
 
 from ..problems import not_found
-from ..schemas import RatingsSchema
-from ..web import services, shared
+from ..schemas import (
+    HistoryQuerySchema,
+    LeaderboardEntrySchema,
+    ListQuerySchema,
+    RatingHistorySchema,
+)
+from ..web import load_query, reply, services, shared
 
 bp = Blueprint("ratings", __name__)
 
 
 @bp.get("/ratings/<game>")
 def get_ratings(game: str) -> Response:
+    _check_game(game)
+    query = load_query(ListQuerySchema)
+    rows = leaderboard_rows(services().store, game,
+                            lambda row: orjson.dumps(shared(LeaderboardEntrySchema).dump(row)))
+    page = rows[query["offset"]:query["offset"] + query["limit"]]
+    body = {"game": game, "leaderboard": [orjson.Fragment(row) for row in page],
+            "total": len(rows), **query}
+    return Response(orjson.dumps(body), mimetype="application/json")
+
+
+@bp.get("/ratings/<game>/history")
+def get_history(game: str) -> Response:
+    _check_game(game)
+    query = load_query(HistoryQuerySchema)
+    store = services().store
+    if store.get_bot(query["bot"]) is None:
+        raise not_found(f"bot {query['bot']!r}")
+    points, total = rating_history(store, game, query["bot"], query["offset"], query["limit"])
+    return reply(RatingHistorySchema, {"game": game, "bot_id": query["bot"], "history": points,
+                                       "total": total, "offset": query["offset"],
+                                       "limit": query["limit"]})
+
+
+def _check_game(game: str) -> None:
     if game not in engines.names():
         raise not_found(f"game {game!r}")
-    page = leaderboard_page(services().store, game,
-                            lambda board: orjson.dumps(shared(RatingsSchema).dump(board)))
-    return Response(page, mimetype="application/json")

@@ -1,5 +1,6 @@
-"""POST /tournaments (admin), GET /tournaments, GET /tournaments/{id}: round-robin
-tournaments played by rq workers, one job per match (tournament.tournaments)."""
+"""POST /tournaments (admin), GET /tournaments, GET /tournaments/{id},
+GET /tournaments/{id}/matches: tournaments of every format played by rq workers, one job
+per match (tournament.tournaments)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ..schemas import (
     TournamentSchema,
 )
 from ..web import load_body, load_query, reply, services
+from .matches import match_list
 
 bp = Blueprint("tournaments", __name__)
 
@@ -53,3 +55,15 @@ def get_tournament(tournament_id: str) -> Response:
     if view is None:
         raise not_found(f"tournament {tournament_id!r}")
     return reply(TournamentSchema, view)
+
+
+@bp.get("/tournaments/<tournament_id>/matches")
+def list_tournament_matches(tournament_id: str) -> Response:
+    """A page of the tournament's matches in schedule order."""
+    store = services().store
+    if tournaments.get_meta(store, tournament_id) is None:
+        raise not_found(f"tournament {tournament_id!r}")
+    query = load_query(ListQuerySchema)
+    ids, total = tournaments.match_id_page(store, tournament_id, query["offset"],
+                                           query["limit"])
+    return match_list(ids, total, query)

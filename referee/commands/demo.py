@@ -131,7 +131,7 @@ def _start_dashboard(supervisor: Supervisor, generated_token: str | None) -> Non
 def _register_bots(api: Client, supervisor: Supervisor) -> dict[str, list[str]]:
     """Start the example bots and register them (a bot of an earlier run on the same state
     folder, found by name, gets its new URL: names are unique); the bot ids per game."""
-    known = {bot["name"]: bot["id"] for bot in api.get("/bots")["bots"]}
+    known = {bot["name"]: bot["id"] for bot in api.get_all("/bots", "bots")}
     games = sorted(HEURISTIC_BOTS)
     specs = [("random (py)", python_module("bots.python.random_bot", "--seed", "1"), games)]
     specs += [(f"{game} greedy (py)", python_module(f"bots.python.{module}"), [game])

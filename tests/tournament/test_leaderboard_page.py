@@ -1,5 +1,6 @@
-"""The leaderboard's answer is kept in Redis (tournament.tournaments.leaderboard_page) and
-must never be served stale: a counted rated match or new tournament intervals change it."""
+"""The leaderboard's rows are kept in Redis (tournament.tournaments.leaderboard_rows) and
+must never be served stale: a counted rated match or new tournament intervals change them.
+The leaderboard and the rating history are read a page at a time."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from apitest import store_finished
 from referee.replay import utc_now
 from tournament import results
 from tournament.store import Store, dumps, ratings_key
-from tournament.tournaments import leaderboard, leaderboard_page
+from tournament.tournaments import leaderboard, leaderboard_rows
 
 GAME = "aladino"
 
@@ -34,9 +35,9 @@ class Renderer:
     def __init__(self) -> None:
         self.calls = 0
 
-    def __call__(self, board: dict) -> bytes:
+    def __call__(self, row: dict) -> bytes:
         self.calls += 1
-        return orjson.dumps(board)
+        return orjson.dumps(row)
 
 
 def test_the_page_is_kept_until_a_rated_match_is_counted(redis_url: str) -> None:
@@ -46,14 +47,14 @@ def test_the_page_is_kept_until_a_rated_match_is_counted(redis_url: str) -> None
                         "games": [GAME]})
     finished_match(store, redis_url, "m-1", "bot-a", "bot-b")
     render = Renderer()
-    first = leaderboard_page(store, GAME, render)
-    assert leaderboard_page(store, GAME, render) == first
-    assert render.calls == 1
+    first = leaderboard_rows(store, GAME, render)
+    assert leaderboard_rows(store, GAME, render) == first
+    assert render.calls == 2  # a row per bot, once
     finished_match(store, redis_url, "m-2", "bot-b", "bot-a")
-    second = leaderboard_page(store, GAME, render)
-    assert render.calls == 2
-    assert orjson.loads(second) == leaderboard(store, GAME)
-    assert len(orjson.loads(second)["history"]["bot-a"]) == 2
+    second = leaderboard_rows(store, GAME, render)
+    assert render.calls == 4
+    assert [orjson.loads(row) for row in second] == leaderboard(store, GAME)
+    assert [row["games"] for row in leaderboard(store, GAME)] == [2, 2]
 
 
 def test_new_tournament_intervals_change_the_page(redis_url: str) -> None:
@@ -63,10 +64,34 @@ def test_new_tournament_intervals_change_the_page(redis_url: str) -> None:
                         "games": [GAME]})
     finished_match(store, redis_url, "m-1", "bot-a", "bot-b")
     render = Renderer()
-    assert orjson.loads(leaderboard_page(store, GAME, render))["leaderboard"][0]["low"] is None
+    assert orjson.loads(leaderboard_rows(store, GAME, render)[0])["low"] is None
     store.redis.hset(ratings_key(GAME, "intervals"), "bot-a",
                      dumps({"rating": 1500.0, "low": 1400.0, "high": 1600.0}))
-    row = orjson.loads(leaderboard_page(store, GAME, render))["leaderboard"][0]
-    assert render.calls == 2
+    row = orjson.loads(leaderboard_rows(store, GAME, render)[0])
+    assert render.calls == 4
     assert row["bot_id"] == "bot-a"
     assert row["high"] - row["low"] == 200.0
+
+
+def test_the_leaderboard_and_a_history_come_a_page_at_a_time(api, redis_url: str) -> None:
+    """Five bots, six rated matches: pages of the leaderboard in Elo order, and of one
+    bot's history in the order its matches were counted."""
+    store = Store.from_url(redis_url)
+    bots = [f"bot-{letter}" for letter in "abcde"]
+    for bot in bots:
+        store.save_bot({"id": bot, "name": bot, "url": "http://127.0.0.1:9/", "games": [GAME]})
+    for index in range(6):
+        finished_match(store, redis_url, f"m-{index}", "bot-a", bots[1 + index % 4])
+    whole = api.get(f"/ratings/{GAME}?limit=200").get_json()
+    assert whole["total"] == 5 and [row["bot_id"] for row in whole["leaderboard"]][0] == "bot-a"
+    pages = [api.get(f"/ratings/{GAME}?offset={offset}&limit=2").get_json()
+             for offset in (0, 2, 4)]
+    assert [row for page in pages for row in page["leaderboard"]] == whole["leaderboard"]
+    assert [len(page["leaderboard"]) for page in pages] == [2, 2, 1]
+    history = api.get(f"/ratings/{GAME}/history?bot=bot-a&offset=4&limit=5").get_json()
+    assert history["total"] == 6 and [n for n, _ in history["history"]] == [5, 6]
+    assert history["history"][-1][1] == whole["leaderboard"][0]["rating"]
+    assert api.get(f"/ratings/{GAME}/history?bot=bot-e").get_json()["total"] == 1
+    assert api.get(f"/ratings/{GAME}/history?bot=bot-nobody").status_code == 404
+    assert api.get(f"/ratings/{GAME}/history").status_code == 400
+    assert api.get(f"/ratings/{GAME}/history?bot=bot-a&limit=1001").status_code == 400

@@ -69,7 +69,7 @@ def test_a_solo_aldabas_tournament_ranks_by_average_score_on_shared_deals(
     assert final["ratings"] is None
     assert all(row["points"] == 0 and row["wins"] == 0 for row in final["standings"])
     assert api.get("/ratings/aldabas").get_json() == {"game": "aldabas", "leaderboard": [],
-                                                      "history": {}}
+                                                      "total": 0, "offset": 0, "limit": 50}
 
 
 def test_a_new_tournament_hides_its_seed_from_everyone_but_the_admin(api, register_bots):
@@ -126,7 +126,7 @@ def test_unknown_tournaments_and_games_are_404(api):
     assert api.get("/tournaments/t-nothing").status_code == 404
     assert api.get("/ratings/chess").status_code == 404
     assert api.get("/ratings/aladino").get_json() == {"game": "aladino", "leaderboard": [],
-                                                      "history": {}}
+                                                      "total": 0, "offset": 0, "limit": 50}
     assert api.get("/tournaments").get_json() == {"tournaments": [], "total": 0, "offset": 0,
                                                   "limit": 50}
 

@@ -87,13 +87,29 @@ def check_live_elo(api, redis_url: str, game: str, matches: list[dict]) -> None:
         bot: round(rating, ratings.DECIMALS) for bot, rating in replayed.items()}
     games = Counter(bot for m in matches for bot in {s["bot_id"] for s in m["seats"]})
     assert {row["bot_id"]: row["games"] for row in board["leaderboard"]} == games
-    assert {bot: len(points) for bot, points in board["history"].items()} == games
+    history = histories(api, game, board)
+    assert {bot: len(points) for bot, points in history.items()} == games
     for row in board["leaderboard"]:
-        assert board["history"][row["bot_id"]][-1] == [row["games"], row["rating"]]
-    check_first_update_by_hand(board, counted[0])
+        assert history[row["bot_id"]][-1] == [row["games"], row["rating"]]
+    check_first_update_by_hand(history, counted[0])
 
 
-def check_first_update_by_hand(board: dict, first: dict) -> None:
+def histories(api, game: str, board: dict) -> dict[str, list[list]]:
+    """Every leaderboard bot's whole rating history, read a page at a time."""
+    found = {}
+    for row in board["leaderboard"]:
+        points: list[list] = []
+        while True:
+            page = api.get(f"/ratings/{game}/history?bot={row['bot_id']}&offset={len(points)}"
+                           "&limit=7").get_json()
+            points += page["history"]
+            if len(points) >= page["total"]:
+                break
+        found[row["bot_id"]] = points
+    return found
+
+
+def check_first_update_by_hand(history: dict[str, list[list]], first: dict) -> None:
     """The first rated match starts every seat at 1500, where each expected pair score
     is 1/2: a seat moves by K/(n-1) * sum over the others of (pair score - 1/2), K = 32."""
     ranks, n = first["ranks"], len(first["ranks"])
@@ -101,7 +117,7 @@ def check_first_update_by_hand(board: dict, first: dict) -> None:
         pairs = [1 if ranks[seat] < other else 0.5 if ranks[seat] == other else 0
                  for j, other in enumerate(ranks) if j != seat]
         expected = 1500 + 32 / (n - 1) * sum(score - 0.5 for score in pairs)
-        assert board["history"][bot][0] == [1, pytest.approx(expected, abs=1e-6)]
+        assert history[bot][0] == [1, pytest.approx(expected, abs=1e-6)]
 
 
 def perfect_matchings(bots: list[str]):

@@ -185,8 +185,9 @@ def test_leaderboard_lists_the_rated_bots_with_their_history(site, browser, game
     names = [row.find_elements(By.TAG_NAME, "td")[1].text
              for row in browser.find_elements(By.CSS_SELECTOR, rows)]
     assert names == [entry["name"] for entry in ratings["leaderboard"]]
-    with_history = [points for points in ratings["history"].values() if points]
-    assert count(browser, "#history-plot path.series") == len(with_history) > 0
+    with_history = [entry for entry in ratings["leaderboard"] if entry["games"]]
+    wait_for(browser, lambda: count(browser, "#history-plot path.series") == len(with_history)
+             > 0, "a line per bot with rated matches")
     assert page_errors(browser) == []
 
 

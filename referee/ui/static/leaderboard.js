@@ -1,7 +1,10 @@
-/* A game's leaderboard: ratings with their intervals and a rating-history plot. */
+/* A game's leaderboard: ratings with their intervals and a rating-history plot (the latest
+   points of the best bots, each read from GET /ratings/{game}/history). */
 "use strict";
 
 const MAX_DOTS = 60;  // a dot per rated match while there are few, else only the last
+const PLOTTED_BOTS = 10;  // the best bots get a line each
+const PLOTTED_POINTS = 200;  // their latest rated matches
 const PLOT = {width: 820, height: 360, left: 56, right: 170, top: 16, bottom: 40};
 
 function intervalBar(entry, lo, hi) {
@@ -94,17 +97,26 @@ function botColours(ids) {
   return id => map.get(id) || "#9aa0a6";
 }
 
+/** The latest points of each of the best bots: bot id -> [[n, rating], ...]. */
+async function latestHistories(game, board) {
+  const plotted = board.slice(0, PLOTTED_BOTS).filter(e => e.games > 0);
+  const pages = await Promise.all(plotted.map(e => api(
+    `/ratings/${encodeURIComponent(game)}/history?bot=${encodeURIComponent(e.bot_id)}` +
+    `&offset=${Math.max(0, e.games - PLOTTED_POINTS)}&limit=${PLOTTED_POINTS}`)));
+  return Object.fromEntries(pages.map(page => [page.bot_id, page.history]));
+}
+
 async function showLeaderboard(game) {
   const box = document.getElementById("leaderboard");
   const plot = document.getElementById("history");
   try {
-    const body = await api(`/ratings/${encodeURIComponent(game)}`);
+    const body = await api(`/ratings/${encodeURIComponent(game)}?limit=200`);
     const board = body.leaderboard || [];
-    const ids = [...new Set([...board.map(e => e.bot_id), ...Object.keys(body.history || {})])];
-    const colourOf = botColours(ids);
+    const colourOf = botColours(board.map(e => e.bot_id));
     const names = new Map(board.map(e => [e.bot_id, e.name || e.bot_id]));
     setChildren(box, leaderboardTable(board, colourOf));
-    setChildren(plot, historyPlot(body.history, id => names.get(id) || id, colourOf));
+    const history = await latestHistories(game, board);
+    setChildren(plot, historyPlot(history, id => names.get(id) || id, colourOf));
   } catch (error) {
     setChildren(box, errorBox(error));
     plot.replaceChildren();

@@ -163,9 +163,11 @@ function formatSection(t) {
   if (view) setChildren(document.getElementById("format"), view);
 }
 
-function matchLinks(ids) {
+function matchLinks(ids, total) {
   if (!ids.length) return h("p", {class: "muted"}, "none");
-  return h("p", {class: "match-links"}, ids.map(id => [uiLink(`matches/${id}`, id), " "]));
+  const more = total > ids.length ? h("span", {class: "muted", id: "more-matches"},
+    `(the first ${ids.length} of ${total})`) : "";
+  return h("p", {class: "match-links"}, ids.map(id => [uiLink(`matches/${id}`, id), " "]), more);
 }
 
 async function refresh(id) {
@@ -182,7 +184,7 @@ async function refresh(id) {
   setChildren(document.getElementById("standings"), standingsView(t.standings));
   setChildren(document.getElementById("ratings"), ratingsView(t));
   setChildren(document.getElementById("crosstable"), crossTableView(t.cross_table));
-  setChildren(document.getElementById("matches"), matchLinks(t.matches));
+  setChildren(document.getElementById("matches"), matchLinks(t.matches, t.matches_total));
   if (t.status !== "finished") setTimeout(() => refresh(id), REFRESH_MS);
 }
 

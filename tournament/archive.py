@@ -200,7 +200,10 @@ def archive_match(store: Store, archive: ReplayArchive, match_id: str, report: R
     """Move one finished match's replay to the archive; True once it is archived (by this
     call or another archiver)."""
     while True:
-        fields = store.redis.hgetall(match_key(match_id))
+        with store.redis.pipeline() as pipe:
+            pipe.hgetall(match_key(match_id))
+            pipe.get(match_key(match_id, "replay"))
+            fields, stored = pipe.execute()
         match = match_fields(fields)
         if match is None:
             return True  # nothing left to archive
@@ -208,11 +211,10 @@ def archive_match(store: Store, archive: ReplayArchive, match_id: str, report: R
             report.already += 1
             return True
         try:
-            record = store.get_replay(match)
-            relative = archive.relative_path(match)
-            if record is None:
+            if stored is None:
                 raise compact.StoredReplayError("no stored replay")
-            archive.write(relative, record)
+            relative = archive.relative_path(match)
+            archive.write(relative, compact.decode(stored))
         except (compact.StoredReplayError, OSError, ValueError) as error:
             report.failed.append(f"{match_id}: {error}")
             return False

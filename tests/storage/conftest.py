@@ -1,0 +1,62 @@
+"""Fixtures of the storage tests: the API with an archive directory, a bot answering at
+random, and matches played to their end by the worker's driver in this process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from apitest import ADMIN, SECRET, drive_match, two_player_options
+from botserver import BotServer
+
+import engines
+from referee.config import Config
+from tournament.archive import ReplayArchive
+from tournament.store import Store
+
+
+@pytest.fixture(scope="session")
+def bot_server() -> Iterator[BotServer]:
+    server = BotServer().start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def archive_dir(tmp_path: Path) -> Path:
+    return tmp_path / "archive"
+
+
+@pytest.fixture
+def config(redis_url: str, archive_dir: Path) -> Config:
+    return Config(redis_url=redis_url, admin_token=ADMIN, secret=SECRET,
+                  archive_dir=str(archive_dir))
+
+
+@pytest.fixture
+def store(redis_url: str, archive_dir: Path) -> Store:
+    return Store.from_url(redis_url, ReplayArchive(archive_dir))
+
+
+@pytest.fixture
+def random_bots(api, bot_server) -> list[str]:
+    """Four registered bots answering at random, for every game."""
+    return [api.register_bot(bot_server.url("/random"), name=f"random {n}") for n in range(4)]
+
+
+@pytest.fixture
+def finished_match(api, redis_url: str, random_bots: list[str]) -> Callable[..., str]:
+    """A match of `game` between random bots, played to its end and counted; its id."""
+
+    def play(game: str, players: int = 2) -> str:
+        options = two_player_options(game) if players == 2 else next(
+            v["options"] for v in engines.get(game).variants() if v["num_players"] == players)
+        match = api.create_match(game, [{"kind": "bot", "bot_id": bot}
+                                        for bot in random_bots[:players]],
+                                 options=options, deadline_ms=5000)
+        assert drive_match(redis_url, match["id"], SECRET)["status"] == "finished"
+        return match["id"]
+
+    return play

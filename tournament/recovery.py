@@ -67,9 +67,12 @@ def on_job_failure(job: Job, connection: redis.Redis, kind: type[BaseException] 
 
 
 def _recover(store: Store, match: dict, from_running: bool) -> bool:
-    """Count the match if it is over, else queue it again if nobody drives it."""
+    """Count the match if it is over (and drop it from the running index, where a lease
+    renewal racing with its end may have put it back), else queue it again if nobody
+    drives it."""
     if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
         results.count_outcome(store, match)
+        store.redis.zrem(running_key(), match["id"])
         return False
     attempt = take_over(store, match["id"], from_running)
     if attempt is None:

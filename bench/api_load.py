@@ -1,0 +1,193 @@
+"""API latency under load while a tournament runs on the same machine: p50, p99 and errors
+of GET /ratings/{game}, GET /matches?limit=20 and GET /matches/{id} with 50 concurrent
+clients. Goal: p99 <= 50 ms for each, 0 errors.
+
+    python3 bench/api_load.py [--clients 50] [--seconds 30] [--think-ms 100] [--quick]
+
+Setup: one redis-server; bots answering at once (`bench/slow_bot.py --delay-ms 0`), four
+registered; `referee serve` (gunicorn, 2 gevent workers) and two `referee worker`s. A first
+round-robin of `--matches` aladino matches is played to its end (so ratings, histories and
+finished matches exist), then a second one is posted and the load runs while it plays.
+
+The load: `--clients` clients in one asyncio process, each on its own kept-alive HTTP/1.1
+connection, each asking the three endpoints in turn (the match: one of the finished ones,
+at random) and pausing `--think-ms` (uniformly 0.5x to 1.5x) between answers, as people
+and scripts browsing do; `--think-ms 0` makes each client ask again at once (a closed
+loop, where latency is the clients' count over the server's throughput). Latency is from
+writing the request to reading the whole answer; an error is any answer other than 200 or
+a broken connection.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import time
+
+import _support
+from rq import Worker
+
+import engines
+from referee.processes import python_module, stop_all
+from tournament import pairing, tournaments
+from tournament.store import Store, tournament_key
+
+GOAL_MS = 50.0
+GAME = "aladino"
+BOTS = 4
+WORKERS = 2
+ADMIN_TOKEN = "bench-admin-token"
+
+
+class Client:
+    """One kept-alive HTTP/1.1 connection asking GET requests."""
+
+    def __init__(self, port: int):
+        self.port = port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def get(self, path: str) -> int:
+        """The answer's status, its whole body read."""
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        self.writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        length = next(int(line.split(":", 1)[1]) for line in lines
+                      if line.lower().startswith("content-length:"))
+        await self.reader.readexactly(length)
+        return int(lines[0].split()[1])
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            await self.writer.wait_closed()
+            self.writer = None
+
+
+async def browse(port: int, paths: list[tuple[str, callable]], until: float, think_s: float,
+                 seed: int, spent: dict[str, list[float]], errors: dict[str, int]) -> None:
+    """One client: the endpoints in turn until `until`, pausing about `think_s` between."""
+    chooser = random.Random(seed)
+    client = Client(port)
+    turn = chooser.randrange(len(paths))
+    while time.monotonic() < until:
+        label, path = paths[turn % len(paths)]
+        turn += 1
+        started = time.perf_counter()
+        try:
+            status = await client.get(path(chooser))
+        except (OSError, asyncio.IncompleteReadError, ValueError, StopIteration):
+            status = 0
+            await client.close()
+        spent[label].append((time.perf_counter() - started) * 1000)
+        if status != 200:
+            errors[label] += 1
+        if think_s:
+            await asyncio.sleep(think_s * chooser.uniform(0.5, 1.5))
+    await client.close()
+
+
+async def load(port: int, match_ids: list[str], clients: int, seconds: float,
+               think_s: float) -> tuple[dict[str, list[float]], dict[str, int]]:
+    paths = [(f"GET /ratings/{GAME}", lambda _: f"/ratings/{GAME}"),
+             ("GET /matches?limit=20", lambda _: "/matches?limit=20"),
+             ("GET /matches/{id}", lambda chooser: f"/matches/{chooser.choice(match_ids)}")]
+    spent: dict[str, list[float]] = {label: [] for label, _ in paths}
+    errors = dict.fromkeys(spent, 0)
+    until = time.monotonic() + seconds
+    await asyncio.gather(*(browse(port, paths, until, think_s, seed, spent, errors)
+                           for seed in range(clients)))
+    return spent, errors
+
+
+def start_workers(redis_url: str, store: Store) -> list:
+    env = _support.child_env(REDIS_URL=redis_url, REFEREE_SECRET="bench")
+    workers = [_support.start(python_module("referee.cli", "worker"), env=env)
+               for _ in range(WORKERS)]
+    deadline = time.monotonic() + 60
+    while Worker.count(connection=store.redis) < WORKERS:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the workers did not register within 60 s")
+        time.sleep(0.1)
+    return workers
+
+
+def post_tournament(store: Store, matches: int, seed: int) -> dict:
+    per_round = pairing.match_count(BOTS, 2, 1)
+    return tournaments.create_tournament(store, {
+        "game": GAME, "bots": [f"bot-bench{i}" for i in range(BOTS)], "players": 2,
+        "rounds": max(1, round(matches / per_round)), "seed": seed, "options": {},
+        "policy": {}, "deadline_ms": 10000})
+
+
+def wait_over(store: Store, meta: dict, timeout_s: float = 1800) -> None:
+    deadline = time.monotonic() + timeout_s
+    while store.redis.scard(tournament_key(meta["id"], "done")) < meta["total"]:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the first tournament did not finish")
+        time.sleep(0.2)
+
+
+def report(spent: dict[str, list[float]], errors: dict[str, int], seconds: float,
+           running: str) -> None:
+    total = sum(len(values) for values in spent.values())
+    print(f"{total:,} requests in {seconds:g} s ({total / seconds:,.0f}/s); {running}")
+    print(f"{'endpoint':24} {'reqs':>6} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'errors':>6}"
+          "  verdict")
+    for label, values in spent.items():
+        p50, p99 = _support.percentile(values, 0.5), _support.percentile(values, 0.99)
+        ok = p99 <= GOAL_MS and errors[label] == 0
+        print(f"{label:24} {len(values):>6} {p50:>7.1f} {p99:>7.1f} {max(values):>7.1f} "
+              f"{errors[label]:>6}  {'ok' if ok else 'over the goal'}")
+    print(_support.load())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--think-ms", type=float, default=100.0,
+                        help="mean pause of a client between an answer and its next request")
+    parser.add_argument("--matches", type=int, default=600,
+                        help="matches played before the load (and in the tournament during it)")
+    parser.add_argument("--quick", action="store_true", help="a tiny run (smoke test)")
+    args = parser.parse_args()
+    if args.quick:
+        args.clients, args.seconds, args.matches = 5, 2.0, 12
+    _support.header(f"API latency, {args.clients} clients (think {args.think_ms:g} ms) while a "
+                    "tournament runs", f"p99 <= {GOAL_MS:g} ms, 0 errors")
+    bots = [_support.start_slow_bot(0) for _ in range(2)]
+    children = []
+    try:
+        with _support.redis_server() as server:
+            store = Store.from_url(server.url)
+            for index in range(BOTS):
+                store.save_bot({"id": f"bot-bench{index}", "name": f"instant {index}",
+                                "url": bots[index % len(bots)][0], "games": engines.names()})
+            children += start_workers(server.url, store)
+            started = time.perf_counter()
+            first = post_tournament(store, args.matches, seed=1)
+            wait_over(store, first)
+            match_ids = [i.decode() for i in store.redis.lrange(
+                tournament_key(first["id"], "matches"), 0, -1)]
+            print(f"played {len(match_ids):,} matches in {_support.elapsed(started):.0f} s")
+            port = _support.free_port()
+            children.append(_support.start(
+                python_module("referee.cli", "serve", "--port", str(port)), port,
+                env=_support.child_env(REDIS_URL=server.url, REFEREE_ADMIN_TOKEN=ADMIN_TOKEN)))
+            second = post_tournament(store, args.matches * 10, seed=2)
+            spent, errors = asyncio.run(load(port, match_ids, args.clients, args.seconds,
+                                             args.think_ms / 1000))
+            done = store.redis.scard(tournament_key(second["id"], "done"))
+            report(spent, errors, args.seconds,
+                   f"the tournament played {done:,} of its {second['total']:,} matches "
+                   "meanwhile")
+    finally:
+        stop_all(children + [process for _, process in bots])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""Records stored by earlier versions of the referee stay readable, verifiable and
+archivable: plain JSON match fields and replays, the `RZ1` stored form, and
+`referee-replay/1` records (orjson canonical form, seeds above 2**53)."""
+
+from __future__ import annotations
+
+import zlib
+from datetime import timedelta
+from pathlib import Path
+
+import orjson
+import pytest
+from apitest import ADMIN, ApiClient
+
+from referee import compact
+from referee.app import create_app
+from referee.config import Config
+from tournament import archive
+from tournament.store import Store, match_key
+
+V1_RECORD = Path(__file__).parents[1] / "referee" / "data" / "replay-v1-aladino.json"
+V1_SECRET = "v1-fixture-secret"
+
+
+def plain_json(record: dict) -> bytes:
+    return orjson.dumps(record)
+
+
+def rz1(record: dict) -> bytes:
+    """The stored form of the referee before steps as columns and the dictionary."""
+    steps = [{k: v for k, v in step.items() if k != "state_hash"} for step in record["steps"]]
+    return compact.MAGIC_V1 + zlib.compress(orjson.dumps({**record, "steps": steps}), 6)
+
+
+def old_hash(store: Store, match: dict) -> None:
+    """Rewrite the match hash as earlier versions wrote it: meta and result plain JSON."""
+    meta = {k: v for k, v in match.items() if k not in (
+        "status", "step", "to_move", "result", "forfeit", "error", "started_at",
+        "finished_at")}
+    store.redis.hset(match_key(match["id"]), mapping={
+        "meta": orjson.dumps(meta), "result": orjson.dumps(match["result"])})
+
+
+@pytest.mark.parametrize("stored_form", [plain_json, rz1])
+def test_an_old_stored_match_reads_verifies_and_archives(api, store, archive_dir,
+                                                          finished_match, stored_form):
+    match_id = finished_match("caravans")
+    match = store.get_match(match_id)
+    record = store.get_replay(match)
+    old_hash(store, match)
+    store.redis.set(match_key(match_id, "replay"), stored_form(record))
+    assert store.redis.hget(match_key(match_id), "meta").startswith(b"{")
+    shown = api.get(f"/matches/{match_id}").get_json()
+    assert api.get(f"/matches/{match_id}/replay").get_json() == record
+    assert api.post("/replays/verify", json=record).get_json()["valid"]
+    report = archive.archive_finished(store, archive.ReplayArchive(archive_dir), timedelta(0))
+    assert report.archived == 1 and report.failed == []
+    assert api.get(f"/matches/{match_id}").get_json() == shown
+    assert api.get(f"/matches/{match_id}/replay").get_json() == record
+
+
+def test_a_referee_replay_1_record_in_redis_reads_back_verifies_and_archives(
+        redis_url, store, archive_dir, openapi):
+    record = orjson.loads(V1_RECORD.read_bytes())
+    match_id = record["match_id"]
+    seats = [{k: v for k, v in seat.items() if k != "deadline_ms"} for seat in record["seats"]]
+    meta = {"id": match_id, "game": record["game"], "game_version": record["game_version"],
+            "num_players": 2, "seats": seats, "options": record["options"],
+            "seed": record["seed"], "policy": record["policy"], "deadline_ms": 2000,
+            "pull_deadline_ms": 300000, "created_at": record["started_at"]}
+    store.redis.hset(match_key(match_id), mapping={
+        "meta": orjson.dumps(meta), "status": "finished", "step": len(record["steps"]),
+        "to_move": b"null", "result": orjson.dumps(record["result"]), "forfeit": b"null",
+        "started_at": record["started_at"], "finished_at": record["finished_at"]})
+    store.redis.zadd("referee:matches:aladino", {match_id: 1.0})
+    store.redis.sadd("referee:ratings:aladino:counted", match_id)
+    store.redis.set(match_key(match_id, "replay"), orjson.dumps(record))
+    assert store.get_replay(store.get_match(match_id)) == record
+    api = ApiClient(create_app(Config(redis_url=redis_url, admin_token=ADMIN,
+                                      secret=V1_SECRET)), openapi)
+    verified = api.post("/replays/verify", json=record).get_json()
+    assert verified["valid"] and verified["signature"] == "valid", verified
+    report = archive.archive_finished(store, archive.ReplayArchive(archive_dir), timedelta(0))
+    assert report.archived == 1 and report.failed == []
+    assert store.get_replay(store.get_match(match_id)) == record
+    assert store.get_match(match_id)["seed"] == record["seed"]

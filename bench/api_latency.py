@@ -1,7 +1,7 @@
 """API latency with 10,000 finished matches stored: p50 and p99 of GET /ratings/{game} and
 GET /matches/{id}, of the rest of the leaderboard page's data (GET /matches?game=G&limit=20,
-GET /games) and of a page of 100 matches of all games, against `referee serve` (gunicorn,
-2 workers x 8 threads). Goal: p99 <= 10 ms.
+a bot's latest 200 rating points, GET /games) and of a page of 100 matches of all games,
+against `referee serve` (gunicorn, 2 gevent workers). Goal: p99 <= 10 ms.
 
     python3 bench/api_latency.py [--matches 10000] [--requests 400] [--quick]
 
@@ -9,7 +9,7 @@ Redis is seeded through the store's own functions (`create_match`, a driver's
 `tournament.progress` writes, `tournament.results.count_finished`), with replays of a few
 real matches (played in-process by random seats) copied under new match ids: every match
 is rated, so
-the leaderboard's Elo history holds one point per bot per match. The client is one
+each bot's Elo history holds about 2,500 points (a page of 200 is read). The client is one
 kept-alive `http.client` connection, one request at a time; latency is from sending the
 request to reading the whole answer.
 """
@@ -144,6 +144,9 @@ def run(port: int, match_ids: list[str], count: int) -> None:
         f"GET /ratings/{GAME}": [f"/ratings/{GAME}"] * count,
         "GET /matches/{id}": [f"/matches/{chooser.choice(match_ids)}" for _ in range(count)],
         f"GET /matches?game={GAME}&limit=20": [f"/matches?game={GAME}&limit=20"] * count,
+        f"GET /ratings/{GAME}/history, 200 pts": [
+            f"/ratings/{GAME}/history?bot=bot-bench00&offset={max(0, len(match_ids) // 4 - 200)}"
+            "&limit=200"] * count,
         "GET /matches?limit=100": ["/matches?limit=100"] * count,
         "GET /games": ["/games"] * count,
     }

@@ -19,6 +19,9 @@ SCRIPTS = {
     "api_latency.py": ["GET /ratings/aladino", "GET /matches/{id}", "p99 ms"],
     "bridge_overhead.py": ["bridge-python", "ratio bridge/http", "overall ratio"],
     "slowloris.py": ["a header line every 5 s", "a body byte every 5 s", "p99 ms"],
+    "storage.py": ["finished", "archived", "own"],
+    "api_load.py": ["GET /ratings/aladino", "GET /matches?limit=20", "GET /matches/{id}",
+                    "p99 ms", "errors"],
 }
 
 

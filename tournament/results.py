@@ -52,13 +52,13 @@ def _count_stored(store: Store, match_id: str, status: MatchStatus) -> bool:
 
 def count_outcome(store: Store, match: dict) -> bool:
     """Count a match that is over, finished or failed, as read; False when it is not over
-    (or was counted before)."""
-    if match["status"] == MatchStatus.FINISHED:
-        counted = _count(store, match, match_outcome(store, match))
-    elif match["status"] == MatchStatus.FAILED:
-        counted = _count(store, match, None)
-    else:
+    (or was counted before: its replay, perhaps archived, is then not read)."""
+    if match["status"] not in (MatchStatus.FINISHED, MatchStatus.FAILED):
         return False
+    counted = False
+    if not store.redis.sismember(ratings_key(match["game"], "counted"), match["id"]):
+        finished = match["status"] == MatchStatus.FINISHED
+        counted = _count(store, match, match_outcome(store, match) if finished else None)
     finish_tournament_of(store, match)
     return counted
 

@@ -200,7 +200,10 @@ def test_a_file_outside_the_archive_or_of_another_match_is_refused(store, archiv
                              "finished_at": datetime.now(UTC).isoformat()})
 
 
-def test_counting_an_archived_match_again_changes_nothing(store, archive_dir, finished_match):
+def test_counting_an_archived_match_again_changes_nothing(redis_url, store, archive_dir,
+                                                         finished_match):
+    """As a late job or the recovery sweep does, in a worker that has no archive."""
     match_id = finished_match("aladino")
     archive.archive_finished(store, archive.ReplayArchive(archive_dir), NOW)
-    assert not results.count_finished(store, match_id)
+    assert not results.count_finished(Store.from_url(redis_url), match_id)
+    assert drive_match(redis_url, match_id, SECRET)["status"] == "finished"

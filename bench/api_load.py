@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import time
+from pathlib import Path
 
 import _support
 from rq import Worker
@@ -33,6 +35,7 @@ from referee.processes import python_module, stop_all
 from tournament import pairing, tournaments
 from tournament.store import Store, tournament_key
 
+TICKS = os.sysconf("SC_CLK_TCK")
 GOAL_MS = 50.0
 GAME = "aladino"
 BOTS = 4
@@ -103,10 +106,55 @@ async def load(port: int, match_ids: list[str], clients: int, seconds: float,
     return spent, errors
 
 
-def start_workers(redis_url: str, store: Store) -> list:
-    env = _support.child_env(REDIS_URL=redis_url, REFEREE_SECRET="bench")
+def tree_cpu_s(pid: int, descendants: bool = True) -> float:
+    """CPU seconds (user + system) of a process and (unless not asked) its live
+    descendants."""
+    parents: dict[int, int] = {}
+    spent: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(fields[1])
+            spent[int(entry.name)] = (int(fields[11]) + int(fields[12])) / TICKS
+    family, grew = {pid}, descendants
+    while grew:
+        more = {child for child, parent in parents.items() if parent in family} - family
+        family |= more
+        grew = bool(more)
+    return sum(spent.get(member, 0.0) for member in family)
+
+
+def group_cpu_s(pids: list[int]) -> float:
+    """CPU seconds of processes with their descendants (a negative pid: without)."""
+    return sum(tree_cpu_s(abs(pid), descendants=pid > 0) for pid in pids)
+
+
+def machine_cpu_s() -> float:
+    """Busy CPU seconds of the whole machine (every core) since boot."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / TICKS
+
+
+def lower_priority(pid: int, nice: int) -> None:
+    """Give a process (in a session of its own) a lower CPU share: its nice value, and its
+    session's autogroup's (with autogroup scheduling, nice only orders a session's own
+    processes; the sessions share the CPU by their autogroups' nice values)."""
+    os.setpriority(os.PRIO_PROCESS, pid, nice)
+    autogroup = Path(f"/proc/{pid}/autogroup")
+    if autogroup.exists():
+        autogroup.write_text(str(nice))
+
+
+def start_workers(redis_url: str, store: Store, nice: int) -> list:
+    env = _support.child_env(REDIS_URL=redis_url, REFEREE_SECRET="bench",
+                             REFEREE_BOT_MAX_MATCHES="1000")
     workers = [_support.start(python_module("referee.cli", "worker"), env=env)
                for _ in range(WORKERS)]
+    for worker in workers:
+        lower_priority(worker.pid, nice)
     deadline = time.monotonic() + 60
     while Worker.count(connection=store.redis) < WORKERS:
         if time.monotonic() > deadline:
@@ -132,9 +180,12 @@ def wait_over(store: Store, meta: dict, timeout_s: float = 1800) -> None:
 
 
 def report(spent: dict[str, list[float]], errors: dict[str, int], seconds: float,
-           running: str) -> None:
+           running: str, cpu: dict[str, float]) -> None:
     total = sum(len(values) for values in spent.values())
     print(f"{total:,} requests in {seconds:g} s ({total / seconds:,.0f}/s); {running}")
+    print("CPU seconds meanwhile: " + ", ".join(f"{name} {value:.1f}"
+                                                for name, value in cpu.items()))
+    print(f"API CPU per request: {cpu['API'] / total * 1000:.2f} ms")
     print(f"{'endpoint':24} {'reqs':>6} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'errors':>6}"
           "  verdict")
     for label, values in spent.items():
@@ -153,12 +204,15 @@ def main() -> None:
                         help="mean pause of a client between an answer and its next request")
     parser.add_argument("--matches", type=int, default=600,
                         help="matches played before the load (and in the tournament during it)")
+    parser.add_argument("--worker-nice", type=int, default=10,
+                        help="the workers' niceness (0: as the API); see docs/operations.md")
     parser.add_argument("--quick", action="store_true", help="a tiny run (smoke test)")
     args = parser.parse_args()
     if args.quick:
         args.clients, args.seconds, args.matches = 5, 2.0, 12
     _support.header(f"API latency, {args.clients} clients (think {args.think_ms:g} ms) while a "
-                    "tournament runs", f"p99 <= {GOAL_MS:g} ms, 0 errors")
+                    f"tournament runs (workers at nice {args.worker_nice})",
+                    f"p99 <= {GOAL_MS:g} ms, 0 errors")
     bots = [_support.start_slow_bot(0) for _ in range(2)]
     children = []
     try:
@@ -167,7 +221,7 @@ def main() -> None:
             for index in range(BOTS):
                 store.save_bot({"id": f"bot-bench{index}", "name": f"instant {index}",
                                 "url": bots[index % len(bots)][0], "games": engines.names()})
-            children += start_workers(server.url, store)
+            children += start_workers(server.url, store, args.worker_nice)
             started = time.perf_counter()
             first = post_tournament(store, args.matches, seed=1)
             wait_over(store, first)
@@ -178,13 +232,20 @@ def main() -> None:
             children.append(_support.start(
                 python_module("referee.cli", "serve", "--port", str(port)), port,
                 env=_support.child_env(REDIS_URL=server.url, REFEREE_ADMIN_TOKEN=ADMIN_TOKEN)))
-            second = post_tournament(store, args.matches * 10, seed=2)
+            second = post_tournament(store, min(args.matches * 10, 4800), seed=2)
+            groups = {"API": [children[-1].pid], "workers": [w.pid for w in children[:-1]],
+                      "bots": [p.pid for _, p in bots], "Redis": [server.process.pid],
+                      "load client": [-os.getpid()]}
+            before = ({name: group_cpu_s(pids) for name, pids in groups.items()},
+                      machine_cpu_s())
             spent, errors = asyncio.run(load(port, match_ids, args.clients, args.seconds,
                                              args.think_ms / 1000))
+            cpu = {name: group_cpu_s(pids) - before[0][name] for name, pids in groups.items()}
+            cpu["machine (others too)"] = machine_cpu_s() - before[1]
             done = store.redis.scard(tournament_key(second["id"], "done"))
             report(spent, errors, args.seconds,
                    f"the tournament played {done:,} of its {second['total']:,} matches "
-                   "meanwhile")
+                   "meanwhile", cpu)
     finally:
         stop_all(children + [process for _, process in bots])
 

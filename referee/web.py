@@ -18,6 +18,7 @@ from tournament.store import Store
 
 from .config import Config
 from .problems import invalid
+from .schemas import JsonNumber, SafeInteger
 
 
 @dataclass
@@ -125,17 +126,16 @@ def dumper(schema: type[Schema]) -> Callable[[Any], Any]:
 
 
 def _plan(schema: Schema) -> Callable[[Any], Any]:
-    steps = [(name, field.attribute or name, field.data_key or name, field, _value_of(field))
-             for name, field in schema.dump_fields.items()]
+    steps = [(name, field.attribute or name, field.data_key or name, field.dump_default,
+              _value_of(field)) for name, field in schema.dump_fields.items()]
 
     def dump(obj: Any) -> Any:
-        if not isinstance(obj, Mapping):
+        if type(obj) is not dict and not isinstance(obj, Mapping):
             return schema.dump(obj)
         out = {}
-        for name, source, key, field, convert in steps:
+        for name, source, key, default, convert in steps:
             value = obj.get(source, missing)
             if value is missing:
-                default = field.dump_default
                 value = default() if callable(default) else default
                 if value is missing:
                     continue
@@ -145,8 +145,14 @@ def _plan(schema: Schema) -> Callable[[Any], Any]:
     return dump
 
 
+# Field classes whose serializer gives back a value of this type unchanged
+_IDENTITY = {fields.String: str, fields.Integer: int, SafeInteger: int, fields.Float: float,
+             fields.Boolean: bool, fields.Raw: object, JsonNumber: object}
+
+
 def _value_of(field: fields.Field) -> Callable[[Any, str, Any], Any]:
-    """How one field serializes a value (nested schemas and lists planned in turn)."""
+    """How one field serializes a value (nested schemas and lists planned in turn; a value
+    that its field's serializer would give back unchanged is taken as it is)."""
     if isinstance(field, fields.Nested) and isinstance(field.schema, Schema) \
             and not _has_dump_hooks(field.schema):
         inner = _plan(field.schema)
@@ -157,6 +163,16 @@ def _value_of(field: fields.Field) -> Callable[[Any, str, Any], Any]:
         each = _value_of(field.inner)
         return lambda value, attr, obj: None if value is None else [each(v, attr, obj)
                                                                     for v in value]
+    kind = _IDENTITY.get(type(field))
+    if isinstance(field, fields.Dict) and type(field) is fields.Dict \
+            and field.key_field is None and field.value_field is None:
+        kind = dict
+    if kind is object:
+        return lambda value, _, __: value
+    if kind is not None and not getattr(field, "as_string", False):
+        serialize = field._serialize
+        return lambda value, attr, obj: value if type(value) is kind else serialize(
+            value, attr, obj)
     return field._serialize
 
 

@@ -22,11 +22,12 @@ GOOD_DEADLINE_MS = 5000
 CATALOGUE = {
     "/slow": "timeout", "/hang": "timeout", "/trickle": "timeout", "/slow-head": "timeout",
     "/continue": "timeout", "/close": "crash", "/error": "crash", "/garbage": "malformed",
-    "/huge": "malformed", "/unknown": "malformed", "/illegal": "illegal",
+    "/huge": "malformed", "/unknown": "malformed", "/deep": "malformed", "/junk": "malformed",
+    "/illegal": "illegal",
     "/other-seat": "illegal", "/stale": "illegal",
 }
-RANDOM_POLICY = ("/error", "/garbage", "/illegal", "/unknown", "/other-seat", "/close",
-                 "/continue")
+RANDOM_POLICY = ("/error", "/garbage", "/illegal", "/unknown", "/deep", "/junk",
+                 "/other-seat", "/close", "/continue")
 
 
 def start(api, good: str, bad: str, policy: str, code: str, deadline_ms: int) -> str:

@@ -58,7 +58,7 @@ log = logging.getLogger(__name__)
 RENEW_EVERY_S = 1.5
 TIMERS_EVERY_S = 0.2
 JOB_HEARTBEAT_EVERY_S = 30.0
-IDLE_POLL_S = 0.5
+BURST_WAIT_S = 1  # --burst: wait this long for a job before asking whether all is done
 SLOT_WAIT_S = 5.0
 OUTAGE_BACKOFF_S = (0.1, 5.0)
 MAINTENANCE_S = 30  # rq's registry clean-up: finds the jobs of dead workers (rq: 600 s)
@@ -99,14 +99,13 @@ class MatchWorker(BaseWorker):
                     self.check_for_suspension(burst)
                     if self.should_run_maintenance_tasks:
                         self.run_maintenance_tasks()
-                    result = self.dequeue_job_and_maintain_ttl(None if burst else
-                                                               self.dequeue_timeout)
+                    result = self.dequeue_job_and_maintain_ttl(
+                        BURST_WAIT_S if burst else self.dequeue_timeout,
+                        max_idle_time=BURST_WAIT_S if burst else None)
                     if result is not None:
                         self.execute_job(*result)
-                    elif burst:
-                        if self._drained():
-                            break
-                        time.sleep(IDLE_POLL_S)
+                    elif burst and self._drained():
+                        break
                 except StopRequested:
                     break
                 except redis.RedisError as error:

@@ -6,7 +6,8 @@
 behind a `--delay-ms` sleep, another process) `--decisions` times on its own kept-alive
 connection, as a match asks its seats. Three ways to run them:
 - threads + requests: a thread per match, `requests.Session.post` (round 1's client);
-- asyncio + h11: one event loop, `referee.botclient.BotClient` (h11 over asyncio streams);
+- asyncio + httptools: one event loop, `referee.botclient.BotClient` (its requests written
+  whole, its answers read with httptools, over asyncio streams);
 - asyncio + threads + requests: one event loop handing each call to a thread pool
   (`asyncio.to_thread`), i.e. keeping the blocking client under an async driver.
 For each: wall time, CPU microseconds per decision of this process, and its peak RSS so far
@@ -52,7 +53,7 @@ def threads_requests(url: str, matches: int, decisions: int) -> None:
         thread.join()
 
 
-async def asyncio_h11(url: str, matches: int, decisions: int) -> None:
+async def asyncio_httptools(url: str, matches: int, decisions: int) -> None:
     async def one_match() -> None:
         client = BotClient(url, 10000)
         for _ in range(decisions):
@@ -103,8 +104,9 @@ def main() -> None:
     total = args.matches * args.decisions
     print(f"{'model':28} {'wall':>9} {'CPU':>15} {'peak RSS':>11}")
     try:
-        measure("asyncio + h11 (referee)",
-                lambda: asyncio.run(asyncio_h11(url, args.matches, args.decisions)), total)
+        measure("asyncio + httptools (referee)",
+                lambda: asyncio.run(asyncio_httptools(url, args.matches, args.decisions)),
+                total)
         measure("threads + requests",
                 lambda: threads_requests(url, args.matches, args.decisions), total)
         measure("asyncio + threads + requests",

@@ -70,9 +70,10 @@ return {redis.call('HGET', KEYS[1], 'started_at'), first}
 
 # KEYS: match, steps, live, lease, applied signal, events channel; ARGV: holder, step index,
 # step JSON, live JSON, to_move JSON, "1" to signal a pull client that its move was played,
-# the signal's TTL, then (hash, field, amount) triples counting the decision in the
-# cluster's metrics (`referee.metrics`; their keys are not declared: one Redis, not a
-# cluster). Followers of the match (GET /matches/{id}/events) hear the new step's number.
+# the signal's TTL, and the JSON list of [hash, field, amount] increments counting the
+# decision in the cluster's metrics (`referee.metrics`; their keys are not declared: one
+# Redis, not a cluster). Followers of the match (GET /matches/{id}/events) hear the new
+# step's number.
 RECORD = """
 if redis.call('GET', KEYS[4]) ~= ARGV[1] then return 0 end
 local index = tonumber(ARGV[2])
@@ -88,7 +89,9 @@ if ARGV[6] == '1' then
   redis.call('RPUSH', KEYS[5], '1')
   redis.call('EXPIRE', KEYS[5], ARGV[7])
 end
-for i = 8, #ARGV, 3 do redis.call('HINCRBY', ARGV[i], ARGV[i + 1], ARGV[i + 2]) end
+for _, count in ipairs(cjson.decode(ARGV[8])) do
+  redis.call('HINCRBY', count[1], count[2], count[3])
+end
 redis.call('PUBLISH', KEYS[6], index)
 return 1
 """
@@ -229,8 +232,7 @@ class Progress:
                   match_key(match_id, "live"), lease_key(match_id),
                   applied_key(match_id, step), events_channel(match_id)],
             args=[holder, step, orjson.dumps(entry), live, orjson.dumps(to_move),
-                  "1" if pull_move_played else "0", SIGNAL_TTL_S,
-                  *(part for count in counts for part in count)])
+                  "1" if pull_move_played else "0", SIGNAL_TTL_S, orjson.dumps(counts)])
         if answer == 0:
             raise LeaseLost(match_id)
         if answer == -1:

@@ -247,8 +247,10 @@ def asked_again(stack: Stack, url: str, log: Path) -> str:
 
 
 def _plays(stack: Stack, pid: int, match_id: str) -> bool:
+    """Whether the worker with this pid runs a job of the match (rq's execution index)."""
     worker = next((w for w in Worker.all(connection=stack.client) if w.pid == pid), None)
-    return worker is not None and match_id in (worker.get_current_job_id() or "")
+    return worker is not None and any(match_id in execution.job_id
+                                      for execution in worker.get_current_executions())
 
 
 def _when(stamp: str) -> float:

@@ -273,9 +273,10 @@ def measure(label: str, root: Path, quick: bool, bots: dict[str, str], log: Path
             figures = [
                 cpu_per_decision(stack, slow, rounds=1 if quick else 4),
                 overhead(stack, bots["instant"], matches=2 if quick else 20),
-                at_once(stack, bots["100ms"], 10 if quick else 120, 1, 15 if quick else 30),
-                at_once(stack, bots["100ms"], 20 if quick else 200, 2, 15 if quick else 30),
-                idle_pull_delay(stack, stack.bots([bots["20ms"]] * 3), pulls=2 if quick else 4),
+                at_once(stack, bots["100ms"], 10 if quick else 120, 1, 8 if quick else 30),
+                "(not in a quick run)" if quick else
+                at_once(stack, bots["100ms"], 200, 2, 30),
+                idle_pull_delay(stack, stack.bots([bots["20ms"]] * 3), pulls=1 if quick else 4),
                 asked_again(stack, bots["logged"], log),
             ]
         finally:

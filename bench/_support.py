@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import platform
+import socket
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,7 @@ from pathlib import Path
 import redis.asyncio as aioredis
 
 ROOT = Path(__file__).resolve().parent.parent
+TICKS = os.sysconf("SC_CLK_TCK")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -60,12 +62,12 @@ def start_bot(module: str = "bots.python.random_bot", *args: str) -> tuple[str, 
     return f"http://127.0.0.1:{port}/", process
 
 
-def start_slow_bot(delay_ms: float) -> tuple[str, subprocess.Popen]:
+def start_slow_bot(delay_ms: float, *extra: str) -> tuple[str, subprocess.Popen]:
     """A random bot that sleeps `delay_ms` before each answer (threaded: serves many)."""
     port = free_port()
     script = str(ROOT / "bench" / "slow_bot.py")
-    process = start([sys.executable, script, "--port", str(port), "--delay-ms", str(delay_ms)],
-                    port)
+    process = start([sys.executable, script, "--port", str(port), "--delay-ms", str(delay_ms),
+                     *extra], port)
     return f"http://127.0.0.1:{port}/", process
 
 
@@ -92,6 +94,35 @@ def redis_server() -> Iterator[RedisServer]:
     with (tempfile.TemporaryDirectory(prefix="bench-redis-") as directory,
           RedisServer(Path(directory), persistent=False) as server):
         yield server
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process and of its children it has waited for."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(value) for value in fields[11:15]) / TICKS
+
+
+def tree_rss_mb(pid: int) -> float:
+    """Resident memory of a process and all its descendants, in MB (0 once it is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return 0.0
+    rss_kb = next((int(line.split()[1]) for line in status.splitlines()
+                   if line.startswith("VmRSS:")), 0)
+    return rss_kb / 1024 + sum(tree_rss_mb(int(child)) for child in children)
+
+
+def wait_port(port: int, timeout: float = 30) -> None:
+    """Until something accepts connections on the loopback port."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on port {port} after {timeout} s")
 
 
 def percentile(values: list[float], fraction: float) -> float:

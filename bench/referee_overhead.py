@@ -7,9 +7,10 @@ Session, sending the same payloads to the same bot in the same run. Goal: at mos
 Two matches are measured:
 - in-process: `referee.runner.run_match` with one `PushSeat` per seat, as `referee play`
   runs it: engine, observations, JSON, bot calls, state hashes, the sealed replay;
-- on an rq worker: `referee worker` playing tournament matches with Redis recording (each
-  step and live state written to Redis, the replay stored, the result counted); the time of
-  a match is its stored finished_at - started_at.
+- on a worker: `referee worker` driving the matches with Redis recording (each step and
+  the state after it written to Redis, the replay stored, the result counted); the time of
+  a match is its stored finished_at - started_at. (`bench/execution.py` compares it with
+  round 1's forking rq worker.)
 The baseline posts, for each match, the very payloads that match sent (rebuilt from its
 replay outside the timing), on one new `requests.Session` per match; a second, stricter
 baseline uses a Session with `trust_env = False` (no proxy lookup per call, as the
@@ -98,7 +99,7 @@ def in_process(url: str, seconds: float) -> tuple[float, float, float, int]:
 def on_worker(url: str, matches: int, *worker_args: str) -> tuple[float, float, float, int]:
     """`matches` aladino 2-player matches, queued one at a time as `POST /matches` queues
     them, each played by one `referee worker [worker_args]` and followed by its baseline."""
-    print(f"\nrq worker {' '.join(worker_args)} with Redis recording ({matches} aladino "
+    print(f"\nreferee worker {' '.join(worker_args)} with Redis recording ({matches} aladino "
           "2-player matches)")
     engine = engines.get("aladino")
     with _support.redis_server() as server:
@@ -170,8 +171,7 @@ def main() -> None:
     url, bot = _support.start_bot("bots.python.random_bot", "--seed", "1")
     try:
         summary("in-process", *in_process(url, args.seconds))
-        summary("rq worker", *on_worker(url, args.worker_matches))
-        summary("rq worker --no-fork", *on_worker(url, args.worker_matches, "--no-fork"))
+        summary("referee worker", *on_worker(url, args.worker_matches))
     finally:
         stop_all([bot])
 

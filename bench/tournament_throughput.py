@@ -15,9 +15,7 @@ included), the bots and Redis are read from /proc, to show what bounds the speed
 from __future__ import annotations
 
 import argparse
-import os
 import time
-from pathlib import Path
 
 import _support
 from rq import Worker
@@ -30,13 +28,6 @@ from tournament.store import Store, tournament_key
 GOAL = 7.0
 GAME = "aladino"
 BOTS = 4
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process and of its children it has waited for."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return sum(int(value) for value in fields[11:15]) / TICKS
 
 
 def start_workers(count: int, redis_url: str, store: Store) -> list:
@@ -102,11 +93,11 @@ def main() -> None:
                 workers = start_workers(count, server.url, store)
                 pids = [w.pid for w in workers] + [p.pid for _, p in bot_processes] + \
                     [server.process.pid]
-                cpu_before = [cpu_seconds(pid) for pid in pids]
+                cpu_before = [_support.cpu_seconds(pid) for pid in pids]
                 try:
                     spent, matches, decisions = play_tournament(store, rounds, count)
-                    used = [cpu_seconds(pid) - before for pid, before in zip(pids, cpu_before,
-                                                                              strict=True)]
+                    used = [_support.cpu_seconds(pid) - before
+                            for pid, before in zip(pids, cpu_before, strict=True)]
                 finally:
                     stop_all(workers)
                 cpu = sum(used)

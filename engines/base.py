@@ -232,11 +232,15 @@ def log_event(state: State, event: dict, private: dict[int, dict] | None = None)
 
 def visible_log(state: State, seat: int | None) -> list[dict]:
     """The log as `seat` knows it: public events with that seat's private details merged
-    (a spectator, `seat=None`, gets the public events only)."""
+    (a spectator, `seat=None`, gets the public events only). Entries without private
+    details are the state's own (logged entries are never changed: read, do not modify);
+    the others are new dicts."""
     key = None if seat is None else str(seat)
-    out = clone(state["log"])
-    for event in out:
-        private = event.pop("_private", None)
-        if private is not None:
-            event.update(private.get(key, {}))
-    return out
+    return [event if "_private" not in event else _merged(event, key)
+            for event in state["log"]]
+
+
+def _merged(event: dict, key: str | None) -> dict:
+    entry = {k: v for k, v in event.items() if k != "_private"}
+    entry.update(event["_private"].get(key, {}))
+    return entry

@@ -4,8 +4,10 @@ One `BotClient` per seat of a match keeps one keep-alive HTTP/1.1 connection to 
 and sends its decisions over it, on asyncio: a worker drives many matches in one process,
 and a bot that thinks holds a coroutine, not a thread.
 
-The client owns its socket (asyncio streams) and uses h11, the well-kept sans-I/O HTTP/1.1
-parser, for the bytes. That is what makes its promises hold whatever the bot does:
+The client owns its socket (asyncio streams), writes its requests itself (one write: a
+fixed head, the signature, the body) and reads the answers with httptools (the llhttp
+parser of uvicorn, a C library). That is what makes its promises hold whatever the bot
+does:
 - the deadline covers the whole exchange (name lookup, connect, send, status line,
   headers, `100 Continue`s, body): a decision never lasts longer than its deadline plus
   the event loop's latency;
@@ -26,7 +28,7 @@ import ssl
 import time
 from dataclasses import dataclass
 
-import h11
+import httptools
 import orjson
 from urllib3.util import parse_url
 
@@ -70,16 +72,66 @@ class _TooLarge(Exception):
     """The reply body exceeded MAX_REPLY_BYTES."""
 
 
+class _Answer:
+    """httptools' callbacks for one answer: its status, its size-capped body, whether the
+    connection may be kept; `100 Continue` and other 1xx answers are passed over."""
+
+    def __init__(self) -> None:
+        self.parser = httptools.HttpResponseParser(self)
+        self.status = 0
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.head_bytes = 0
+        self.headers_done = False
+        self.done = False
+        self.keep_alive = False
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.head_bytes += len(name) + len(value)
+        if self.head_bytes > MAX_HEADER_BYTES:
+            raise _Refused(f"the answer's headers exceed {MAX_HEADER_BYTES} bytes")
+
+    def on_headers_complete(self) -> None:
+        self.status = self.parser.get_status_code()
+        self.headers_done = not 100 <= self.status < 200
+
+    def on_body(self, body: bytes) -> None:
+        self.size += len(body)
+        if self.size > MAX_REPLY_BYTES:
+            raise _TooLarge
+        self.chunks.append(body)
+
+    def on_message_complete(self) -> None:
+        if 100 <= self.status < 200:
+            self.head_bytes = 0  # an interim answer: the final one follows
+            return
+        self.done = True
+        self.keep_alive = self.parser.should_keep_alive()
+
+    def feed(self, data: bytes) -> None:
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserCallbackError as error:
+            raise error.__context__ or _Refused(str(error)) from None
+        except httptools.HttpParserError as error:
+            raise _Refused(f"not an HTTP answer: {error}") from None
+
+    def end_of_stream(self) -> None:
+        """The bot closed the connection: the end of a body it delimits by closing."""
+        if not self.headers_done:
+            raise _Refused("the bot closed the connection without a whole answer")
+        if not self.done:
+            self.done = True  # no length given: the body ran to the end of the connection
+
+
 @dataclass
 class _Connection:
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
-    http: h11.Connection
 
     def usable(self) -> bool:
-        """Still open, and idle between two exchanges (the bot may have closed it meanwhile)."""
-        return (not self.writer.is_closing() and not self.reader.at_eof()
-                and self.http.our_state is h11.IDLE)
+        """Still open (the bot may have closed it since the last answer)."""
+        return not self.writer.is_closing() and not self.reader.at_eof()
 
     def close(self) -> None:
         self.writer.close()
@@ -98,8 +150,11 @@ class BotClient:
         self.scheme = parts.scheme or "http"
         self.host = (parts.host or "").strip("[]")
         self.port = parts.port or (443 if self.scheme == "https" else 80)
-        self.target = parts.request_uri
-        self.host_header = parts.netloc or self.host
+        target, host = parts.request_uri, parts.netloc or self.host
+        if any(not 0x20 < ord(char) < 0x7f for char in target + host):
+            raise ValueError(f"not a bot URL the referee can write in a request: {url!r}")
+        self.head = (f"POST {target} HTTP/1.1\r\nHost: {host}\r\nContent-Type: "
+                     "application/json\r\nAccept: application/json\r\n").encode()
         self.connection: _Connection | None = None
 
     async def decide(self, payload: dict) -> BotReply:
@@ -118,7 +173,7 @@ class BotClient:
             self._drop()
             return _fault(Fault.MALFORMED, "", started,
                           f"the answer is larger than {MAX_REPLY_BYTES} bytes")
-        except (_Refused, OSError, h11.ProtocolError, ssl.SSLError, ValueError) as error:
+        except (_Refused, OSError, ssl.SSLError, ValueError) as error:
             self._drop()
             return _fault(Fault.CRASH, "", started, f"connection error: {_short(error)}")
         text = raw.decode("utf-8", errors="replace")
@@ -132,8 +187,7 @@ class BotClient:
         try:
             async with asyncio.timeout(deadline_ms / 1000):
                 await self._exchange(orjson.dumps(payload))
-        except (TimeoutError, _TooLarge, _Refused, OSError, h11.ProtocolError, ssl.SSLError,
-                ValueError):
+        except (TimeoutError, _TooLarge, _Refused, OSError, ssl.SSLError, ValueError):
             self._drop()
 
     async def aclose(self) -> None:
@@ -174,53 +228,28 @@ class BotClient:
                 sock=sock, limit=_CHUNK,
                 ssl=ssl.create_default_context() if self.scheme == "https" else None,
                 server_hostname=self.host if self.scheme == "https" else None)
-            http = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEADER_BYTES)
-            return _Connection(reader, writer, http)
+            return _Connection(reader, writer)
         if refused:
             raise _Refused(f"{self.host} resolves to {', '.join(refused)}, not in the bot "
                            "host allowlist (REFEREE_BOT_HOSTS)")
         raise _Refused(f"could not connect to {self.host} port {self.port}")
 
     async def _roundtrip(self, connection: _Connection, body: bytes) -> tuple[int, bytes]:
-        http = connection.http
-        headers = [("Host", self.host_header), ("Content-Type", "application/json"),
-                   ("Accept", "application/json"), ("Content-Length", str(len(body)))]
+        head = self.head + b"Content-Length: %d\r\n" % len(body)
         if self.secret:
-            headers.append(("Referee-Signature",
-                            signature_header(self.secret, body, int(time.time()))))
-        connection.writer.write(
-            http.send(h11.Request(method="POST", target=self.target, headers=headers))
-            + http.send(h11.Data(data=body)) + http.send(h11.EndOfMessage()))
-        status, chunks, size, answered = 0, [], 0, False
-        while True:
-            event = http.next_event()
-            if event is h11.NEED_DATA:
-                data = await connection.reader.read(_CHUNK)
-                if not data and not answered:
-                    raise _Refused("the bot closed the connection without answering")
-                http.receive_data(data)
-            elif isinstance(event, h11.InformationalResponse):
-                answered = True
-            elif isinstance(event, h11.Response):
-                status, answered = event.status_code, True
-            elif isinstance(event, h11.Data):
-                size += len(event.data)
-                if size > MAX_REPLY_BYTES:
-                    raise _TooLarge
-                chunks.append(bytes(event.data))
-            elif isinstance(event, h11.EndOfMessage):
-                self._recycle(connection)
-                return status, b"".join(chunks)
-            else:  # ConnectionClosed before the end of the answer
-                raise _Refused("the bot closed the connection in the middle of its answer")
-
-    def _recycle(self, connection: _Connection) -> None:
-        """Keep the connection for the next decision when both sides allow it."""
-        http = connection.http
-        if http.our_state is h11.DONE and http.their_state is h11.DONE:
-            http.start_next_cycle()
-        else:
+            head += (f"Referee-Signature: "
+                     f"{signature_header(self.secret, body, int(time.time()))}\r\n").encode()
+        connection.writer.write(head + b"\r\n" + body)
+        answer = _Answer()
+        while not answer.done:
+            data = await connection.reader.read(_CHUNK)
+            if not data:
+                answer.end_of_stream()
+                break
+            answer.feed(data)
+        if not answer.keep_alive:
             self._drop()
+        return answer.status, b"".join(answer.chunks)
 
     def _drop(self) -> None:
         if self.connection is not None:

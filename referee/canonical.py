@@ -8,10 +8,12 @@ same bytes. RFC 8785 covers the integers a double holds exactly (|n| <= 2**53 - 
 larger one (the 64-bit generator state inside an engine state) is written with all its
 digits, as JSON itself allows.
 
-`jcs` writes with orjson whenever orjson's bytes are provably the same (ASCII only, no
-escapes, no fraction or exponent): engine states, hashed at every step, take that path;
-anything else goes through the exact writer below, which leaves strings and doubles to
-the `rfc8785` package.
+`jcs` writes with orjson whenever orjson's bytes are provably the same once its doubles
+are rewritten as ECMAScript writes them (ASCII only, no escapes: then keys sort alike and
+strings are written alike; integers are written alike): engine states, hashed at every
+step, and step records take that path, at C speed but for the few doubles; anything else
+goes through the exact writer below, which leaves strings and doubles to the `rfc8785`
+package.
 
 `sorted_json(value)` is the canonical form of `referee-replay/1` records (orjson, sorted
 keys), kept so that those records verify exactly as they always did.
@@ -19,6 +21,7 @@ keys), kept so that those records verify exactly as they always did.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -26,9 +29,11 @@ import rfc8785
 
 CanonicalizationError = rfc8785.CanonicalizationError
 
-# digits become 0 and the marks of a fraction or an exponent become ".", so one search for
-# "0." finds every digit followed by one of them
-_NUMBER_MARKS = bytes.maketrans(b"123456789eE", b"000000000..")
+# in orjson's ASCII output without escapes: a string, or a number
+_STRING = re.compile(rb'"[^"]*"')
+_STRING_OR_NUMBER = re.compile(rb'"[^"]*"|-?[0-9][0-9.eE+-]*')
+_DOUBLE_MARK = re.compile(rb"[.eE]")  # in a number token
+_DOUBLE = re.compile(rb"[0-9][.eE]")  # a number with a fraction or an exponent (not `true`)
 
 
 def sorted_json(value: Any) -> bytes:
@@ -42,26 +47,19 @@ def jcs(value: Any) -> bytes:
         fast = sorted_json(value)
     except TypeError:  # an integer beyond 64 bits, or a key that is not a string
         return _write(value)
-    return fast if _orjson_is_jcs(fast) else _write(value)
+    if not fast.isascii() or b"\\" in fast:
+        return _write(value)
+    if not _DOUBLE.search(_STRING.sub(b'""', fast)):
+        return fast  # no double: orjson's bytes are RFC 8785's
+    return _STRING_OR_NUMBER.sub(_ecmascript_number, fast)
 
 
-def _orjson_is_jcs(out: bytes) -> bool:
-    """orjson's sorted output equals RFC 8785 when it is ASCII (key order by UTF-16 code
-    units is then byte order), has no escape (so no control character) and no number
-    with a fraction or an exponent (integers are written alike)."""
-    return out.isascii() and b"\\" not in out and not _has_fraction_or_exponent(out)
-
-
-def _has_fraction_or_exponent(out: bytes) -> bool:
-    """Whether a number outside the strings has a `.` or an exponent. Without escapes, a
-    byte is inside a string exactly when an odd number of quotes precede it."""
-    marked = out.translate(_NUMBER_MARKS)
-    at = marked.find(b"0.")
-    while at != -1:
-        if out.count(b'"', 0, at) % 2 == 0:
-            return True
-        at = marked.find(b"0.", at + 1)
-    return False
+def _ecmascript_number(token: re.Match) -> bytes:
+    """A number of orjson's output as ECMAScript writes it (3.0 -> 3); strings as they are."""
+    text = token.group()
+    if text[0] == 34 or not _DOUBLE_MARK.search(text):  # a string, or an integer
+        return text
+    return rfc8785.dumps(float(text))
 
 
 def _write(value: Any) -> bytes:

@@ -3,7 +3,9 @@ JSON calls with the admin token, following a tournament with a progress bar, pla
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -15,6 +17,31 @@ Column = tuple[str, str, int, int | None]  # heading, key, width, decimals (None
 BOT = ("bot", "name", 24, None)
 RATING_COLUMNS: list[Column] = [BOT, ("rating", "rating", 7, 0), ("low", "low", 7, 0),
                                 ("high", "high", 7, 0), ("games", "games", 5, 0)]
+
+
+DEFAULT_SERVER = "http://127.0.0.1:8000"
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, what: str, policies: tuple[str, ...],
+                      default_policy: str) -> None:
+    """The arguments every command that starts matches on a server shares: the bots'
+    deadline, the failure policy, a name for `what`, the server and the polling period."""
+    parser.add_argument("--deadline-ms", type=int, default=2000, help="per decision of a bot")
+    parser.add_argument("--policy", choices=policies, default=default_policy,
+                        help="what every fault costs: forfeit the match, or a random move")
+    parser.add_argument("--name", help=f"a name for the {what}")
+    parser.add_argument("--server", default=os.environ.get("REFEREE_URL", DEFAULT_SERVER),
+                        help=f"the referee's base URL (default: REFEREE_URL or {DEFAULT_SERVER})")
+    parser.add_argument("--poll", type=float, default=0.5, help="seconds between reads")
+
+
+def admin_client(server: str) -> Client | None:
+    """A client with the admin token of REFEREE_ADMIN_TOKEN; None (said on stderr) without."""
+    token = os.environ.get("REFEREE_ADMIN_TOKEN")
+    if not token:
+        print("error: set REFEREE_ADMIN_TOKEN to the server's admin token", file=sys.stderr)
+        return None
+    return Client(server.rstrip("/"), token)
 
 
 class ServerError(Exception):

@@ -66,13 +66,22 @@ def record_decision(pipe: Any, game: str, bot: str, seconds: float, fault: str |
     """Queue the counting of one decision on `pipe`: a redis-py pipeline, sync or asyncio
     (queuing a command awaits nothing on either), which the caller executes with its own
     writes. `bot` is the bot id, or `PULL_SEAT`; `fault` the fault code, if any."""
+    for key, name, amount in decision_increments(game, bot, seconds, fault):
+        pipe.hincrby(key, name, amount)
+
+
+def decision_increments(game: str, bot: str, seconds: float, fault: str | None
+                        ) -> list[tuple[str, str, int]]:
+    """The (hash, field, amount) increments that count one decision (`record_decision`),
+    for a writer that sends them its own way (the driver: inside its step script)."""
     labels = (game, bot)
     bucket = BUCKET_NAMES[bisect.bisect_left(BUCKETS, max(seconds, 0.0))]
-    pipe.hincrby(DECISIONS, field(*labels), 1)
-    pipe.hincrby(DECISION_US, field(*labels), round(max(seconds, 0.0) * 1_000_000))
-    pipe.hincrby(DECISION_BUCKETS, field(*labels, bucket), 1)
+    increments = [(DECISIONS, field(*labels), 1),
+                  (DECISION_US, field(*labels), round(max(seconds, 0.0) * 1_000_000)),
+                  (DECISION_BUCKETS, field(*labels, bucket), 1)]
     if fault is not None:
-        pipe.hincrby(FAULTS, field(game, fault), 1)
+        increments.append((FAULTS, field(game, fault), 1))
+    return increments
 
 
 def record_match_status(pipe: Any, game: str, status: str) -> None:

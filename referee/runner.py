@@ -274,11 +274,13 @@ def _forfeit_of(step: dict) -> dict:
 def _judge(engine: engines.Game, state: dict, reply: BotReply, policy: FailurePolicy,
            seed: int, step: int, legal_actions: list[dict], strikes: int
            ) -> tuple[dict | None, dict | None, dict]:
-    """(the action played, the fault record, the new state) for one reply."""
+    """(the action played, in the engine's canonical form, the fault record, the new state)
+    for one reply."""
     code, detail = reply.fault, reply.detail
     if code is None:
         try:
-            return reply.action, None, engine.apply(state, reply.action)
+            action = engine.canonical_action(reply.action)
+            return action, None, engine.apply(state, action)
         except engines.IllegalAction as error:
             code, detail = Fault.ILLEGAL, error.reason
         except engines.EngineError as error:

@@ -34,7 +34,7 @@ from typing import TypeVar
 import redis
 
 from referee import metrics, replay
-from referee.botclient import PROTOCOL, RAW_LIMIT, BotClient, BotReply, Fault
+from referee.botclient import PROTOCOL, RAW_LIMIT, BotReply, Fault
 from referee.config import Config
 from referee.runner import FailurePolicy, MatchPlay, PushSeat
 
@@ -216,23 +216,25 @@ def _seat_infos(match: dict) -> list[dict]:
 
 
 def _send_result_notices(context: Context, record: dict, seats: dict[int, PushSeat]) -> None:
-    """Tell each push bot how its match ended (design.md 5c), in the background, each on
-    a connection of its own."""
+    """Tell each push bot how its match ended (design.md 5c), in the background, on the
+    seat's own kept-alive connection; each notice's task closes its seat, so the seats
+    are handed over (`seats` is left empty)."""
     base = context.config.public_url.rstrip("/")
     for seat, push in seats.items():
         notice = {"protocol": PROTOCOL, "type": "result", "match_id": record["match_id"],
                   "game": record["game"], "seat": seat, "result": record["result"],
                   "replay_url": f"{base}/matches/{record['match_id']}/replay"}
-        client = BotClient(push.client.url, push.deadline_ms, push.client.secret,
-                           push.client.allowlist)
-        task = asyncio.create_task(_notify(client, notice))
+        task = asyncio.create_task(_notify(push, notice))
         context.notices.add(task)
         task.add_done_callback(context.notices.discard)
+    seats.clear()
 
 
-async def _notify(client: BotClient, notice: dict) -> None:
-    await client.notify(notice)
-    await client.aclose()
+async def _notify(seat: PushSeat, notice: dict) -> None:
+    try:
+        await seat.notify(notice)
+    finally:
+        await seat.aclose()
 
 
 def _duration_ms(record: dict) -> float:

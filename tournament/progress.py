@@ -69,8 +69,11 @@ return {redis.call('HGET', KEYS[1], 'started_at'), first}
 """
 
 # KEYS: match, steps, live, lease, applied signal, events channel; ARGV: holder, step index,
-# step JSON, live JSON, to_move JSON, "1" to signal a pull client that its move was played.
-# Followers of the match (GET /matches/{id}/events) hear the new step's number.
+# step JSON, live JSON, to_move JSON, "1" to signal a pull client that its move was played,
+# the signal's TTL, and the JSON list of [hash, field, amount] increments counting the
+# decision in the cluster's metrics (`referee.metrics`; their keys are not declared: one
+# Redis, not a cluster). Followers of the match (GET /matches/{id}/events) hear the new
+# step's number.
 RECORD = """
 if redis.call('GET', KEYS[4]) ~= ARGV[1] then return 0 end
 local index = tonumber(ARGV[2])
@@ -85,6 +88,9 @@ redis.call('HSET', KEYS[1], 'step', index + 1, 'to_move', ARGV[5],
 if ARGV[6] == '1' then
   redis.call('RPUSH', KEYS[5], '1')
   redis.call('EXPIRE', KEYS[5], ARGV[7])
+end
+for _, count in ipairs(cjson.decode(ARGV[8])) do
+  redis.call('HINCRBY', count[1], count[2], count[3])
 end
 redis.call('PUBLISH', KEYS[6], index)
 return 1
@@ -118,6 +124,29 @@ return 1
 """
 
 
+# KEYS: the playing sets of the match's bots; ARGV: match id, cap, the lease key prefix and
+# suffix. Take one slot of every bot, all or none; a slot whose match has no lease (its
+# driver finished, parked or died) is freed on the way. (The lease keys are built here, not
+# declared: one Redis, not a cluster.)
+TAKE_SLOTS = """
+for _, key in ipairs(KEYS) do
+  local held = 0
+  for _, other in ipairs(redis.call('SMEMBERS', key)) do
+    if other ~= ARGV[1] then
+      if redis.call('EXISTS', ARGV[3] .. other .. ARGV[4]) == 1 then
+        held = held + 1
+      else
+        redis.call('SREM', key, other)
+      end
+    end
+  end
+  if held >= tonumber(ARGV[2]) then return 0 end
+end
+for _, key in ipairs(KEYS) do redis.call('SADD', key, ARGV[1]) end
+return 1
+"""
+
+
 class LeaseLost(Exception):
     """Another driver holds the match now: this one must stop without writing."""
 
@@ -142,6 +171,7 @@ class Progress:
         self._record = client.register_script(RECORD)
         self._park = client.register_script(PARK)
         self._end = client.register_script(END)
+        self._take_slots = client.register_script(TAKE_SLOTS)
 
     async def load(self, match_id: str) -> Loaded | None:
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -195,16 +225,14 @@ class Progress:
         before a lost connection, is not recorded twice)."""
         step = entry["step"]
         live = orjson.dumps({"step": step + 1, "state": state})
-        async with self.redis.pipeline(transaction=False) as pipe:
-            await self._record(
-                keys=[match_key(match_id), match_key(match_id, "steps"),
-                      match_key(match_id, "live"), lease_key(match_id),
-                      applied_key(match_id, step), events_channel(match_id)],
-                args=[holder, step, orjson.dumps(entry), live, orjson.dumps(to_move),
-                      "1" if pull_move_played else "0", SIGNAL_TTL_S], client=pipe)
-            metrics.record_decision(pipe, game, bot, entry["elapsed_ms"] / 1000,
-                                    (entry["fault"] or {}).get("code"))
-            answer, *_ = await pipe.execute()
+        counts = metrics.decision_increments(game, bot, entry["elapsed_ms"] / 1000,
+                                             (entry["fault"] or {}).get("code"))
+        answer = await self._record(
+            keys=[match_key(match_id), match_key(match_id, "steps"),
+                  match_key(match_id, "live"), lease_key(match_id),
+                  applied_key(match_id, step), events_channel(match_id)],
+            args=[holder, step, orjson.dumps(entry), live, orjson.dumps(to_move),
+                  "1" if pull_move_played else "0", SIGNAL_TTL_S, orjson.dumps(counts)])
         if answer == 0:
             raise LeaseLost(match_id)
         if answer == -1:
@@ -256,26 +284,13 @@ class Progress:
             "finished_at", finished_at], (game, MatchStatus.FAILED))
 
     async def take_bot_slots(self, match_id: str, bot_ids: list[str], cap: int) -> bool:
-        """Take one concurrent-match slot of every bot for `match_id`, all or none; False
-        when a bot already plays `cap` other matches. A slot whose match has no lease (its
-        driver finished, parked or died) is free again."""
-        keys = [playing_key(bot) for bot in sorted(set(bot_ids))]
-
-        async def apply(pipe: aioredis.client.Pipeline) -> bool:
-            stale: dict[str, list[bytes]] = {}
-            for key in keys:
-                others = [m for m in await pipe.smembers(key) if m.decode() != match_id]
-                stale[key] = [m for m in others if not await pipe.exists(lease_key(m.decode()))]
-                if len(others) - len(stale[key]) >= cap:
-                    return False
-            pipe.multi()
-            for key in keys:
-                if stale[key]:
-                    pipe.srem(key, *stale[key])
-                pipe.sadd(key, match_id)
-            return True
-
-        return await self.redis.transaction(apply, *keys, value_from_callable=True)
+        """Take one concurrent-match slot of every bot for `match_id`, all or none, in one
+        round trip; False when a bot already plays `cap` other matches. A slot whose match
+        has no lease (its driver finished, parked or died) is free again."""
+        prefix, _, suffix = lease_key("{}").partition("{}")
+        return bool(await self._take_slots(
+            keys=[playing_key(bot) for bot in sorted(set(bot_ids))],
+            args=[match_id, cap, prefix, suffix]))
 
     async def release_bot_slots(self, match_id: str, bot_ids: list[str]) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:

@@ -77,6 +77,7 @@ MATCH_QUEUE = "referee-matches"
 QUEUES = (MATCH_QUEUE,)
 SIGNAL_TTL_S = 3600
 RETRIES = 3
+SOCKET_TIMEOUT_S = 15.0
 ARCHIVED = "archived"  # the one field besides `status` of an archived match's hash
 
 
@@ -268,10 +269,13 @@ class Store:
     @classmethod
     def from_url(cls, url: str, archive: ReplayArchive | None = None) -> Store:
         """A client that retries briefly (under a second in all), so an unreachable Redis
-        turns into a quick 503 rather than a hanging request; `archive` reads the replays
-        moved out of Redis (`referee archive`)."""
+        turns into a quick 503 rather than a hanging request. Its socket timeout
+        (`SOCKET_TIMEOUT_S`) bounds a hung Redis and outlasts every blocking wait
+        (`wait_applied`). `archive` reads the replays moved out of Redis (`referee
+        archive`)."""
         retry = Retry(ExponentialBackoff(cap=0.4, base=0.05), RETRIES)
-        return cls(redis.Redis.from_url(url, retry=retry), archive)
+        return cls(redis.Redis.from_url(url, retry=retry, socket_timeout=SOCKET_TIMEOUT_S),
+                   archive)
 
     def ping(self) -> bool:
         try:
@@ -468,5 +472,7 @@ class Store:
         return bool(claimed)
 
     def wait_applied(self, match_id: str, step: int, timeout_s: float) -> bool:
-        """Wait until the runner has played `step` (after a pull move was posted)."""
+        """Wait until the runner has played `step` (after a pull move was posted), at most
+        `timeout_s` (kept under the socket timeout)."""
+        timeout_s = min(timeout_s, SOCKET_TIMEOUT_S - 1)
         return self.redis.blpop([applied_key(match_id, step)], timeout=timeout_s) is not None

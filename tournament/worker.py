@@ -14,6 +14,10 @@ The event loop also keeps, for the whole process:
   deadlines, deferred matches: `tournament.jobs.fire_due_timers`);
 - each running job's rq heartbeat, so rq does not take a long match for a dead one.
 
+rq's own clean-up of its registries runs every `MAINTENANCE_S` (rq's default is ten
+minutes): it finds the jobs a dead worker had taken but not yet started to drive (no lease
+yet), whose matches it hands to `tournament.recovery` through the jobs' failure callback.
+
 Redis going away is ridden out: the main loop, the drivers and the periodic tasks wait and
 retry with backoff; nothing exits or marks a match failed because Redis restarted. On
 SIGTERM/SIGINT the worker stops taking jobs, stops its drivers and queues their matches
@@ -54,9 +58,10 @@ log = logging.getLogger(__name__)
 RENEW_EVERY_S = 1.5
 TIMERS_EVERY_S = 0.2
 JOB_HEARTBEAT_EVERY_S = 30.0
-IDLE_POLL_S = 0.05
+BURST_WAIT_S = 1  # --burst: wait this long for a job before asking whether all is done
 SLOT_WAIT_S = 5.0
 OUTAGE_BACKOFF_S = (0.1, 5.0)
+MAINTENANCE_S = 30  # rq's registry clean-up: finds the jobs of dead workers (rq: 600 s)
 
 
 class MatchWorker(BaseWorker):
@@ -66,7 +71,8 @@ class MatchWorker(BaseWorker):
 
     def __init__(self, queues: list[str], connection: redis.Redis, config: Config,
                  concurrency: int = DEFAULT_CONCURRENCY, **kwargs: object):
-        super().__init__(queues, connection=connection, serializer=JSONSerializer, **kwargs)
+        super().__init__(queues, connection=connection, serializer=JSONSerializer,
+                         maintenance_interval=MAINTENANCE_S, **kwargs)
         self.config = config
         self.concurrency = concurrency
         self.free_slots = threading.Semaphore(concurrency)
@@ -93,14 +99,13 @@ class MatchWorker(BaseWorker):
                     self.check_for_suspension(burst)
                     if self.should_run_maintenance_tasks:
                         self.run_maintenance_tasks()
-                    result = self.dequeue_job_and_maintain_ttl(None if burst else
-                                                               self.dequeue_timeout)
+                    result = self.dequeue_job_and_maintain_ttl(
+                        BURST_WAIT_S if burst else self.dequeue_timeout,
+                        max_idle_time=BURST_WAIT_S if burst else None)
                     if result is not None:
                         self.execute_job(*result)
-                    elif burst:
-                        if self._drained():
-                            break
-                        time.sleep(IDLE_POLL_S)
+                    elif burst and self._drained():
+                        break
                 except StopRequested:
                     break
                 except redis.RedisError as error:

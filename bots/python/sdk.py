@@ -170,14 +170,20 @@ def handler_for(choose: Choose, verbose: bool = False, secret: str | None = None
     return DecisionHandler
 
 
+class BotServer(ThreadingHTTPServer):
+    """A thread per connection; a backlog deep enough for the many matches a referee may
+    play against the bot at once (the standard library's default is 5)."""
+
+    daemon_threads = True
+    request_queue_size = 256
+
+
 def make_server(choose: Choose, port: int = 0, host: str = "127.0.0.1",
                 verbose: bool = False, secret: str | None = None,
                 on_result: OnResult | None = None) -> ThreadingHTTPServer:
     """A bound, not yet serving, server (port 0 picks a free one: see `server_address`).
     `secret`: None reads $REFEREE_BOT_SECRET, "" checks no signature."""
-    server = ThreadingHTTPServer((host, port), handler_for(choose, verbose, secret, on_result))
-    server.daemon_threads = True
-    return server
+    return BotServer((host, port), handler_for(choose, verbose, secret, on_result))
 
 
 def serve(choose: Choose, port: int = 8001, host: str = "127.0.0.1",

@@ -125,22 +125,25 @@ class Program:
 
     async def stop(self, last_line: bytes | None, grace_s: float) -> None:
         """Send `last_line` (if any) then EOF; kill the program if it still runs `grace_s`
-        later. Its output meanwhile is read and dropped, so it cannot block on writing."""
-        if self.process.returncode is None and not self.dead:
-            with suppress(ConnectionError, RuntimeError):
-                if last_line is not None:
-                    self.process.stdin.write(last_line + b"\n")
-                self.process.stdin.close()
-            drain = asyncio.ensure_future(self._discard_output())
-            try:
-                await asyncio.wait_for(self.process.wait(), grace_s)
-                note(self.log_path, f"stopped: {describe_exit(self.process.returncode)}")
-            except TimeoutError:
-                note(self.log_path, f"killed: still running {grace_s:g} s after its last line")
-            finally:
-                drain.cancel()
-        self.kill()
-        await self.process.wait()
+        later. Its output is read and dropped until it is gone, so it can neither block on
+        writing nor keep the pipe (and so its exit) from being seen."""
+        drain = asyncio.ensure_future(self._discard_output())
+        try:
+            if self.process.returncode is None and not self.dead:
+                with suppress(ConnectionError, RuntimeError):
+                    if last_line is not None:
+                        self.process.stdin.write(last_line + b"\n")
+                    self.process.stdin.close()
+                try:
+                    await asyncio.wait_for(self.process.wait(), grace_s)
+                    note(self.log_path, f"stopped: {describe_exit(self.process.returncode)}")
+                except TimeoutError:
+                    note(self.log_path, f"killed: still running {grace_s:g} s after its "
+                                        "last line")
+            self.kill()
+            await self.process.wait()
+        finally:
+            drain.cancel()
 
     def kill(self) -> None:
         """SIGKILL the program's whole process group (its children too)."""

@@ -15,18 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 
 import requests
 
-from referee.client import Client, ServerError
+from referee.client import Client, ServerError, add_run_arguments, admin_client
 from referee.runner import FORFEIT, POLICY_CHOICES, FailurePolicy
 from tournament import sprt
 
 HELP = "SPRT of a challenger against a baseline on a referee server, fastchess style"
-DEFAULT_SERVER = "http://127.0.0.1:8000"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,21 +47,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deals", choices=("paired", "independent"), default="paired",
                         help="paired: both matches of a pair on one deal (default)")
     parser.add_argument("--seed", type=int, help="the test's seed (drawn by the server if absent)")
-    parser.add_argument("--deadline-ms", type=int, default=2000, help="per decision of a bot")
-    parser.add_argument("--policy", choices=POLICY_CHOICES, default=FORFEIT,
-                        help="what every fault costs: forfeit the match, or a random move")
-    parser.add_argument("--name", help="a name for the test")
-    parser.add_argument("--server", default=os.environ.get("REFEREE_URL", DEFAULT_SERVER),
-                        help=f"the referee's base URL (default: REFEREE_URL or {DEFAULT_SERVER})")
-    parser.add_argument("--poll", type=float, default=0.5, help="seconds between reads")
+    add_run_arguments(parser, "test", POLICY_CHOICES, FORFEIT)
 
 
 def run(args: argparse.Namespace) -> int:
-    token = os.environ.get("REFEREE_ADMIN_TOKEN")
-    if not token:
-        print("error: set REFEREE_ADMIN_TOKEN to the server's admin token", file=sys.stderr)
+    client = admin_client(args.server)
+    if client is None:
         return 2
-    client = Client(args.server.rstrip("/"), token)
     try:
         view = client.post("/tournaments", sprt_request(args))
         names = {bot["bot_id"]: bot["name"] for bot in view["bots"]}

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 import requests
@@ -22,8 +21,9 @@ import requests
 from referee.client import (
     BOT,
     RATING_COLUMNS,
-    Client,
     ServerError,
+    add_run_arguments,
+    admin_client,
     follow_tournament,
     print_rows,
 )
@@ -31,7 +31,6 @@ from referee.runner import FORFEIT, POLICY_CHOICES, FailurePolicy
 
 HELP = ("start a round-robin, gauntlet or Swiss tournament on a referee server, follow it, "
         "print the final table")
-DEFAULT_SERVER = "http://127.0.0.1:8000"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,21 +50,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              '"solo"}\')')
     parser.add_argument("--seed", type=int, help="tournament seed (drawn by the server if absent)")
     parser.add_argument("--options", type=json.loads, default={}, help="game options as JSON")
-    parser.add_argument("--deadline-ms", type=int, default=2000, help="per decision of a bot")
-    parser.add_argument("--policy", choices=POLICY_CHOICES, default=FORFEIT,
-                        help="what every fault costs: forfeit the match, or a random move")
-    parser.add_argument("--name", help="a name for the tournament")
-    parser.add_argument("--server", default=os.environ.get("REFEREE_URL", DEFAULT_SERVER),
-                        help=f"the referee's base URL (default: REFEREE_URL or {DEFAULT_SERVER})")
-    parser.add_argument("--poll", type=float, default=0.5, help="seconds between progress reads")
+    add_run_arguments(parser, "tournament", POLICY_CHOICES, FORFEIT)
 
 
 def run(args: argparse.Namespace) -> int:
-    token = os.environ.get("REFEREE_ADMIN_TOKEN")
-    if not token:
-        print("error: set REFEREE_ADMIN_TOKEN to the server's admin token", file=sys.stderr)
+    client = admin_client(args.server)
+    if client is None:
         return 2
-    client = Client(args.server.rstrip("/"), token)
     try:
         created = client.post("/tournaments", tournament_request(args))
         print(f"tournament {created['id']}: {created['progress']['total']} {created['game']} "

@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPTS = {
     "engines_speed.py": ["decisions/s", "games/s"],
-    "referee_overhead.py": ["in-process overall:", "rq worker overall:", "ratio"],
+    "referee_overhead.py": ["in-process overall:", "referee worker overall:", "ratio"],
+    "concurrency_models.py": ["asyncio + httptools", "threads + requests", "us/dec"],
+    "execution.py": ["CPU ms/decision", "matches at once", "asked again", "idle pull"],
     "replay_verify_speed.py": ["speed-up", "overall against"],
     "tournament_throughput.py": ["matches/s", "speed-up", "CPU ms/dec"],
     "api_latency.py": ["GET /ratings/aladino", "GET /matches/{id}", "p99 ms"],

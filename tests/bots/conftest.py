@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from loopback import serving
 
-from bots.python.sdk import Choose, make_server
+from bots.python.sdk import Choose, OnResult, make_server
 from referee.bridge import BridgeConfig, running_bridge
 from referee.redis_server import free_port, wait_for_port
 
@@ -25,9 +25,10 @@ STDIO_PROGRAM = Path(__file__).resolve().parent / "stdio_program.py"
 
 
 @contextmanager
-def running_python_bot(choose: Choose) -> Iterator[str]:
-    """Serve `choose` with the SDK on a free port; yields the bot's URL."""
-    with serving(make_server(choose, port=0)) as port:
+def running_python_bot(choose: Choose, on_result: OnResult | None = None) -> Iterator[str]:
+    """Serve `choose` with the SDK on a free port (result notices to `on_result`); yields
+    the bot's URL."""
+    with serving(make_server(choose, port=0, secret="", on_result=on_result)) as port:
         yield f"http://127.0.0.1:{port}/"
 
 
@@ -56,7 +57,8 @@ def serve() -> Callable:
 
 @pytest.fixture
 def python_bot() -> Callable:
-    """`with python_bot(choose) as url:` serves a chooser for the test's duration."""
+    """`with python_bot(choose[, on_result]) as url:` serves a chooser for the test's
+    duration."""
     return running_python_bot
 
 

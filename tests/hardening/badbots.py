@@ -12,6 +12,9 @@ picks the behaviour (a good bot is there too, for the healthy seats).
 | `/huge` | a 10 MB body |
 | `/illegal` | a well-formed action the rules refuse now |
 | `/unknown` | an action of a type no game has (malformed) |
+| `/deep` | a legal action with a junk field nested 300 deep |
+| `/junk` | a legal action with a 900 kB junk field |
+| `/floats` | a legal action with its whole numbers written as floats (2.0): well formed |
 | `/other-seat` | a legal action that was offered to another seat of the match, not to this one |
 | `/stale` | a legal action of its own previous decision that is not legal any more |
 | `/trickle` | a good answer, one byte per second |
@@ -19,6 +22,7 @@ picks the behaviour (a good bot is there too, for the healthy seats).
 | `/continue` | `HTTP/1.1 100 Continue` every `DRIP_S` seconds, never a final answer |
 | `/gate` | a good answer, except that its first decision at `GATE_STEP` waits for `gate` |
 | `/steady` | a good answer after `STEADY_S` seconds (well within any deadline) |
+| `/think` | a good answer after `THINK_S` seconds: a bot that thinks |
 | `/redirect` | 302 to a host outside the allowlist (the referee must not follow) |
 
 Every decision request is kept by match (with its arrival time, `at`), so `/other-seat`
@@ -52,6 +56,7 @@ SLOW_HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: "
 HUGE_BYTES = 10_000_000
 GATE_STEP = 3
 STEADY_S = 0.02
+THINK_S = 0.1
 REDIRECT_TO = "http://10.255.255.1/bot"
 
 
@@ -104,6 +109,8 @@ class _Handler(BaseHTTPRequestHandler):
             return canned[self.path]
         if self.path == "/illegal":
             return 200, illegal_answer(payload)
+        if self.path in ("/deep", "/junk", "/floats"):
+            return 200, _decorated(self.path, payload)
         if self.path == "/other-seat":
             offered = [p for p in earlier if p["seat"] != payload["seat"]]
             return 200, _one_of(offered[-1:], payload)
@@ -112,14 +119,25 @@ class _Handler(BaseHTTPRequestHandler):
             return 200, _one_of(mine[-1:], payload)
         if self.path == "/redirect":
             return 302, json.dumps({"location": REDIRECT_TO}).encode()
-        if self.path in ("/slow", "/steady"):
-            time.sleep(SLOW_S if self.path == "/slow" else STEADY_S)
+        if self.path in ("/slow", "/steady", "/think"):
+            time.sleep({"/slow": SLOW_S, "/steady": STEADY_S, "/think": THINK_S}[self.path])
         if self.path == "/gate" and payload["step"] == GATE_STEP and self.server.first_at_gate():
             self.server.gate.wait(30)
         return 200, random_answer(payload)
 
     def log_message(self, *args) -> None:
         """Quiet."""
+
+
+def _decorated(path: str, payload: dict) -> bytes:
+    """A legal action, then spoiled (`/deep`, `/junk`) or rewritten with floats (`/floats`)."""
+    action = json.loads(random_answer(payload))["action"]
+    if path == "/floats":
+        action = {key: float(value) if isinstance(value, int) and not isinstance(value, bool)
+                  else value for key, value in action.items()}
+        return json.dumps({"action": action}).encode()
+    junk = "[" * 300 + "]" * 300 if path == "/deep" else json.dumps("x" * 900_000)
+    return json.dumps({"action": action})[:-2].encode() + f', "junk": {junk}}}}}'.encode()
 
 
 def _one_of(earlier: list[dict], payload: dict) -> bytes:
@@ -136,6 +154,7 @@ def _one_of(earlier: list[dict], payload: dict) -> bytes:
 class BadBots(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 256  # a hundred matches may call at once
 
     def __init__(self):
         super().__init__(("127.0.0.1", 0), _Handler)

@@ -22,11 +22,12 @@ GOOD_DEADLINE_MS = 5000
 CATALOGUE = {
     "/slow": "timeout", "/hang": "timeout", "/trickle": "timeout", "/slow-head": "timeout",
     "/continue": "timeout", "/close": "crash", "/error": "crash", "/garbage": "malformed",
-    "/huge": "malformed", "/unknown": "malformed", "/illegal": "illegal",
+    "/huge": "malformed", "/unknown": "malformed", "/deep": "malformed", "/junk": "malformed",
+    "/illegal": "illegal",
     "/other-seat": "illegal", "/stale": "illegal",
 }
-RANDOM_POLICY = ("/error", "/garbage", "/illegal", "/unknown", "/other-seat", "/close",
-                 "/continue")
+RANDOM_POLICY = ("/error", "/garbage", "/illegal", "/unknown", "/deep", "/other-seat",
+                 "/close")
 
 
 def start(api, good: str, bad: str, policy: str, code: str, deadline_ms: int) -> str:
@@ -62,7 +63,7 @@ def check_faults(api, bad_bots, match_id: str, path: str, code: str, policy: str
     if path == "/other-seat":
         check_other_seat_answer(bad_bots.by_match[match_id], faults[0][0])
     report = api.post("/replays/verify", json=record).get_json()
-    assert report["valid"] and report["signature"] == "valid", (path, report)
+    assert report.get("valid") and report["signature"] == "valid", (path, report)
 
 
 def check_other_seat_answer(requests: list[dict], step: dict) -> None:

@@ -246,3 +246,24 @@ def test_a_stored_url_never_shows_its_credentials(api, redis_url):
         assert one["url"] == "http://127.0.0.1:9/bot?x=1"
         for text in (str(one), str(listed)):
             assert "s3cret" not in text and "alice" not in text
+
+
+def test_a_name_that_resolves_off_the_allowlist_is_refused_at_connect_time(api, redis_url,
+                                                                           workers):
+    """`localhost` is on the allowlist as a name, but the only address entry is ::1: the
+    bot listens on 127.0.0.1, which `localhost` resolves to as well. The worker resolves
+    the name, checks each address it would connect to, and never reaches 127.0.0.1: the
+    seat crashes, saying why."""
+    listener = Listener("127.0.0.1")
+    try:
+        bot = api.register_bot(f"http://localhost:{listener.port}/", name="rebound")
+        match = api.create_match("aladino", [{"kind": "bot", "bot_id": bot}] * 2, seed=1)
+        workers.start(1, REFEREE_BOT_HOSTS="localhost,::1")
+        finished = procs.wait_status(api, match["id"], "finished")
+    finally:
+        listener.stop()
+    assert listener.accepted == 0
+    record = api.get(f"/matches/{match['id']}/replay").get_json()
+    fault = record["steps"][-1]["fault"]
+    assert finished["forfeit"]["fault"] == "crash"
+    assert "127.0.0.1" in fault["detail"] and "allowlist" in fault["detail"]

@@ -49,11 +49,17 @@ def test_numbers_follow_rfc8785_appendix_b(bits, text):
 
 
 @pytest.mark.parametrize("bits", ["7fffffffffffffff", "7ff0000000000000"])
-def test_nan_and_infinity_are_refused(bits):
-    """RFC 8785 section 3.2.2.3: NaN and Infinity are not JSON numbers. (A value parsed
-    from JSON never holds one; beside another fraction the exact writer sees it.)"""
+def test_nan_and_infinity_are_written_as_javascript_writes_them(bits):
+    """RFC 8785 section 3.2.2.3: NaN and Infinity are not JSON numbers. No value parsed
+    from JSON holds one, and no record the referee makes does; should one come, it is
+    written `null`, as JSON.stringify writes it."""
+    assert jcs({"x": 1.5, "y": _double(bits)}) == b'{"x":1.5,"y":null}'
+
+
+@pytest.mark.parametrize("bits", ["7fffffffffffffff", "7ff0000000000000"])
+def test_the_exact_writer_refuses_nan_and_infinity(bits):
     with pytest.raises(CanonicalizationError):
-        jcs({"x": 1.5, "y": _double(bits)})
+        jcs({"x": 1.5, "y": _double(bits), "not ascii": "é"})
 
 
 def test_the_rfc_section_3_2_2_example():

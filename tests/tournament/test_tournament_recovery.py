@@ -74,7 +74,7 @@ def test_a_worker_killed_mid_match_is_replaced_and_nothing_is_counted_twice(
     recorded = store.steps(killed_match)
     workers.kill(doomed)
     assert store.get_match(killed_match)["status"] == "running"
-    final = wait_finished(api, view["id"], timeout=60)
+    final = wait_finished(api, view["id"], timeout=180)
     assert survivor.poll() is None
     assert store.current_attempt(killed_match) == 1
     record = api.get(f"/matches/{killed_match}/replay").get_json()

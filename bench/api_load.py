@@ -2,12 +2,16 @@
 of GET /ratings/{game}, GET /matches?limit=20 and GET /matches/{id} with 50 concurrent
 clients. Goal: p99 <= 50 ms for each, 0 errors.
 
-    python3 bench/api_load.py [--clients 50] [--seconds 30] [--think-ms 100] [--quick]
+    python3 bench/api_load.py [--clients 50] [--seconds 30] [--think-ms 100]
+                              [--tournament-nice 10] [--quick]
 
 Setup: one redis-server; bots answering at once (`bench/slow_bot.py --delay-ms 0`), four
 registered; `referee serve` (gunicorn, 2 gevent workers) and two `referee worker`s. A first
 round-robin of `--matches` aladino matches is played to its end (so ratings, histories and
 finished matches exist), then a second one is posted and the load runs while it plays.
+The tournament's processes (workers and bots) run at a lower CPU share than the API
+(`--tournament-nice`, as docs/operations.md recommends on a shared machine; 0: the same).
+CPU seconds are read from /proc for each group of processes and for the whole machine.
 
 The load: `--clients` clients in one asyncio process, each on its own kept-alive HTTP/1.1
 connection, each asking the three endpoints in turn (the match: one of the finished ones,
@@ -204,16 +208,19 @@ def main() -> None:
                         help="mean pause of a client between an answer and its next request")
     parser.add_argument("--matches", type=int, default=600,
                         help="matches played before the load (and in the tournament during it)")
-    parser.add_argument("--worker-nice", type=int, default=10,
-                        help="the workers' niceness (0: as the API); see docs/operations.md")
+    parser.add_argument("--tournament-nice", type=int, default=10,
+                        help="the niceness of the workers and the bots (0: as the API); see "
+                             "docs/operations.md")
     parser.add_argument("--quick", action="store_true", help="a tiny run (smoke test)")
     args = parser.parse_args()
     if args.quick:
         args.clients, args.seconds, args.matches = 5, 2.0, 12
     _support.header(f"API latency, {args.clients} clients (think {args.think_ms:g} ms) while a "
-                    f"tournament runs (workers at nice {args.worker_nice})",
+                    f"tournament runs (workers and bots at nice {args.tournament_nice})",
                     f"p99 <= {GOAL_MS:g} ms, 0 errors")
     bots = [_support.start_slow_bot(0) for _ in range(2)]
+    for _, bot in bots:
+        lower_priority(bot.pid, args.tournament_nice)
     children = []
     try:
         with _support.redis_server() as server:
@@ -221,7 +228,7 @@ def main() -> None:
             for index in range(BOTS):
                 store.save_bot({"id": f"bot-bench{index}", "name": f"instant {index}",
                                 "url": bots[index % len(bots)][0], "games": engines.names()})
-            children += start_workers(server.url, store, args.worker_nice)
+            children += start_workers(server.url, store, args.tournament_nice)
             started = time.perf_counter()
             first = post_tournament(store, args.matches, seed=1)
             wait_over(store, first)

@@ -248,7 +248,7 @@ def main() -> None:
             spent, errors = asyncio.run(load(port, match_ids, args.clients, args.seconds,
                                              args.think_ms / 1000))
             cpu = {name: group_cpu_s(pids) - before[0][name] for name, pids in groups.items()}
-            cpu["machine (others too)"] = machine_cpu_s() - before[1]
+            cpu["other sessions"] = machine_cpu_s() - before[1] - sum(cpu.values())
             done = store.redis.scard(tournament_key(second["id"], "done"))
             report(spent, errors, args.seconds,
                    f"the tournament played {done:,} of its {second['total']:,} matches "

@@ -110,8 +110,8 @@ def test_a_match_continues_from_its_recorded_steps_as_if_never_interrupted(redis
             legal = play.payload(seat, 200)["legal_actions"]
             entry = play.advance(seat, BotReply(None, "crash", "", 1.0, "connection error: "
                                                  "ConnectionRefusedError"), legal)
-            await progress.record("m-cut", "dead-driver", entry, play.state, play.to_move,
-                                  False, "aladino", "bot-dead")
+            await progress.record("m-cut", "dead-driver", entry, play.state_json,
+                                  play.to_move, False, "aladino", "bot-dead")
             recorded.append(entry)
             assert step == entry["step"]
         await client.aclose()
@@ -146,8 +146,8 @@ def test_a_driver_that_lost_its_lease_writes_nothing(redis_url, store):
         entry = play.advance(seat, BotReply(None, "crash", "", 1.0, "x"),
                              play.payload(seat, 200)["legal_actions"])
         with pytest.raises(LeaseLost):
-            await progress.record("m-job", "first", entry, play.state, play.to_move, False,
-                                  "aladino", "bot-dead")
+            await progress.record("m-job", "first", entry, play.state_json, play.to_move,
+                                  False, "aladino", "bot-dead")
         assert not await progress.take_lease("m-job", "first")
         await progress.release_lease("m-job", "first")
         assert await client.get(lease_key("m-job")) == b"second"

@@ -154,30 +154,34 @@ class TournamentAnnouncer:
     admin: bool
 
     def opening(self) -> live.Said:
-        return self._table(self._view())
+        view = self._view()
+        return self._table(view, ended=view["status"] == "finished")
 
     def heard(self, messages: list[str], last: int) -> live.Said:
+        """The matches announced, then the table; `finished` after the announcement of
+        the end, which follows every match's (the table may show the end before)."""
         chunks = [live.sse("match", self.memo.get(("match-event", m), lambda m=m:
                                                   self._match_event(m)))
                   for m in messages if m != FINISHED]
         view = self.memo.get(("tournament", self.tournament_id, self.admin, last), self._view)
-        said = self._table(view)
+        said = self._table(view, ended=FINISHED in messages)
         return live.Said(chunks + said.chunks, said.over)
 
     def check(self) -> live.Said:
-        """Without a message: only whether it ended (a message lost on a reconnect)."""
+        """Without a message for a while: whether it ended (an announcement lost while
+        the pub/sub connection was made again)."""
         if self.store.redis.hexists(tournament_key(self.tournament_id), "finished_at"):
-            return self._table(self._view())
+            return self._table(self._view(), ended=True)
         return live.Said([])
 
     def _view(self) -> dict:
         return tournaments.tournament_view(self.store, self.tournament_id, self.admin)
 
-    def _table(self, view: dict) -> live.Said:
+    def _table(self, view: dict, ended: bool) -> live.Said:
         chunks = [live.sse("standings", shape("standings", view))]
-        if view["status"] == "finished":
+        if ended:
             chunks.append(live.sse("finished", shape("finished", view)))
-        return live.Said(chunks, view["status"] == "finished")
+        return live.Said(chunks, ended)
 
     def _match_event(self, match_id: str) -> bytes:
         match = self.store.get_match(match_id)

@@ -32,10 +32,11 @@ SECRET = "test-secret"
 
 
 def load_openapi() -> OpenAPI:
-    """openapi.yaml, with problem+json bodies read as JSON."""
-    problem_json = {"application/problem+json": json.loads}
+    """openapi.yaml, with problem+json bodies read as JSON and event streams as text."""
+    deserializers = {"application/problem+json": json.loads,
+                     "text/event-stream": lambda body: body.decode()}
     return OpenAPI.from_file_path(
-        str(SPEC_PATH), config=OpenAPIConfig(extra_media_type_deserializers=problem_json))
+        str(SPEC_PATH), config=OpenAPIConfig(extra_media_type_deserializers=deserializers))
 
 
 @cache

@@ -3,7 +3,8 @@ tournament's counted matches and standings, a game's leaderboard.
 
 Under `referee serve` every stream is a greenlet of a gevent worker that blocks on Redis
 cooperatively. Each API process holds one pub/sub connection (`Hub`), subscribed to the
-channels its open streams follow, and hands every message to them:
+channels its open streams follow, and hands every message to them (the streams have a
+small pool of Redis connections of their own, `Live.from_url`):
 - a match's driver PUBLISHes each recorded step's number, then "end"
   (`tournament.store.events_channel`). The streams of one match in a process share one
   `MatchFeed`: a message makes the first stream that wakes read the new steps (one Redis
@@ -57,6 +58,8 @@ SUBSCRIBE_WAIT_S = 2.0  # for the pub/sub subscription before the first read
 HUB_ERROR_PAUSE_S = 1.0
 INBOX_LIMIT = 1000  # messages kept per tournament or leaderboard stream between reads
 MEMO_ENTRIES = 512
+LIVE_CONNECTIONS = 20  # Redis connections of the streams of one API process
+POOL_WAIT_S = 10.0
 OVER = (MatchStatus.FINISHED.value, MatchStatus.FAILED.value)
 T = TypeVar("T")
 Shape = Callable[[str, dict], bytes]  # (event name, data) -> the data as JSON
@@ -233,8 +236,8 @@ class MatchFeed:
             (status, result, forfeit, error), new_steps = pipe.execute()
         status = status.decode() if status else None
         if status == MatchStatus.FINISHED.value:
-            new_steps = self.store.get_replay(self.match_id)["steps"][len(self.steps):]
-            self.steps.extend(new_steps)
+            record = self.store.get_replay(self.match_id) or {"steps": []}  # None: archived
+            self.steps.extend(record["steps"][len(self.steps):])
         else:
             self.steps.extend(loads(raw) for raw in new_steps)
         if status in OVER:
@@ -245,10 +248,20 @@ class MatchFeed:
 # ----- the streams ----------------------------------------------------------------------
 @dataclass
 class Live:
-    """The live machinery of one API process: its hub, the feeds of the matches followed,
-    the events built."""
+    """The live machinery of one API process: its Redis connections, its hub, the feeds of
+    the matches followed, the events built."""
 
     store: Store
+
+    @classmethod
+    def from_url(cls, url: str) -> Live:
+        """With connections of its own, at most LIVE_CONNECTIONS (the pub/sub one
+        included): a burst of clients connecting waits for one, up to POOL_WAIT_S (then
+        503), rather than failing at once or taking the connections the rest of the API
+        needs."""
+        pool = redis.BlockingConnectionPool.from_url(url, max_connections=LIVE_CONNECTIONS,
+                                                     timeout=POOL_WAIT_S)
+        return cls(Store(redis.Redis(connection_pool=pool)))
 
     def __post_init__(self) -> None:
         self.hub = Hub(self.store.redis)

@@ -61,7 +61,7 @@ EVENT_SCHEMAS: dict[str, type[Schema]] = {
 def match_events(match_id: str) -> Response:
     query = load_query(MatchEventsQuerySchema)
     after = _last_event_id(query)
-    store = services().store
+    store = _live().store
     match, token_seat, _ = store.seat_view(match_id, bearer_token())
     if match is None:
         raise not_found(f"match {match_id!r}")
@@ -71,7 +71,7 @@ def match_events(match_id: str) -> Response:
 
 @bp.get("/tournaments/<tournament_id>/events")
 def tournament_events(tournament_id: str) -> Response:
-    store = services().store
+    store = _live().store
     if tournaments.get_meta(store, tournament_id) is None:
         raise not_found(f"tournament {tournament_id!r}")
     announcer = TournamentAnnouncer(store, _live().memo, tournament_id, asked_by_admin())
@@ -83,7 +83,7 @@ def tournament_events(tournament_id: str) -> Response:
 def ratings_events(game: str) -> Response:
     if game not in engines.names():
         raise not_found(f"game {game!r}")
-    announcer = LeaderboardAnnouncer(services().store, _live().memo, game)
+    announcer = LeaderboardAnnouncer(_live().store, _live().memo, game)
     return _stream(live.announcements(_live(), ratings_events_channel(game), announcer))
 
 
@@ -99,10 +99,11 @@ def _stream(chunks: Iterator[bytes]) -> Response:
 
 
 def _live() -> live.Live:
-    """This process's live machinery (one pub/sub connection), made on first use."""
+    """This process's live machinery (its Redis connections, one of them pub/sub), made
+    on first use."""
     extensions = current_app.extensions
     if "referee.live" not in extensions:
-        extensions.setdefault("referee.live", live.Live(services().store))
+        extensions.setdefault("referee.live", live.Live.from_url(services().config.redis_url))
     return extensions["referee.live"]
 
 

@@ -15,8 +15,9 @@ small pool of Redis connections of their own, `Live.from_url`):
 
 A stream never trusts the messages alone: it reads again at least every `POLL_S` (a message
 lost while the pub/sub connection was re-made delays it, never skips a step), and a step is
-sent only from what Redis holds, in order, from the client's `Last-Event-ID` on. Memory per
-stream is one engine state and one event; a stream holds no Redis connection while it
+sent only from what Redis holds, in order, from the client's `Last-Event-ID` on; the steps
+read at once leave in one write. Memory per stream is one engine state and at most
+BATCH_BYTES of events; a stream holds no Redis connection while it
 waits or writes (it borrows one from the pool per read); a client that reads nothing for
 `WRITE_TIMEOUT_S` is disconnected, and every stream ends after `MAX_STREAM_S` (the client
 reconnects with its Last-Event-ID, as EventSource does by itself).
@@ -58,6 +59,7 @@ SUBSCRIBE_WAIT_S = 2.0  # for the pub/sub subscription before the first read
 HUB_ERROR_PAUSE_S = 1.0
 INBOX_LIMIT = 1000  # messages kept per tournament or leaderboard stream between reads
 MEMO_ENTRIES = 512
+BATCH_BYTES = 256 * 1024
 LIVE_CONNECTIONS = 20  # Redis connections of the streams of one API process
 POOL_WAIT_S = 10.0
 OVER = (MatchStatus.FINISHED.value, MatchStatus.FAILED.value)
@@ -195,16 +197,18 @@ class MatchFeed:
         self.steps: list[dict] = []
         self.end: dict | None = None  # status, result, forfeit, error once over
         self.users = 0
-        self._changed = threading.Condition()
+        self._changed = threading.Event()  # set (and replaced) at each message
+        self._notifying = threading.Lock()
         self._version = 0  # messages heard
         self._read_version = -1
         self._read_at = 0.0
         self._reading = threading.Lock()
 
     def notify(self, _message: bytes, _heard: int) -> None:
-        with self._changed:
+        with self._notifying:
             self._version += 1
-            self._changed.notify_all()
+            changed, self._changed = self._changed, threading.Event()
+        changed.set()  # wakes every stream waiting, each on its own (no shared lock)
 
     @property
     def version(self) -> int:
@@ -212,8 +216,9 @@ class MatchFeed:
 
     def wait(self, version: int, timeout: float) -> None:
         """Until a message comes after `version`, or `timeout` s."""
-        with self._changed:
-            self._changed.wait_for(lambda: self._version != version, timeout)
+        changed = self._changed
+        if self._version == version:
+            changed.wait(timeout)
 
     def refresh(self) -> None:
         """Read what Redis holds beyond the steps known, unless this process read it since
@@ -345,6 +350,26 @@ class Clock:
         return time.monotonic() >= self.ends_at
 
 
+class Batch:
+    """Events that leave in one write (fewer writes when steps come faster than a stream
+    sends them), at most about BATCH_BYTES at a time."""
+
+    def __init__(self) -> None:
+        self._chunks: list[bytes] = []
+        self._size = 0
+
+    def add(self, chunk: bytes) -> bytes | None:
+        """Keep `chunk`; the batch to write when it is full."""
+        self._chunks.append(chunk)
+        self._size += len(chunk)
+        return self.take() if self._size >= BATCH_BYTES else None
+
+    def take(self) -> bytes:
+        joined = b"".join(self._chunks)
+        self._chunks, self._size = [], 0
+        return joined
+
+
 @dataclass
 class Follower:
     """One stream's position in a match: the next step to send, the state before it and
@@ -359,12 +384,16 @@ class Follower:
 
 
 def match_stream(live: Live, match: dict, viewer: Viewer, after: int | None,
-                 shape: Shape) -> Iterator[bytes]:
+                 shape: Shape, interval_s: float = 0.0) -> Iterator[bytes]:
     """The `start` event (unless resuming after step `after`), every step from there as
-    `viewer` sees it (`step`, id = the step's number), then `result`. `shape(name, data)`
-    gives each event's data as the API's schemas dump it."""
+    `viewer` sees it (`step`, id = the step's number), then `result`. A step's view leaves
+    out the log, which grows with every step: its new entries are the step's
+    `played.events` (the whole log is the start's and every step's events). `shape(name, data)`
+    gives each event's data as the API's schemas dump it. Writes are at least
+    `interval_s` apart: the steps of a fast match come a few at a time."""
     yield RETRY
     clock = Clock()
+    written = 0.0
     with live.feed(match) as feed:
         follower = _start(live, match, viewer)
         if after is None:
@@ -374,21 +403,24 @@ def match_stream(live: Live, match: dict, viewer: Viewer, after: int | None,
         while True:
             version = feed.version
             feed.refresh()
-            steps = feed.steps
+            steps, batch = feed.steps, Batch()
             while follower.cursor < len(steps):
                 if after is not None and follower.cursor <= after:
                     _skip_to(live, follower, steps, after)
-                else:
-                    yield _advance(live, follower, steps[follower.cursor], shape)
+                elif full := batch.add(_advance(live, follower, steps[follower.cursor], shape)):
+                    yield full
             if feed.end:
-                yield sse("result", shape("result", {
-                    "match_id": match["id"], "steps": len(steps), **feed.end}))
-                return
-            if clock.over():
+                batch.add(sse("result", shape("result", {
+                    "match_id": match["id"], "steps": len(steps), **feed.end})))
+            if rest := batch.take():
+                yield rest
+                written = time.monotonic()
+            if feed.end or clock.over():
                 return
             feed.wait(version, min(clock.wait_s(), POLL_S))
             if clock.ping_due():
                 yield PING
+            time.sleep(max(0.0, written + interval_s - time.monotonic()))
 
 
 def _start(live: Live, match: dict, viewer: Viewer) -> Follower:
@@ -410,9 +442,9 @@ def _advance(live: Live, follower: Follower, played: dict, shape: Shape) -> byte
     def build() -> tuple[bytes, dict, dict]:
         seen = see_step(follower.engine, follower.state, follower.view, played,
                         follower.viewer)
+        view = {key: value for key, value in seen.view_after.items() if key != "log"}
         data = {"match_id": follower.match_id, "step": step, "seat": follower.viewer.seat,
-                "played": seen.played, "view": seen.view_after,
-                "to_move": seen.view_after["to_move"]}
+                "played": seen.played, "view": view, "to_move": seen.view_after["to_move"]}
         if follower.viewer.whole:
             data["state"] = follower.engine.to_json(seen.after)
         return sse("step", shape("step", data), step), seen.after, seen.view_after

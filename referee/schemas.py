@@ -507,7 +507,9 @@ class StartEventSchema(Schema):
 class StepEventSchema(Schema):
     """`step` (SSE id = `step`): a recorded step as the viewer may see it, exactly as the
     replay endpoints show it: `played` is `GET /matches/{id}/replay/{step}?seat=N`'s
-    `played`, `view` the `view` of `/replay/{step + 1}`."""
+    `played`, `view` the `view` of `/replay/{step + 1}` without its `log` (which grows with
+    every step: the entries this step added are `played.events`, so the log is the `start`
+    event's followed by every step's `played.events`)."""
 
     match_id = _required(fields.String)
     step = _required(fields.Integer)
@@ -516,7 +518,7 @@ class StepEventSchema(Schema):
     played = _required(fields.Nested, SeenStepSchema, metadata={
         "description": "the step as the viewer knows it (the admin: whole)"})
     view = _required(fields.Dict, metadata={
-        "description": "the viewer's observation after the step"})
+        "description": "the viewer's observation after the step, without `log`"})
     to_move = _required(fields.Integer, allow_none=True, metadata={
         "description": "the seat to move after the step; null once the game is over"})
     state = fields.Dict(metadata={"description": "the admin only: the engine state after the "

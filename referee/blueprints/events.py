@@ -49,6 +49,10 @@ from ..step_views import Viewer
 from ..web import load_query, services, shared
 
 bp = Blueprint("events", __name__)
+# Watchers (every stream but a seat's own) get at most 10 writes a second: a fast match's
+# steps come a few at a time, and 200 watchers cost the same at any pace. A seat's client
+# hears its turn at once.
+WATCHER_INTERVAL_S = 0.25
 
 EVENT_SCHEMAS: dict[str, type[Schema]] = {
     "start": StartEventSchema, "step": StepEventSchema, "result": ResultEventSchema,
@@ -66,7 +70,9 @@ def match_events(match_id: str) -> Response:
     if match is None:
         raise not_found(f"match {match_id!r}")
     viewer = _viewer(store, match, query.get("seat"), token_seat)
-    return _stream(live.match_stream(_live(), match, viewer, after, shape))
+    seat_client = token_seat is not None and not viewer.whole
+    return _stream(live.match_stream(_live(), match, viewer, after, shape,
+                                     0.0 if seat_client else WATCHER_INTERVAL_S))
 
 
 @bp.get("/tournaments/<tournament_id>/events")

@@ -83,9 +83,9 @@ def expected(api, match_id: str, seat: int | None, whole: bool = False) -> list[
     states = replay_states(record)
     for k, step in enumerate(record["steps"]):
         played = frames[k]["played"]
+        view = {key: value for key, value in frames[k + 1]["view"].items() if key != "log"}
         data = {"match_id": match_id, "step": k, "seat": seat, "to_move": frames[k + 1]["to_move"],
-                "view": frames[k + 1]["view"],
-                "played": {**step, "events": played["events"]} if whole else played}
+                "view": view, "played": {**step, "events": played["events"]} if whole else played}
         if whole:
             data["state"] = states[k + 1]
         events.append({"name": "step", "id": str(k), "data": data})
@@ -98,6 +98,15 @@ def expected(api, match_id: str, seat: int | None, whole: bool = False) -> list[
 
 def as_dicts(events: list[Event]) -> list[dict]:
     return [{"name": e.name, "id": e.id, "data": e.data} for e in events]
+
+
+def whole_log(events: list[Event]) -> list[dict]:
+    """The viewer's log at the end, from the start's and each step's new entries."""
+    log = list(events[0].data["view"]["log"])
+    for event in events[1:]:
+        if event.name == "step":
+            log += event.data["played"]["events"]
+    return log
 
 
 def test_every_viewer_gets_every_step_as_the_replay_shows_it(live_server, api, workers,
@@ -113,6 +122,11 @@ def test_every_viewer_gets_every_step_as_the_replay_shows_it(live_server, api, w
 
     spectator = expected(api, match_id, None)
     assert as_dicts(readers["spectator"].result()) == spectator
+    last = api.get(f"/matches/{match_id}").get_json()["step"]
+    for name, seat in (("spectator", None), ("seat", PULL_SEAT)):
+        query = "" if seat is None else f"?seat={seat}"
+        final = api.get(f"/matches/{match_id}/replay/{last}{query}").get_json()["view"]
+        assert whole_log(readers[name].result()) == final["log"]
     assert as_dicts(late.result()) == spectator
     assert as_dicts(readers["seat"].result()) == expected(api, match_id, PULL_SEAT)
     assert as_dicts(readers["admin"].result()) == expected(api, match_id, None, whole=True)

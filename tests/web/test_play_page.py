@@ -68,6 +68,11 @@ def wait_for(browser, condition, what: str):
                          ).until(lambda _: condition(), message=what)
 
 
+def log_title(browser) -> str:
+    """The viewer's events panel heading: "Events (<entries in the log>)"."""
+    return browser.find_element(By.CSS_SELECTOR, "#board .log h3").text
+
+
 def page_errors(browser) -> list[str]:
     return [entry["message"] for entry in browser.get_log("browser")
             if entry["level"] == "SEVERE" and "favicon.ico" not in entry["message"]]
@@ -137,6 +142,9 @@ def test_the_viewer_follows_a_match_while_it_is_played(server, redis_url, worker
         shown = f"{seen['step']}/"
         wait_for(browser, lambda shown=shown: board(browser, "data-shown") == shown,
                  f"the viewer at step {shown}")
+        frame = requests.get(f"{server.url}/matches/{match_id}/replay/{seen['step']}",
+                             headers=AUTH, timeout=10).json()  # the admin's, while it runs
+        assert log_title(browser) == f"Events ({len(frame['view']['log'])})"
         requests.post(f"{server.url}/matches/{match_id}/actions", headers=auth, timeout=10,
                       json={"step": seen["step"], "action": rng.choice(seen["legal_actions"])})
     steps = requests.get(f"{server.url}/matches/{match_id}", timeout=10).json()["step"]
@@ -144,4 +152,6 @@ def test_the_viewer_follows_a_match_while_it_is_played(server, redis_url, worker
     wait_for(browser, lambda: not browser.find_element(By.ID, "live").is_displayed(),
              "the end of the live view")
     assert browser.find_element(By.ID, "seat").is_enabled()  # the replay, as every seat
+    final = requests.get(f"{server.url}/matches/{match_id}/replay/{steps}", timeout=10).json()
+    assert log_title(browser) == f"Events ({len(final['view']['log'])})"
     assert page_errors(browser) == []

@@ -212,16 +212,19 @@ async function waitForTheEnd() {
     (every seat's view) once it is public. */
 function followLive() {
   const frames = [];
+  let log = [];  // a step's view comes without its log: the start's, then each step's events
   const frame = (step, data) => ({match_id: viewer.matchId, step, seat: null,
-    to_move: data.to_move, view: data.view, played: null});
+    to_move: data.to_move, view: {...data.view, log}, played: null});
   viewer.live = {frames, follow: null};
   showLive(true);
   viewer.live.follow = followEvents(`/matches/${encodeURIComponent(viewer.matchId)}/events`, {
     onEvent(name, data) {
       if (name === "start") {
+        log = data.view.log || [];
         frames[0] = frame(0, data);
         liveAdvance(0);
       } else if (name === "step") {
+        log = log.concat(data.played.events);
         frames[data.step].played = data.played;
         frames[data.step + 1] = frame(data.step + 1, data);
         liveAdvance(data.step + 1);

@@ -9,7 +9,7 @@
 
 const play = {
   matchId: null, token: null, seat: null, match: null, description: null,
-  view: null, toMove: null, step: 0, sent: null, result: null,
+  view: null, log: [], toMove: null, step: 0, sent: null, result: null,
 };
 
 function tokenFromAddress() {
@@ -121,16 +121,18 @@ async function send(action) {
 function onEvent(name, data) {
   if (name === "start") {
     play.step = 0;
+    play.log = data.view.log || [];
   } else if (name === "step") {
     document.getElementById("moves").append(moveLine(data.played));
     play.step = data.step + 1;
+    play.log = play.log.concat(data.played.events);  // a step's view comes without its log
   } else if (name === "result") {
     play.result = data;
   } else {
     return true;
   }
   if (data.view) {
-    play.view = data.view;
+    play.view = {...data.view, log: play.log};
     play.toMove = data.to_move;
   }
   draw();

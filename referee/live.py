@@ -8,19 +8,21 @@ small pool of Redis connections of their own, `Live.from_url`):
 - a match's driver PUBLISHes each recorded step's number, then "end"
   (`tournament.store.events_channel`). The streams of one match in a process share one
   `MatchFeed`: a message makes the first stream that wakes read the new steps (one Redis
-  round trip for all of them); the others find them read. Each step's event for a viewer is
-  built once per process (`Memo`) and sent to every stream of that viewer.
+  round trip for all of them); the others find them read. Each step's event for a viewer
+  is built once per process (`Rendering`) and every stream of that viewer sends it.
 - counting a match PUBLISHes its id on its tournament's and (when rated) its game's
-  channel (`tournament.results`); the stream sends the match and the table again.
+  channel (`tournament.results`); the stream sends the match and the table again, built
+  once per process and message (`Memo`).
 
 A stream never trusts the messages alone: it reads again at least every `POLL_S` (a message
 lost while the pub/sub connection was re-made delays it, never skips a step), and a step is
 sent only from what Redis holds, in order, from the client's `Last-Event-ID` on; the steps
-read at once leave in one write. Memory per stream is one engine state and at most
-BATCH_BYTES of events; a stream holds no Redis connection while it
-waits or writes (it borrows one from the pool per read); a client that reads nothing for
-`WRITE_TIMEOUT_S` is disconnected, and every stream ends after `MAX_STREAM_S` (the client
-reconnects with its Last-Event-ID, as EventSource does by itself).
+read at once leave in one write. Memory per stream is a cursor (the events are the
+feed's, kept while the match is followed in the process); a stream holds no Redis
+connection while it waits or writes (it borrows one from the pool per read); a client
+that reads nothing for `WRITE_TIMEOUT_S` is disconnected, and every stream ends after
+`MAX_STREAM_S` (the client reconnects with its Last-Event-ID, as EventSource does by
+itself).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from tournament.store import (
     match_key,
 )
 
-from .step_views import Viewer, see_step, state_after
+from .step_views import Viewer, see_step
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +60,8 @@ MAX_STREAM_S = 1800.0  # then the client reconnects (with its Last-Event-ID)
 SUBSCRIBE_WAIT_S = 2.0  # for the pub/sub subscription before the first read
 HUB_ERROR_PAUSE_S = 1.0
 INBOX_LIMIT = 1000  # messages kept per tournament or leaderboard stream between reads
-MEMO_ENTRIES = 512
-BATCH_BYTES = 256 * 1024
+MEMO_ENTRIES = 64
+BATCH_EVENTS = 32  # at most this many events in one write
 LIVE_CONNECTIONS = 20  # Redis connections of the streams of one API process
 POOL_WAIT_S = 10.0
 OVER = (MatchStatus.FINISHED.value, MatchStatus.FAILED.value)
@@ -164,10 +166,6 @@ class Memo:
         self._lock = threading.Lock()
         self._computing: dict[tuple, threading.Lock] = {}
 
-    def peek(self, key: tuple) -> Any | None:
-        with self._lock:
-            return self._values.get(key)
-
     def get(self, key: tuple, compute: Callable[[], T]) -> T:
         with self._lock:
             if key in self._values:
@@ -197,12 +195,21 @@ class MatchFeed:
         self.steps: list[dict] = []
         self.end: dict | None = None  # status, result, forfeit, error once over
         self.users = 0
+        self._renderings: dict[str, Rendering] = {}
+        self._rendering = threading.Lock()
         self._changed = threading.Event()  # set (and replaced) at each message
         self._notifying = threading.Lock()
         self._version = 0  # messages heard
         self._read_version = -1
         self._read_at = 0.0
         self._reading = threading.Lock()
+
+    def rendering(self, match: dict, viewer: Viewer, shape: Shape) -> Rendering:
+        """The events of `viewer`, shared by its streams in this process."""
+        with self._rendering:
+            if viewer.key not in self._renderings:
+                self._renderings[viewer.key] = Rendering(match, viewer, shape)
+            return self._renderings[viewer.key]
 
     def notify(self, _message: bytes, _heard: int) -> None:
         with self._notifying:
@@ -248,6 +255,53 @@ class MatchFeed:
         if status in OVER:
             self.end = {"status": status, "result": loads(result), "forfeit": loads(forfeit),
                         "error": error.decode() if error else None}
+
+
+class Rendering:
+    """The events of one viewer of one match, built in order once per process and kept
+    while the match is followed: every stream of that viewer sends slices of them (a
+    step's event costs one `see_step` per process, not one per client)."""
+
+    def __init__(self, match: dict, viewer: Viewer, shape: Shape):
+        self.engine = engines.get(match["game"])
+        self.viewer, self.match_id, self.shape = viewer, match["id"], shape
+        self.state = self.engine.new_game(match["num_players"], match["seed"],
+                                          match["options"])
+        self.view = self.engine.observation(self.state, viewer.seat)
+        self.start = sse("start", shape("start", {
+            "match_id": match["id"], "game": match["game"], "seat": viewer.seat, "step": 0,
+            "to_move": self.view["to_move"], "view": self.view}))
+        self.events: list[bytes] = []  # the event of step k at index k
+        self._result: bytes | None = None
+        self._building = threading.Lock()
+
+    def extend(self, steps: list[dict]) -> list[bytes]:
+        """The events of `steps` (built for those not built yet); append-only."""
+        with self._building:
+            while len(self.events) < len(steps):
+                self.events.append(self._event(steps[len(self.events)]))
+        return self.events
+
+    def result(self, end: dict) -> bytes:
+        """The `result` event, once every step's event is built (the same for every
+        viewer; built once)."""
+        if self._result is None:
+            self._result = sse("result", self.shape("result", {
+                "match_id": self.match_id, "steps": len(self.events), **end}))
+        return self._result
+
+    def _event(self, played: dict) -> bytes:
+        """A step's event; its view leaves out the log, which grows with every step: the
+        new entries are the step's `played.events` (the whole log is the start's and every
+        step's events)."""
+        seen = see_step(self.engine, self.state, self.view, played, self.viewer)
+        self.state, self.view = seen.after, seen.view_after
+        data = {"match_id": self.match_id, "step": played["step"], "seat": self.viewer.seat,
+                "played": seen.played, "to_move": seen.view_after["to_move"],
+                "view": {key: value for key, value in seen.view_after.items() if key != "log"}}
+        if self.viewer.whole:
+            data["state"] = self.engine.to_json(seen.after)
+        return sse("step", self.shape("step", data), played["step"])
 
 
 # ----- the streams ----------------------------------------------------------------------
@@ -350,123 +404,36 @@ class Clock:
         return time.monotonic() >= self.ends_at
 
 
-class Batch:
-    """Events that leave in one write (fewer writes when steps come faster than a stream
-    sends them), at most about BATCH_BYTES at a time."""
-
-    def __init__(self) -> None:
-        self._chunks: list[bytes] = []
-        self._size = 0
-
-    def add(self, chunk: bytes) -> bytes | None:
-        """Keep `chunk`; the batch to write when it is full."""
-        self._chunks.append(chunk)
-        self._size += len(chunk)
-        return self.take() if self._size >= BATCH_BYTES else None
-
-    def take(self) -> bytes:
-        joined = b"".join(self._chunks)
-        self._chunks, self._size = [], 0
-        return joined
-
-
-@dataclass
-class Follower:
-    """One stream's position in a match: the next step to send, the state before it and
-    the viewer's view of that state."""
-
-    engine: engines.Game
-    viewer: Viewer
-    match_id: str
-    cursor: int
-    state: dict
-    view: dict
-
-
 def match_stream(live: Live, match: dict, viewer: Viewer, after: int | None,
                  shape: Shape, interval_s: float = 0.0) -> Iterator[bytes]:
     """The `start` event (unless resuming after step `after`), every step from there as
-    `viewer` sees it (`step`, id = the step's number), then `result`. A step's view leaves
-    out the log, which grows with every step: its new entries are the step's
-    `played.events` (the whole log is the start's and every step's events). `shape(name, data)`
+    `viewer` sees it (`step`, id = the step's number), then `result`. `shape(name, data)`
     gives each event's data as the API's schemas dump it. Writes are at least
-    `interval_s` apart: the steps of a fast match come a few at a time."""
+    `interval_s` apart: the steps of a fast match come a few at a time, in one write."""
     yield RETRY
     clock = Clock()
     written = 0.0
+    cursor = 0 if after is None else after + 1  # the next step to send
     with live.feed(match) as feed:
-        follower = _start(live, match, viewer)
+        rendering = feed.rendering(match, viewer, shape)
         if after is None:
-            yield sse("start", shape("start", {
-                "match_id": match["id"], "game": match["game"], "seat": viewer.seat,
-                "step": 0, "to_move": follower.view["to_move"], "view": follower.view}))
+            yield rendering.start
         while True:
             version = feed.version
             feed.refresh()
-            steps, batch = feed.steps, Batch()
-            while follower.cursor < len(steps):
-                if after is not None and follower.cursor <= after:
-                    _skip_to(live, follower, steps, after)
-                elif full := batch.add(_advance(live, follower, steps[follower.cursor], shape)):
-                    yield full
+            events = rendering.extend(feed.steps)
+            while cursor < len(events):
+                yield b"".join(events[cursor:cursor + BATCH_EVENTS])
+                cursor, written = min(cursor + BATCH_EVENTS, len(events)), time.monotonic()
             if feed.end:
-                batch.add(sse("result", shape("result", {
-                    "match_id": match["id"], "steps": len(steps), **feed.end})))
-            if rest := batch.take():
-                yield rest
-                written = time.monotonic()
-            if feed.end or clock.over():
+                yield rendering.result(feed.end)
+                return
+            if clock.over():
                 return
             feed.wait(version, min(clock.wait_s(), POLL_S))
             if clock.ping_due():
                 yield PING
             time.sleep(max(0.0, written + interval_s - time.monotonic()))
-
-
-def _start(live: Live, match: dict, viewer: Viewer) -> Follower:
-    engine = engines.get(match["game"])
-
-    def initial() -> tuple[dict, dict]:
-        state = engine.new_game(match["num_players"], match["seed"], match["options"])
-        return state, engine.observation(state, viewer.seat)
-
-    state, view = live.memo.get((match["id"], "start", viewer.key), initial)
-    return Follower(engine, viewer, match["id"], 0, state, view)
-
-
-def _advance(live: Live, follower: Follower, played: dict, shape: Shape) -> bytes:
-    """The event of the follower's next step (built once per process and viewer); moves
-    the follower past it."""
-    step = follower.cursor
-
-    def build() -> tuple[bytes, dict, dict]:
-        seen = see_step(follower.engine, follower.state, follower.view, played,
-                        follower.viewer)
-        view = {key: value for key, value in seen.view_after.items() if key != "log"}
-        data = {"match_id": follower.match_id, "step": step, "seat": follower.viewer.seat,
-                "played": seen.played, "view": view, "to_move": seen.view_after["to_move"]}
-        if follower.viewer.whole:
-            data["state"] = follower.engine.to_json(seen.after)
-        return sse("step", shape("step", data), step), seen.after, seen.view_after
-
-    payload, follower.state, follower.view = live.memo.get(
-        (follower.match_id, step, follower.viewer.key), build)
-    follower.cursor += 1
-    return payload
-
-
-def _skip_to(live: Live, follower: Follower, steps: list[dict], after: int) -> None:
-    """Move the follower past the steps up to `after` without building their events (a
-    client resuming has them)."""
-    while follower.cursor <= after and follower.cursor < len(steps):
-        kept = live.memo.peek((follower.match_id, follower.cursor, follower.viewer.key))
-        if kept:
-            _, follower.state, follower.view = kept
-        else:
-            follower.state = state_after(follower.engine, follower.state,
-                                         steps[follower.cursor])
-        follower.cursor += 1
-    follower.view = follower.engine.observation(follower.state, follower.viewer.seat)
 
 
 # ----- tournaments and leaderboards -----------------------------------------------------

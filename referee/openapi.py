@@ -99,18 +99,27 @@ LAST_EVENT_ID = {
     "schema": {"type": "string", "pattern": "^[0-9]{1,10}$"},
     "description": "resume after this step: the steps after it, no `start` (EventSource "
                    "sends it when it reconnects)"}
-SSE_FORMAT = ("Server-Sent Events: `retry: 3000` first, then events, each an `event:` "
-              "line, an `id:` line where said, and one `data:` line of JSON; a comment "
-              "`: ping` every 15 s. `x-events` gives each event's data schema.")
+SSE_FORMAT = ("One Server-Sent Event (the stream starts with `retry: 3000` and has a "
+              "comment `: ping` every 15 s): its `event` name, its `id` where it has one "
+              "(a step's number), and its `data`, one line of JSON following the schema of "
+              "its event (`contentSchema`).")
 
 
 def event_stream(summary: str, events: dict[str, str]) -> dict:
-    """A 200 answer that is a stream of Server-Sent Events: `events` maps each event's name
-    to the component its data follows."""
-    return {"description": summary, "content": {"text/event-stream": {
-        "schema": {"type": "string", "description": SSE_FORMAT},
-        "x-events": {name: {"$ref": f"#/components/schemas/{component}"}
-                     for name, component in events.items()}}}}
+    """A 200 answer that is a stream of Server-Sent Events. As OpenAPI 3.2's `itemSchema`
+    (and schemathesis with a 3.1 `schema`), the schema is that of one event; `events`
+    maps each event's name to the component its JSON data follows."""
+    return {"description": summary, "content": {"text/event-stream": {"schema": {
+        "type": "object", "description": SSE_FORMAT, "required": ["event", "data"],
+        "properties": {
+            "event": {"enum": list(events)},
+            "id": {"type": "string", "pattern": "^[0-9]+$"},
+            "retry": {"type": "integer"},
+            "data": {"type": "string", "contentMediaType": "application/json"}},
+        "oneOf": [{"properties": {
+            "event": {"const": name},
+            "data": {"contentSchema": {"$ref": f"#/components/schemas/{component}"}}}}
+            for name, component in events.items()]}}}}
 
 
 def link(path: str, method: str = "get", **parameters: str) -> dict:

@@ -96,7 +96,7 @@ METRICS_TEXT = {
 
 LAST_EVENT_ID = {
     "name": "Last-Event-ID", "in": "header", "required": False,
-    "schema": {"type": "string", "pattern": "^[0-9]{1,10}$"},
+    "schema": {"type": "string", "pattern": f"^[0-9]{{1,{schemas.LAST_EVENT_ID_DIGITS}}}$"},
     "description": "resume after this step: the steps after it, no `start` (EventSource "
                    "sends it when it reconnects)"}
 SSE_FORMAT = ("One Server-Sent Event (the stream starts with `retry: 3000` and has a "

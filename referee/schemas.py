@@ -481,6 +481,9 @@ class ReplayStepSchema(Schema):
 
 
 # ----- live event streams (text/event-stream; docs/bots.md "Watching live") --------------
+LAST_EVENT_ID_DIGITS = 10  # a Last-Event-ID header is a step number of at most 10 digits
+
+
 class MatchEventsQuerySchema(Schema):
     seat = fields.Integer(validate=validate.Range(min=0), metadata={
         "description": "the seat whose view to stream: the admin's choice (absent: the "

@@ -36,7 +36,7 @@ from .. import live
 from ..auth import asked_by_admin, bearer_token, require_admin
 from ..problems import Problem, invalid, not_found
 from ..schemas import (
-    MAX_STEPS,
+    LAST_EVENT_ID_DIGITS,
     MatchCountedEventSchema,
     MatchEventsQuerySchema,
     RatingsSchema,
@@ -119,8 +119,7 @@ def _last_event_id(query: dict) -> int | None:
     header = request.headers.get("Last-Event-ID", "").strip()
     if not header:
         return query.get("last_event_id")
-    if not (header.isascii() and header.isdigit() and len(header) <= 10
-            and int(header) <= MAX_STEPS):
+    if not (header.isascii() and header.isdigit() and len(header) <= LAST_EVENT_ID_DIGITS):
         raise invalid({"Last-Event-ID": ["a step number (the id of the last event received)"]})
     return int(header)
 

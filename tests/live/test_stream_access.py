@@ -67,7 +67,7 @@ def test_an_unknown_match_is_404(api):
     assert api.get("/matches/m-nope/events").status_code == 404
 
 
-@pytest.mark.parametrize("value", ["x", "-1", "1.5", "99999999999", "٣"])
+@pytest.mark.parametrize("value", ["x", "-1", "1.5", "99999999999", "٣", "1 2"])
 def test_a_bad_last_event_id_is_400(api, finished, value):
     response = api.get(f"/matches/{finished}/events", headers={"Last-Event-ID": value})
     assert response.status_code == 400
@@ -104,3 +104,8 @@ def test_a_match_whose_deal_is_in_play_is_the_admins_only(api, bot, random_bot_u
     match_id = tournament["matches"][0]
     assert api.get(f"/matches/{match_id}/events").status_code == 401
     assert api.get(f"/matches/{match_id}/events", token="not-a-token").status_code == 403
+
+
+def test_a_last_event_id_past_the_last_step_gets_only_the_result(api, finished):
+    response = api.get(f"/matches/{finished}/events", headers={"Last-Event-ID": "9999999999"})
+    assert [name for name, _, _ in parse(response.data)] == ["result"]

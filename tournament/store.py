@@ -28,12 +28,16 @@ Values are JSON (orjson), never a Python-only format. Keys, all under the prefix
 - `tournament:{id}:matches` (list): match ids in schedule order
 - `tournament:{id}:done` / `tournament:{id}:failed` (sets): match ids counted as played / failed
 - `tournament:{id}:results` (hash): match id -> the match's result (seats, ranks, scores, faults)
+- `tournament:{id}:events` (pub/sub channel, no key): the id of each match counted, then
+  "finished" once the final ratings are stored
 - `tournaments` (sorted set): tournament ids by creation time
 - `ratings:{game}:counted` (set): every match id whose outcome was counted (counted once)
 - `ratings:{game}:elo` / `ratings:{game}:games` (hashes): bot id -> live Elo / rated matches
 - `ratings:{game}:results` (list): rated results in the order they were counted
 - `ratings:{game}:history:{bot}` (list): `[n, rating]` after each of the bot's rated matches
 - `ratings:{game}:intervals` (hash): bot id -> its latest tournament's Bradley-Terry row
+- `ratings:{game}:events` (pub/sub channel, no key): the id of each rated match counted, and
+  "intervals" when a tournament's intervals are stored
 - `ratings:{game}:page` (string): the last `GET /ratings/{game}` answer, `{version}\n{JSON}`,
   valid while the version (rated results counted, intervals) is unchanged
 - `ratelimit:moves:{token sha256}:{window}` (string, expires): moves posted with one seat
@@ -159,6 +163,17 @@ def tournament_key(tournament_id: str, part: str | None = None) -> str:
     """`tournament:{id}` or one of its parts (`matches`, `done`, `failed`, `results`)."""
     base = f"{PREFIX}tournament:{tournament_id}"
     return f"{base}:{part}" if part else base
+
+
+def tournament_events_channel(tournament_id: str) -> str:
+    """The pub/sub channel where counting announces a tournament's counted matches (their
+    ids) and its end ("finished")."""
+    return tournament_key(tournament_id, "events")
+
+
+def ratings_events_channel(game: str) -> str:
+    """The pub/sub channel where counting announces a change of the game's leaderboard."""
+    return ratings_key(game, "events")
 
 
 def ratings_key(game: str, part: str) -> str:

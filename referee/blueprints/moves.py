@@ -21,8 +21,8 @@ from ..auth import bearer_token, require_token
 from ..problems import Problem, conflict, not_found
 from ..runner import decision_payload
 from ..schemas import MoveAcceptedSchema, MoveSchema, ObservationSchema
+from ..step_views import state_before
 from ..web import load_body, reply, services
-from .replays import state_before
 
 bp = Blueprint("moves", __name__)
 

@@ -1,4 +1,5 @@
-/* A game's leaderboard: ratings with their intervals and a rating-history plot. */
+/* A game's leaderboard: ratings with their intervals and a rating-history plot, redrawn
+   whenever it changes (GET /ratings/{game}/events), with the game's recent matches. */
 "use strict";
 
 const MAX_DOTS = 60;  // a dot per rated match while there are few, else only the last
@@ -94,21 +95,14 @@ function botColours(ids) {
   return id => map.get(id) || "#9aa0a6";
 }
 
-async function showLeaderboard(game) {
-  const box = document.getElementById("leaderboard");
-  const plot = document.getElementById("history");
-  try {
-    const body = await api(`/ratings/${encodeURIComponent(game)}`);
-    const board = body.leaderboard || [];
-    const ids = [...new Set([...board.map(e => e.bot_id), ...Object.keys(body.history || {})])];
-    const colourOf = botColours(ids);
-    const names = new Map(board.map(e => [e.bot_id, e.name || e.bot_id]));
-    setChildren(box, leaderboardTable(board, colourOf));
-    setChildren(plot, historyPlot(body.history, id => names.get(id) || id, colourOf));
-  } catch (error) {
-    setChildren(box, errorBox(error));
-    plot.replaceChildren();
-  }
+function drawLeaderboard(body) {
+  const board = body.leaderboard || [];
+  const ids = [...new Set([...board.map(e => e.bot_id), ...Object.keys(body.history || {})])];
+  const colourOf = botColours(ids);
+  const names = new Map(board.map(e => [e.bot_id, e.name || e.bot_id]));
+  setChildren(document.getElementById("leaderboard"), leaderboardTable(board, colourOf));
+  setChildren(document.getElementById("history"),
+    historyPlot(body.history, id => names.get(id) || id, colourOf));
 }
 
 async function gameMatches(game) {
@@ -116,8 +110,27 @@ async function gameMatches(game) {
   return matchesTable(matches);
 }
 
+/** The leaderboard as the stream sends it: first as it is, then after every change
+    (with the recent matches read again). */
+function followLeaderboard(game) {
+  let first = true;
+  followEvents(`/ratings/${encodeURIComponent(game)}/events`, {
+    onEvent(name, body) {
+      if (name !== "leaderboard") return true;
+      drawLeaderboard(body);
+      if (!first) fill("matches", () => gameMatches(game));
+      first = false;
+      return true;
+    },
+    onProblem(error) {
+      setChildren(document.getElementById("leaderboard"), errorBox(error));
+      document.getElementById("history").replaceChildren();
+    },
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   const game = document.getElementById("title").dataset.game;
-  showLeaderboard(game);
+  followLeaderboard(game);
   fill("matches", () => gameMatches(game));
 });

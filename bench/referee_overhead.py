@@ -123,7 +123,7 @@ def on_worker(url: str, matches: int, *worker_args: str) -> tuple[float, float, 
                 enqueue_match(store, meta)
                 match = _wait_finished(store, meta["id"])
                 match_s += _seconds_between(match["started_at"], match["finished_at"])
-                record = store.get_replay(match)
+                record = store.get_replay(meta["id"])
                 bodies = match_payloads(record)
                 bare_s += bare_posts(url, bodies)
                 lean_s += bare_posts(url, bodies, trust_env=False)

@@ -10,6 +10,7 @@ from tournament.store import Store
 from . import problems, ui
 from .blueprints import (
     bots,
+    events,
     games,
     health,
     matches,
@@ -24,7 +25,7 @@ from .config import Config
 from .web import Services
 
 BLUEPRINTS = (health.bp, games.bp, bots.bp, matches.bp, moves.bp, replays.bp, spec.bp, ui.bp,
-              ui.root, tournaments.bp, ratings.bp, metrics.bp)
+              ui.root, tournaments.bp, ratings.bp, metrics.bp, events.bp)
 
 
 def create_app(config: Config | None = None) -> Flask:

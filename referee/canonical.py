@@ -33,7 +33,9 @@ CanonicalizationError = rfc8785.CanonicalizationError
 _STRING = re.compile(rb'"[^"]*"')
 _STRING_OR_NUMBER = re.compile(rb'"[^"]*"|-?[0-9][0-9.eE+-]*')
 _DOUBLE_MARK = re.compile(rb"[.eE]")  # in a number token
-_DOUBLE = re.compile(rb"[0-9][.eE]")  # a number with a fraction or an exponent (not `true`)
+# a number with a fraction or an exponent where a value starts (first, or after `:`, `,`
+# or `[`); inside a string it is a false alarm, which only costs the slower check below
+_DOUBLE_VALUE = re.compile(rb"(?:^|[:,\[])-?[0-9]+(?:\.[0-9]|[eE])")
 
 
 def sorted_json(value: Any) -> bytes:
@@ -49,7 +51,7 @@ def jcs(value: Any) -> bytes:
         return _write(value)
     if not fast.isascii() or b"\\" in fast:
         return _write(value)
-    if not _DOUBLE.search(_STRING.sub(b'""', fast)):
+    if not _DOUBLE_VALUE.search(fast) or not _DOUBLE_VALUE.search(_STRING.sub(b'""', fast)):
         return fast  # no double: orjson's bytes are RFC 8785's
     return _STRING_OR_NUMBER.sub(_ecmascript_number, fast)
 

@@ -101,6 +101,34 @@ METRICS_TEXT = {
     "content": {"text/plain": {"schema": {"type": "string"}}, "application/openmetrics-text": {}}}
 
 
+LAST_EVENT_ID = {
+    "name": "Last-Event-ID", "in": "header", "required": False,
+    "schema": {"type": "string", "pattern": f"^[0-9]{{1,{schemas.LAST_EVENT_ID_DIGITS}}}$"},
+    "description": "resume after this step: the steps after it, no `start` (EventSource "
+                   "sends it when it reconnects)"}
+SSE_FORMAT = ("One Server-Sent Event (the stream starts with `retry: 3000` and has a "
+              "comment `: ping` every 15 s): its `event` name, its `id` where it has one "
+              "(a step's number), and its `data`, one line of JSON following the schema of "
+              "its event (`contentSchema`).")
+
+
+def event_stream(summary: str, events: dict[str, str]) -> dict:
+    """A 200 answer that is a stream of Server-Sent Events. As OpenAPI 3.2's `itemSchema`
+    (and schemathesis with a 3.1 `schema`), the schema is that of one event; `events`
+    maps each event's name to the component its JSON data follows."""
+    return {"description": summary, "content": {"text/event-stream": {"schema": {
+        "type": "object", "description": SSE_FORMAT, "required": ["event", "data"],
+        "properties": {
+            "event": {"enum": list(events)},
+            "id": {"type": "string", "pattern": "^[0-9]+$"},
+            "retry": {"type": "integer"},
+            "data": {"type": "string", "contentMediaType": "application/json"}},
+        "oneOf": [{"properties": {
+            "event": {"const": name},
+            "data": {"contentSchema": {"$ref": f"#/components/schemas/{component}"}}}}
+            for name, component in events.items()]}}}}
+
+
 def link(path: str, method: str = "get", **parameters: str) -> dict:
     """An OpenAPI link to the operation `method path`, its parameters taken from the
     answer (e.g. `match_id="$response.body#/id"`): clients and schemathesis' stateful
@@ -242,6 +270,7 @@ def paths() -> dict[str, dict]:
             description="422 when the replay was made under another game version (or an "
                         "unknown game or format): refused rather than mis-verified.")},
         **tournament_paths(),
+        **live_paths(),
     }
 
 
@@ -291,6 +320,48 @@ def tournament_paths() -> dict[str, dict]:
                         "the latest L points start at offset = games - L (`games` of the "
                         "leaderboard). 404 for an unknown game or bot; a bot with no rated "
                         "match has none (total 0).")},
+    }
+
+
+def live_paths() -> dict[str, dict]:
+    """The event streams (text/event-stream), documented in docs/bots.md."""
+    return {
+        "/matches/{match_id}/events": {"get": {**operation(
+            "Follow a match live: each step as the caller may see it (Server-Sent Events)",
+            "live", (200, event_stream(
+                "`start` (unless resuming), `step` per recorded step (id = the step "
+                "number), `result` at the end (then the stream ends)",
+                {"start": "StartEvent", "step": "StepEvent", "result": "ResultEvent"})),
+            (400, 401, 403, 404),
+            parameters=[MATCH_ID, {"in": "query", "schema": schemas.MatchEventsQuerySchema},
+                        LAST_EVENT_ID],
+            description="The hidden-information rules of the replay endpoints: without a "
+                        "token the spectator's view, with a seat token that seat's, with "
+                        "the admin token every step whole (and the engine state). A client "
+                        "joining late gets every step it missed first; `Last-Event-ID` "
+                        "resumes after that step with no gap and no repeat. While another "
+                        "match on its deal is being played, the match is the admin's only "
+                        "(401/403)."),
+            "security": [{"admin": []}, {"seat": []}, {}]}},
+        "/tournaments/{tournament_id}/events": {"get": operation(
+            "Follow a tournament live: counted matches and the new table (Server-Sent "
+            "Events)", "live", (200, event_stream(
+                "`standings` on connecting, then `match` and `standings` for every match "
+                "counted, and `finished` once the final ratings are stored (then the "
+                "stream ends)",
+                {"standings": "StandingsEvent", "match": "MatchCountedEvent",
+                 "finished": "StandingsEvent"})),
+            (404,), parameters=[TOURNAMENT_ID], security="admin", optional_security=True,
+            description="The seed in the table is null until the tournament is over, "
+                        "unless the admin asks.")},
+        "/ratings/{game}/events": {"get": operation(
+            "Follow a game's leaderboard live (Server-Sent Events)", "live",
+            (200, event_stream(
+                "`leaderboard` (the first page of 200 bots, as `GET /ratings/{game}?limit=200` "
+                "answers it) on connecting and whenever a rated match is counted or a "
+                "tournament's intervals are stored",
+                {"leaderboard": "Ratings"})),
+            (404,), parameters=[GAME])},
     }
 
 

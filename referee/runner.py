@@ -27,6 +27,7 @@ Failure policy: each fault code maps to
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Protocol
@@ -137,6 +138,7 @@ class MatchPlay:
         self.engine = engine
         self.record = record
         self.state = state
+        self.state_json = b""  # the canonical JSON of `state` once a step is played
         self.policy = FailurePolicy.from_dict(record["policy"])
 
     @classmethod
@@ -185,9 +187,10 @@ class MatchPlay:
         step, strikes = self.step, self.record["strikes"][seat]
         action, fault, self.state = _judge(self.engine, self.state, reply, self.policy,
                                            self.record["seed"], step, legal_actions, strikes)
+        self.state_json = replay.canonical_form(self.record["format"])(self.state)
         entry = replay.step_record(step=step, seat=seat, action=action, fault=fault,
                                    elapsed_ms=reply.elapsed_ms,
-                                   state_digest=replay.state_hash(self.state))
+                                   state_digest=hashlib.sha256(self.state_json).hexdigest())
         self.record["steps"].append(entry)
         if fault:
             self.record["strikes"][seat] += 1

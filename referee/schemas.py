@@ -482,6 +482,65 @@ class ReplayStepSchema(Schema):
                        "the end"})
 
 
+# ----- live event streams (text/event-stream; docs/bots.md "Watching live") --------------
+LAST_EVENT_ID_DIGITS = 10  # a Last-Event-ID header is a step number of at most 10 digits
+
+
+class MatchEventsQuerySchema(Schema):
+    seat = fields.Integer(validate=validate.Range(min=0), metadata={
+        "description": "the seat whose view to stream: the admin's choice (absent: the "
+                       "spectator's view, every step whole), anyone's once the replay is "
+                       "public; a seat token streams its own seat"})
+    last_event_id = fields.Integer(validate=STEP, metadata={
+        "description": "resume after this step (as the `Last-Event-ID` header does, which "
+                       "wins when both are given): for clients that cannot set headers"})
+
+
+class StartEventSchema(Schema):
+    """`start`: the viewer's view before the first step (sent unless resuming)."""
+
+    match_id = _required(fields.String)
+    game = _required(fields.String)
+    seat = _required(fields.Integer, allow_none=True, metadata={
+        "description": "the viewer's seat; null: the spectator"})
+    step = _required(fields.Integer, metadata={"description": "0"})
+    to_move = _required(fields.Integer, allow_none=True)
+    view = _required(fields.Dict, metadata={
+        "description": "the viewer's observation of the initial state"})
+
+
+class StepEventSchema(Schema):
+    """`step` (SSE id = `step`): a recorded step as the viewer may see it, exactly as the
+    replay endpoints show it: `played` is `GET /matches/{id}/replay/{step}?seat=N`'s
+    `played`, `view` the `view` of `/replay/{step + 1}` without its `log` (which grows with
+    every step: the entries this step added are `played.events`, so the log is the `start`
+    event's followed by every step's `played.events`)."""
+
+    match_id = _required(fields.String)
+    step = _required(fields.Integer)
+    seat = _required(fields.Integer, allow_none=True, metadata={
+        "description": "the viewer's seat; null: the spectator (or the admin without `seat`)"})
+    played = _required(fields.Nested, SeenStepSchema, metadata={
+        "description": "the step as the viewer knows it (the admin: whole)"})
+    view = _required(fields.Dict, metadata={
+        "description": "the viewer's observation after the step, without `log`"})
+    to_move = _required(fields.Integer, allow_none=True, metadata={
+        "description": "the seat to move after the step; null once the game is over"})
+    state = fields.Dict(metadata={"description": "the admin only: the engine state after the "
+                                                 "step"})
+
+
+class ResultEventSchema(Schema):
+    """`result`: the match is over; the stream ends."""
+
+    match_id = _required(fields.String)
+    status = _required(fields.String, validate=validate.OneOf(["finished", "failed"]))
+    steps = _required(fields.Integer, metadata={"description": "steps recorded"})
+    result = _required(fields.Nested, ResultSchema, allow_none=True)
+    forfeit = _required(fields.Nested, ForfeitSchema, allow_none=True)
+    error = _required(fields.String, allow_none=True)
+
+
 class VerifyProblemSchema(Schema):
     step = _required(fields.Integer, allow_none=True)
     field = _required(fields.String)
@@ -728,6 +787,38 @@ class TournamentSchema(TournamentSummarySchema):
         "description": "gauntlet and sprt: the challenger's bot id"})
     sprt = _required(fields.Nested, SprtSchema, allow_none=True)
     swiss = _required(fields.Nested, SwissSchema, allow_none=True)
+
+
+class MatchCountedEventSchema(Schema):
+    """`match` of `GET /tournaments/{id}/events`: a match of the tournament is over and
+    counted."""
+
+    match_id = _required(fields.String)
+    tournament_id = _required(fields.String)
+    status = _required(fields.String, validate=validate.OneOf(["finished", "failed"]))
+    seats = _required(fields.List, fields.Nested(SeatInfoSchema))
+    result = _required(fields.Nested, ResultSchema, allow_none=True)
+    forfeit = _required(fields.Nested, ForfeitSchema, allow_none=True)
+    steps = _required(fields.Integer)
+
+
+class StandingsEventSchema(Schema):
+    """`standings` (first on connecting, then after each `match`) and `finished` (the
+    last, once the final ratings are stored): the tournament's table as
+    `GET /tournaments/{id}` shows it, without its list of matches."""
+
+    id = _required(fields.String)
+    status = _required(fields.String, validate=validate.OneOf(["running", "finished"]))
+    progress = _required(fields.Nested, TournamentProgressSchema)
+    standings = _required(fields.List, fields.Nested(StandingSchema))
+    cross_table = _required(fields.Nested, CrossTableSchema)
+    faults = _required(fields.Dict, keys=fields.String(), values=SafeInteger())
+    ratings = _required(fields.List, fields.Nested(TournamentRatingSchema), allow_none=True)
+    solo_ranking = _required(fields.List, fields.Nested(SoloRankingSchema), allow_none=True)
+    sprt = _required(fields.Nested, SprtSchema, allow_none=True)
+    swiss = _required(fields.Nested, SwissSchema, allow_none=True)
+    seed = _required(fields.Integer, allow_none=True)
+    finished_at = _required(fields.String, allow_none=True)
 
 
 class TournamentListSchema(PageSchema):

@@ -31,17 +31,28 @@ def secret_deals(store: Store, matches: Iterable[dict]) -> set[str]:
     """The ids of the matches whose seed must stay hidden: not over, or sharing their deal
     with a match that is not over. One round trip for all the siblings."""
     matches = list(matches)
-    siblings = sorted({sibling for match in matches if match["status"] in OVER
-                       for sibling in match.get("deal_siblings", ())})
-    with store.redis.pipeline(transaction=False) as pipe:
-        for sibling in siblings:
-            pipe.hget(match_key(sibling), "status")
-        statuses = dict(zip(siblings, pipe.execute(), strict=True))
-    running = {sibling for sibling, status in statuses.items()
-               if status is not None and status.decode() not in OVER}
+    running = _not_over(store, {sibling for match in matches if match["status"] in OVER
+                                for sibling in match.get("deal_siblings", ())})
     return {match["id"] for match in matches
             if match["status"] not in OVER or running.intersection(match.get("deal_siblings", ()))}
 
 
 def deal_is_secret(store: Store, match: dict) -> bool:
     return match["id"] in secret_deals(store, [match])
+
+
+def deal_in_play(store: Store, match: dict) -> bool:
+    """Whether another match on the match's deal is not over: what is seen of this match
+    (even its public state) would tell what is hidden in that one."""
+    return bool(_not_over(store, set(match.get("deal_siblings", ()))))
+
+
+def _not_over(store: Store, match_ids: set[str]) -> set[str]:
+    """Those of `match_ids` that exist and are not over, in one round trip."""
+    ids = sorted(match_ids)
+    with store.redis.pipeline(transaction=False) as pipe:
+        for match_id in ids:
+            pipe.hget(match_key(match_id), "status")
+        statuses = pipe.execute()
+    return {match_id for match_id, status in zip(ids, statuses, strict=True)
+            if status is not None and status.decode() not in OVER}

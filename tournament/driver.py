@@ -153,7 +153,7 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
                 return _summary(match_id, "parked")
         entry = play.advance(seat, reply, payload["legal_actions"])
         bot = match["seats"][seat].get("bot_id") or metrics.PULL_SEAT
-        await context.persist(progress.record, match_id, holder, entry, play.state,
+        await context.persist(progress.record, match_id, holder, entry, play.state_json,
                               play.to_move, seat not in seats, match["game"], bot)
         if entry["fault"]:
             _log_fault(match_id, bot, entry)

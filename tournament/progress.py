@@ -218,13 +218,14 @@ class Progress:
                 await pipe.execute()
         return first_started_at.decode()
 
-    async def record(self, match_id: str, holder: str, entry: dict, state: dict,
+    async def record(self, match_id: str, holder: str, entry: dict, state_json: bytes,
                      to_move: int | None, pull_move_played: bool, game: str, bot: str) -> None:
         """Record a step with the state after it, and count its decision in the cluster's
         metrics, in one round trip (idempotent: a step already recorded by this very write,
-        before a lost connection, is not recorded twice)."""
+        before a lost connection, is not recorded twice). `state_json`: the state's
+        canonical JSON, as hashed for the step."""
         step = entry["step"]
-        live = orjson.dumps({"step": step + 1, "state": state})
+        live = b'{"step":%d,"state":%b}' % (step + 1, state_json)
         counts = metrics.decision_increments(game, bot, entry["elapsed_ms"] / 1000,
                                              (entry["fault"] or {}).get("code"))
         answer = await self._record(

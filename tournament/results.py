@@ -11,6 +11,11 @@ fails and the transaction is retried on fresh ratings: Elo updates never interle
 Rated: a finished match of two or more seats that are all registered bots (tournament or
 not); a solo match or one with a pull seat changes no rating. When the last match of a
 tournament is counted, its Bradley-Terry ratings (solo: average scores) are stored once.
+
+Each count is announced in its transaction (PUBLISH): the match id on its tournament's
+events channel and, when rated, on its game's ratings channel; storing the final ratings
+announces "finished" there (and "intervals" on the ratings channel). The API's event
+streams listen on those channels.
 """
 
 from __future__ import annotations
@@ -28,11 +33,15 @@ from .store import (
     dumps,
     history_key,
     loads,
+    ratings_events_channel,
     ratings_key,
+    tournament_events_channel,
     tournament_key,
 )
 
 Result = dict[str, Any]
+FINISHED = "finished"  # on a tournament's events channel: its final ratings are stored
+INTERVALS = "intervals"  # on a game's ratings channel: a tournament's intervals are stored
 
 
 def count_finished(store: Store, match_id: str) -> bool:
@@ -72,7 +81,7 @@ def match_outcome(store: Store, match: dict) -> Result:
     """The finished match in the shape of `tournament.ratings`: bot ids, ranks, scores and
     the faults and forfeit of each seat, from the stored replay."""
     seats = match["seats"]
-    record = store.get_replay_steps(match) or {"steps": []}
+    record = store.get_replay_steps(match["id"]) or {"steps": []}
     faults = [0] * len(seats)
     for step in record["steps"]:
         if step["fault"]:
@@ -105,6 +114,7 @@ def _count(store: Store, match: dict, result: Result | None) -> bool:
             _rate(pipe, game, result, before)
         if match.get("tournament_id"):
             _tally(pipe, match["tournament_id"], match_id, result)
+        _announce(pipe, match, rated)
         return True
 
     return store.redis.transaction(apply, counted_key, value_from_callable=True)
@@ -140,6 +150,15 @@ def _tally(pipe: redis.client.Pipeline, tournament_id: str, match_id: str,
         return
     pipe.hset(tournament_key(tournament_id, "results"), match_id, dumps(result))
     pipe.sadd(tournament_key(tournament_id, "done"), match_id)
+
+
+def _announce(pipe: redis.client.Pipeline, match: dict, rated: bool) -> None:
+    """Tell the followers of its tournament and of its game's leaderboard (the event
+    streams) that the match was counted, in the counting transaction."""
+    if match.get("tournament_id"):
+        pipe.publish(tournament_events_channel(match["tournament_id"]), match["id"])
+    if rated:
+        pipe.publish(ratings_events_channel(match["game"]), match["id"])
 
 
 # ----- the end of a tournament --------------------------------------------------------
@@ -196,6 +215,8 @@ def _store_final(store: Store, meta: dict, final: list[dict]) -> bool:
             for row in final:
                 pipe.hset(ratings_key(meta["game"], "intervals"), row["bot"],
                           dumps({**row, "tournament_id": meta["id"]}))
+            pipe.publish(ratings_events_channel(meta["game"]), INTERVALS)
+        pipe.publish(tournament_events_channel(meta["id"]), FINISHED)
         return True
 
     return store.redis.transaction(apply, key, value_from_callable=True)

@@ -36,12 +36,16 @@ prefix `referee:`:
 - `tournament:{id}:matches` (list): match ids in schedule order
 - `tournament:{id}:done` / `tournament:{id}:failed` (sets): match ids counted as played / failed
 - `tournament:{id}:results` (hash): match id -> the match's result (seats, ranks, scores, faults)
+- `tournament:{id}:events` (pub/sub channel, no key): the id of each match counted, then
+  "finished" once the final ratings are stored
 - `tournaments` (sorted set): tournament ids by creation time
 - `ratings:{game}:counted` (set): every match id whose outcome was counted (counted once)
 - `ratings:{game}:elo` / `ratings:{game}:games` (hashes): bot id -> live Elo / rated matches
 - `ratings:{game}:results` (list): rated results in the order they were counted
 - `ratings:{game}:history:{bot}` (list): `[n, rating]` after each of the bot's rated matches
 - `ratings:{game}:intervals` (hash): bot id -> its latest tournament's Bradley-Terry row
+- `ratings:{game}:events` (pub/sub channel, no key): the id of each rated match counted, and
+  "intervals" when a tournament's intervals are stored
 - `ratings:{game}:page` (string): the leaderboard's rows as `GET /ratings/{game}` answers
   them, `{version}\n{row}\n{row}...`, valid while the version (rated results counted,
   intervals) is unchanged
@@ -176,6 +180,17 @@ def tournament_key(tournament_id: str, part: str | None = None) -> str:
     """`tournament:{id}` or one of its parts (`matches`, `done`, `failed`, `results`)."""
     base = f"{PREFIX}tournament:{tournament_id}"
     return f"{base}:{part}" if part else base
+
+
+def tournament_events_channel(tournament_id: str) -> str:
+    """The pub/sub channel where counting announces a tournament's counted matches (their
+    ids) and its end ("finished")."""
+    return tournament_key(tournament_id, "events")
+
+
+def ratings_events_channel(game: str) -> str:
+    """The pub/sub channel where counting announces a change of the game's leaderboard."""
+    return ratings_key(game, "events")
 
 
 def ratings_key(game: str, part: str) -> str:
@@ -378,30 +393,28 @@ class Store:
     def steps(self, match_id: str) -> list[dict]:
         return [loads(raw) for raw in self.redis.lrange(match_key(match_id, "steps"), 0, -1)]
 
-    def get_replay(self, match: dict) -> dict | None:
+    def get_replay(self, match_id: str) -> dict | None:
         """The finished match's sealed replay, from Redis or from the archive
         (`referee.compact.StoredReplayError` when it cannot be read back here)."""
-        data, archived = self._stored_replay(match)
+        data, archived = self._stored_replay(match_id)
         if archived is not None:
-            return self._archived_replay(match["id"], archived)
+            return self._archived_replay(match_id, archived)
         return None if data is None else compact.decode(data)
 
-    def get_replay_steps(self, match: dict) -> dict | None:
+    def get_replay_steps(self, match_id: str) -> dict | None:
         """The finished match's replay, its steps without state hashes unless archived (no
         re-run)."""
-        data, archived = self._stored_replay(match)
+        data, archived = self._stored_replay(match_id)
         if archived is not None:
-            return self._archived_replay(match["id"], archived)
+            return self._archived_replay(match_id, archived)
         return None if data is None else compact.decode_steps(data)
 
-    def _stored_replay(self, match: dict) -> tuple[bytes | None, str | None]:
+    def _stored_replay(self, match_id: str) -> tuple[bytes | None, str | None]:
         """(the stored form in Redis, None) or (None, the archive file): the archiver
         replaces one with the other atomically, so one transaction sees one of them."""
-        if "archive" in match:
-            return None, match["archive"]
         with self.redis.pipeline() as pipe:
-            pipe.get(match_key(match["id"], "replay"))
-            pipe.hget(match_key(match["id"]), ARCHIVED)
+            pipe.get(match_key(match_id, "replay"))
+            pipe.hget(match_key(match_id), ARCHIVED)
             data, archived = pipe.execute()
         return data, None if archived is None else compact.unpack(archived)["archive"]
 

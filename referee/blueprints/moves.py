@@ -21,8 +21,8 @@ from ..auth import bearer_token, require_token
 from ..problems import Problem, conflict, not_found
 from ..runner import decision_payload
 from ..schemas import MoveAcceptedSchema, MoveSchema, ObservationSchema
+from ..step_views import state_before
 from ..web import load_body, reply, services
-from .replays import state_before
 
 bp = Blueprint("moves", __name__)
 
@@ -72,7 +72,7 @@ def _seat_request(match_id: str) -> tuple[dict, int, dict]:
 
 def _final_state(match: dict) -> dict:
     """A finished match keeps no live state: its last one, re-run from the replay."""
-    record = services().store.get_replay(match)
+    record = services().store.get_replay(match["id"])
     engine = engines.get(match["game"])
     steps = len(record["steps"])
     return {"step": steps, "state": state_before(engine, record, steps)}

@@ -9,6 +9,7 @@ import orjson
 from flask import Blueprint, Response
 
 import engines
+from tournament.store import Store
 from tournament.tournaments import leaderboard_rows, rating_history
 
 from ..problems import not_found
@@ -27,12 +28,18 @@ bp = Blueprint("ratings", __name__)
 def get_ratings(game: str) -> Response:
     _check_game(game)
     query = load_query(ListQuerySchema)
-    rows = leaderboard_rows(services().store, game,
+    return Response(leaderboard_page(services().store, game, query["offset"], query["limit"]),
+                    mimetype="application/json")
+
+
+def leaderboard_page(store: Store, game: str, offset: int, limit: int) -> bytes:
+    """A page of the leaderboard as `GET /ratings/{game}` answers it (`RatingsSchema`):
+    its rows spliced in as they are kept, nothing parsed."""
+    rows = leaderboard_rows(store, game,
                             lambda row: orjson.dumps(shared(LeaderboardEntrySchema).dump(row)))
-    page = rows[query["offset"]:query["offset"] + query["limit"]]
-    body = {"game": game, "leaderboard": [orjson.Fragment(row) for row in page],
-            "total": len(rows), **query}
-    return Response(orjson.dumps(body), mimetype="application/json")
+    page = rows[offset:offset + limit]
+    return orjson.dumps({"game": game, "leaderboard": [orjson.Fragment(row) for row in page],
+                         "total": len(rows), "offset": offset, "limit": limit})
 
 
 @bp.get("/ratings/<game>/history")

@@ -21,6 +21,7 @@ from ..schemas import (
     ReplaySubmissionSchema,
     VerifyReportSchema,
 )
+from ..step_views import Viewer, see_step, state_before
 from ..web import load_json, load_query, reply, services, shared, whole_numbers
 from .matches import find_match
 
@@ -45,7 +46,7 @@ def get_replay_step(match_id: str, step: int) -> Response:
     engine = engines.get(record["game"])
     state = state_before(engine, record, step)
     view = engine.observation(state, seat)
-    played = (seen_step(engine, state, view, record["steps"][step], seat)
+    played = (see_step(engine, state, view, record["steps"][step], Viewer(seat)).played
               if step < len(record["steps"]) else None)
     return reply(ReplayStepSchema, {"match_id": match_id, "step": step, "seat": seat,
                                       "to_move": view["to_move"], "view": view,
@@ -69,36 +70,13 @@ def verify_replay() -> Response:
     return reply(VerifyReportSchema, report.to_dict())
 
 
-def state_before(engine: engines.Game, record: dict, step: int) -> dict:
-    """The state in which the decision of `step` was asked, re-run from seed + actions."""
-    state = engine.new_game(record["num_players"], record["seed"], record["options"])
-    for played in record["steps"][:step]:
-        if played["action"] is not None:
-            state = engine.apply(state, played["action"])
-    return state
-
-
-def seen_step(engine: engines.Game, state: dict, view: dict, played: dict,
-              seat: int | None) -> dict:
-    """The step played from `state` as `seat` (None: a spectator) knows it, with the
-    events it added to that seat's log. The seat that played it sees it whole; any other
-    viewer sees no action (it may hold a secret, such as an Aldabas vault door: the events
-    say what that viewer learnt of it) and of a fault only its code and policy."""
-    after = state if played["action"] is None else engine.apply(state, played["action"])
-    events = engine.observation(after, seat)["log"][len(view["log"]):]
-    if seat == played["seat"]:
-        return {**played, "events": events}
-    fault = played["fault"] and {key: played["fault"][key] for key in ("code", "policy")}
-    return {**played, "action": None, "fault": fault, "events": events}
-
-
 def _readable_record(match: dict) -> dict:
     """The record, public once the match and every match on its deal are over (it tells
     the seed); the admin's before, while the match is not finished its live record."""
     if secret_deals(services().store, [match]):
         require_admin()
     if match["status"] == MatchStatus.FINISHED:
-        return services().store.get_replay(match)
+        return services().store.get_replay(match["id"])
     require_admin()
     return live_record(match)
 

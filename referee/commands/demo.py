@@ -1,6 +1,7 @@
 """`referee demo`: the main job. Starts Redis (unless REDIS_URL is set), the API under
 gunicorn, two rq workers and the example bots; runs a small tournament of each game with a
-progress bar; prints each leaderboard; then serves the web pages until Ctrl-C."""
+progress bar; prints each leaderboard and a link to play Aladino in the browser against the
+random bot; then serves the web pages until Ctrl-C."""
 
 from __future__ import annotations
 
@@ -39,6 +40,8 @@ TOURNAMENTS = (
     ("caravans", 2, {}, 3),
 )
 HEURISTIC_BOTS = {"aladino": "aladino_bot", "aldabas": "aldabas_bot", "caravans": "caravans_bot"}
+PLAY_GAME = "aladino"
+PLAY_DEADLINE_MS = 3_600_000  # an hour per move: the match waits for the person, holding no worker
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         for tournament in finished:
             print(f"  {base}/ui/tournaments/{tournament['id']}  {tournament['name']}")
         print(f"\nOpen {base}/ui/ — leaderboards, tournaments and replays.")
+        print(f"Play {PLAY_GAME} in your browser against the random bot: "
+              f"{_ready_match(api, base, bots[PLAY_GAME][0])}")
         if args.exit:
             return 0
         print("Press Ctrl-C to stop everything the demo started.")
@@ -160,6 +165,15 @@ def _run_tournament(api: Client, supervisor: Supervisor, game: str, players: int
                                         "rounds": rounds, "seed": seed, "options": options,
                                         "name": f"demo {label}"})
     return follow_tournament(api, created, 0.5, on_poll=supervisor.check_alive)
+
+
+def _ready_match(api: Client, base: str, bot_id: str) -> str:
+    """A match waiting for a person at seat 0 against `bot_id`: the address of its play
+    page, the seat token in the fragment (browsers never send it, so no log shows it)."""
+    match = api.post("/matches", {
+        "game": PLAY_GAME, "pull_deadline_ms": PLAY_DEADLINE_MS,
+        "seats": [{"kind": "pull", "name": "you"}, {"kind": "bot", "bot_id": bot_id}]})
+    return f"{base}/ui/play/{match['id']}#token={match['tokens'][0]['token']}"
 
 
 def _print_leaderboard(board: dict) -> None:

@@ -1,4 +1,5 @@
-"""The web pages under /ui: leaderboards, tournaments and a match replay viewer.
+"""The web pages under /ui: leaderboards, tournaments, a match viewer (live while the
+match is played) and a page to play a seat.
 
 The pages are plain HTML shells; their scripts read the JSON API with fetch() and draw
 everything in the browser (vanilla JS and SVG, no build step, nothing from the network).
@@ -42,3 +43,9 @@ def tournament(tournament_id: str) -> str:
 @bp.get("/matches/<match_id>")
 def match(match_id: str) -> str:
     return render_template("ui/match.html", match_id=match_id)
+
+
+@bp.get("/play/<match_id>")
+def play(match_id: str) -> str:
+    """The seat's token stays in the address's fragment (never sent) or a form."""
+    return render_template("ui/play.html", match_id=match_id)

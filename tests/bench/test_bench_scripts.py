@@ -21,6 +21,7 @@ SCRIPTS = {
     "api_latency.py": ["GET /ratings/aladino", "GET /matches/{id}", "p99 ms"],
     "bridge_overhead.py": ["bridge-python", "ratio bridge/http", "overall ratio"],
     "slowloris.py": ["a header line every 5 s", "a body byte every 5 s", "p99 ms"],
+    "live_streams.py": ["without clients:", "with 20 clients:", "ratio with/without"],
     "storage.py": ["finished", "archived", "own"],
     "api_load.py": ["GET /ratings/aladino", "GET /matches?limit=20", "GET /matches/{id}",
                     "p99 ms", "errors"],

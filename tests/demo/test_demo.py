@@ -52,6 +52,16 @@ def test_demo_prints_a_leaderboard_per_game_serves_the_pages_and_stops_on_ctrl_c
         queues = requests.get(f"{dashboard}0/data/queues.json", auth=("admin", token),
                               timeout=10).json()["queues"]
         assert [queue["name"] for queue in queues] == ["referee-matches"]
+        base, match_id, seat_token = re.search(
+            r"Play aladino in your browser against the random bot: (\S+)/ui/play/(\S+)"
+            r"#token=(\S+)", output).groups()
+        assert requests.get(f"{base}/ui/play/{match_id}", timeout=10).status_code == 200
+        seen = requests.get(f"{base}/matches/{match_id}/observation", timeout=10,
+                            headers={"Authorization": f"Bearer {seat_token}"}).json()
+        assert seen["seat"] == 0 and seen["status"] in ("queued", "running")
+        match = requests.get(f"{base}/matches/{match_id}", timeout=10).json()
+        assert match["pull_deadline_ms"] == 3_600_000
+        assert match["seats"][1]["name"] == "random (py)"
     finally:
         process.send_signal(signal.SIGINT)
         rest, _ = process.communicate(timeout=60)

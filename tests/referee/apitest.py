@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 import time
 from functools import cache
@@ -39,10 +40,34 @@ def load_openapi() -> OpenAPI:
 
 
 @cache
+def spec() -> dict:
+    """openapi.yaml, parsed once per run."""
+    return yaml.safe_load(SPEC_PATH.read_text())
+
+
 def problem_schema() -> dict:
-    """The spec's Problem schema with the components it refers to, parsed once per run."""
-    spec = yaml.safe_load(SPEC_PATH.read_text())
-    return {**spec["components"]["schemas"]["Problem"], "components": spec["components"]}
+    """The spec's Problem schema with the components it refers to."""
+    return {**spec()["components"]["schemas"]["Problem"], "components": spec()["components"]}
+
+
+def check_event_stream(path: str, body: bytes) -> None:
+    """Each event of a whole Server-Sent Events stream against the per-event schema of the
+    operation (as schemathesis reads a 3.1 `schema`, as 3.2's `itemSchema`), and its JSON
+    data against its event's `contentSchema`."""
+    item = next(item for template, item in spec()["paths"].items()
+                if re.fullmatch(re.sub(r"\{[^{}]+\}", "[^/]+", template), path))
+    schema = item["get"]["responses"]["200"]["content"]["text/event-stream"]["schema"]
+    components = {"components": spec()["components"]}
+    for block in body.decode().split("\n\n"):
+        fields = [line.split(": ", 1) for line in block.splitlines()
+                  if line and not line.startswith(":")]
+        event = {key: value for key, value in fields if key in ("event", "id", "data")}
+        if "data" not in event:
+            continue
+        jsonschema.validate(event, {**schema, **components})
+        data = next(branch["properties"]["data"]["contentSchema"] for branch in schema["oneOf"]
+                    if branch["properties"]["event"]["const"] == event["event"])
+        jsonschema.validate(json.loads(event["data"]), {**data, **components})
 
 
 class _SentRequest(WerkzeugOpenAPIRequest):
@@ -88,10 +113,14 @@ class ApiClient:
         return response.get_json()
 
     def check(self, response) -> None:
-        """Against the spec's operation when the route is described; a problem body
-        against the Problem schema otherwise (unknown paths, wrong methods)."""
+        """Against the spec's operation when the route is described (an event stream
+        event by event); a problem body against the Problem schema otherwise (unknown
+        paths, wrong methods)."""
         if response.status_code >= 400:
             assert response.mimetype == "application/problem+json", response.data
+        if response.mimetype == "text/event-stream":
+            check_event_stream(response.request.path, response.get_data())
+            return
         try:
             self.openapi.validate_response(_SentRequest(response.request),
                                            WerkzeugOpenAPIResponse(response))

@@ -84,7 +84,7 @@ def test_a_tournament_keeps_its_standings_matches_and_seeds_once_archived(
 def test_two_archivers_at_once_move_each_replay_once(redis_url, store, archive_dir,
                                                       finished_match):
     match_ids = [finished_match("aladino") for _ in range(6)]
-    records = {match_id: store.get_replay(store.get_match(match_id)) for match_id in match_ids}
+    records = {match_id: store.get_replay(match_id) for match_id in match_ids}
     reports = []
 
     def run() -> None:
@@ -101,7 +101,7 @@ def test_two_archivers_at_once_move_each_replay_once(redis_url, store, archive_d
     again = archive.archive_finished(store, archive.ReplayArchive(archive_dir), NOW)
     assert again.archived == 0 and again.failed == []
     for match_id, record in records.items():
-        assert store.get_replay(store.get_match(match_id)) == record
+        assert store.get_replay(match_id) == record
     assert not list(archive_dir.rglob("*.tmp"))
 
 
@@ -111,7 +111,7 @@ def test_a_file_written_before_redis_let_go_is_rewritten_and_redis_still_serves(
     reads from Redis (even with the file gone), and the next run finishes the move."""
     match_id = finished_match("aldabas")
     match = store.get_match(match_id)
-    record = store.get_replay(match)
+    record = store.get_replay(match["id"])
     files = archive.ReplayArchive(archive_dir)
     relative = files.relative_path(match)
     files.write(relative, record)
@@ -189,7 +189,7 @@ def test_a_file_outside_the_archive_or_of_another_match_is_refused(store, archiv
                                                                     finished_match):
     files = archive.ReplayArchive(archive_dir)
     match_id = finished_match("aladino")
-    record = store.get_replay(store.get_match(match_id))
+    record = store.get_replay(match_id)
     files.write("aladino/2026-01/other.json.gz", record)
     with pytest.raises(archive.ArchiveUnavailable, match="another match"):
         files.read("aladino/2026-01/other.json.gz", "m-other")

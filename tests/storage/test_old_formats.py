@@ -46,7 +46,7 @@ def test_an_old_stored_match_reads_verifies_and_archives(api, store, archive_dir
                                                           finished_match, stored_form):
     match_id = finished_match("caravans")
     match = store.get_match(match_id)
-    record = store.get_replay(match)
+    record = store.get_replay(match["id"])
     old_hash(store, match)
     store.redis.set(match_key(match_id, "replay"), stored_form(record))
     assert store.redis.hget(match_key(match_id), "meta").startswith(b"{")
@@ -75,12 +75,12 @@ def test_a_referee_replay_1_record_in_redis_reads_back_verifies_and_archives(
     store.redis.zadd("referee:matches:aladino", {match_id: 1.0})
     store.redis.sadd("referee:ratings:aladino:counted", match_id)
     store.redis.set(match_key(match_id, "replay"), orjson.dumps(record))
-    assert store.get_replay(store.get_match(match_id)) == record
+    assert store.get_replay(match_id) == record
     api = ApiClient(create_app(Config(redis_url=redis_url, admin_token=ADMIN,
                                       secret=V1_SECRET)), openapi)
     verified = api.post("/replays/verify", json=record).get_json()
     assert verified["valid"] and verified["signature"] == "valid", verified
     report = archive.archive_finished(store, archive.ReplayArchive(archive_dir), timedelta(0))
     assert report.archived == 1 and report.failed == []
-    assert store.get_replay(store.get_match(match_id)) == record
+    assert store.get_replay(match_id) == record
     assert store.get_match(match_id)["seed"] == record["seed"]

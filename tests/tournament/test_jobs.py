@@ -79,10 +79,10 @@ def test_a_match_is_played_once_and_a_finished_match_is_not_replayed(redis_url, 
     summary = drive_match(redis_url, "m-job")
     match = store.get_match("m-job")
     assert match["status"] == MatchStatus.FINISHED and summary["result"] == match["result"]
-    record = store.get_replay(store.get_match("m-job"))
+    record = store.get_replay("m-job")
     assert record["strikes"][0] > 0 and record["forfeit"] is None
     assert drive_match(redis_url, "m-job") == {"match_id": "m-job", "status": "finished"}
-    assert store.get_replay(store.get_match("m-job")) == record
+    assert store.get_replay("m-job") == record
     for part in ("live", "steps", "lease"):
         assert not store.redis.exists(f"referee:match:m-job:{part}"), part
     assert not store.redis.zscore(running_key(), "m-job")
@@ -93,7 +93,7 @@ def test_a_match_continues_from_its_recorded_steps_as_if_never_interrupted(redis
     is the one an uninterrupted run with the same answers makes."""
     stored_match(store, "m-whole")
     drive_match(redis_url, "m-whole")
-    whole = store.get_replay(store.get_match("m-whole"))
+    whole = store.get_replay("m-whole")
     meta = stored_match(store, "m-cut")
 
     async def die_after(steps: int) -> list[dict]:
@@ -110,8 +110,8 @@ def test_a_match_continues_from_its_recorded_steps_as_if_never_interrupted(redis
             legal = play.payload(seat, 200)["legal_actions"]
             entry = play.advance(seat, BotReply(None, "crash", "", 1.0, "connection error: "
                                                  "ConnectionRefusedError"), legal)
-            await progress.record("m-cut", "dead-driver", entry, play.state, play.to_move,
-                                  False, "aladino", "bot-dead")
+            await progress.record("m-cut", "dead-driver", entry, play.state_json,
+                                  play.to_move, False, "aladino", "bot-dead")
             recorded.append(entry)
             assert step == entry["step"]
         await client.aclose()
@@ -120,7 +120,7 @@ def test_a_match_continues_from_its_recorded_steps_as_if_never_interrupted(redis
     recorded = asyncio.run(die_after(7))
     store.redis.delete(lease_key("m-cut"))  # the dead driver's lease lapses
     drive_match(redis_url, "m-cut")
-    resumed = store.get_replay(store.get_match("m-cut"))
+    resumed = store.get_replay("m-cut")
     assert resumed["steps"][:7] == recorded
     assert resumed["started_at"] == "2026-01-01T00:00:00Z"
     assert len(resumed["steps"]) == len(whole["steps"])
@@ -146,8 +146,8 @@ def test_a_driver_that_lost_its_lease_writes_nothing(redis_url, store):
         entry = play.advance(seat, BotReply(None, "crash", "", 1.0, "x"),
                              play.payload(seat, 200)["legal_actions"])
         with pytest.raises(LeaseLost):
-            await progress.record("m-job", "first", entry, play.state, play.to_move, False,
-                                  "aladino", "bot-dead")
+            await progress.record("m-job", "first", entry, play.state_json, play.to_move,
+                                  False, "aladino", "bot-dead")
         assert not await progress.take_lease("m-job", "first")
         await progress.release_lease("m-job", "first")
         assert await client.get(lease_key("m-job")) == b"second"

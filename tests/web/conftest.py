@@ -56,6 +56,13 @@ class Site:
         response.raise_for_status()
         return response.json()
 
+    def admin_api(self, path: str) -> dict:
+        """GET as the admin (a replay while its match runs)."""
+        response = requests.get(self.url + path, timeout=10,
+                                headers={"Authorization": f"Bearer {ADMIN}"})
+        response.raise_for_status()
+        return response.json()
+
     def post(self, path: str, body: dict) -> dict:
         response = requests.post(self.url + path, json=body, timeout=10,
                                  headers={"Authorization": f"Bearer {ADMIN}"})

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from apitest import drive_match
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -25,7 +26,9 @@ WAIT_S = 15
 
 
 def wait_for(browser, condition, what: str):
-    return WebDriverWait(browser, WAIT_S).until(lambda _: condition(), message=what)
+    """Until `condition()` holds; a page redrawn meanwhile (a stale element) is asked again."""
+    return WebDriverWait(browser, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)
+                         ).until(lambda _: condition(), message=what)
 
 
 def text(browser, element_id: str) -> str:
@@ -275,14 +278,17 @@ def test_a_running_tournament_page_follows_it_to_the_end(site, browser):
     assert page_errors(browser) == []
 
 
-def test_a_match_not_over_waits_for_its_replay(site, browser):
+def test_a_match_not_over_is_followed_live(site, browser):
+    """Nobody has moved yet: the viewer shows the deal as the spectator, live, the seat to
+    move waited for (tests/web/test_play_page.py follows a match to its end)."""
     match = site.post("/matches", {"game": "aladino", "seats": [{"kind": "pull"}] * 2,
                                    "pull_deadline_ms": 100})
     browser.get(f"{site.url}/ui/matches/{match['id']}")
-    waiting = f"The match is {match['status']}: its replay opens when it is over."
-    wait_for(browser, lambda: text(browser, "waiting") == waiting,
-             "the note that the replay opens at the end")
-    assert not browser.find_element(By.ID, "viewer").is_displayed()
+    wait_shown(browser, 0, None)
+    assert browser.find_element(By.ID, "live").is_displayed()
+    assert text(browser, "live-waiting").startswith("seat 0")
+    assert not browser.find_element(By.ID, "seat").is_enabled()
+    check_aladino(browser, site.admin_api(f"/matches/{match['id']}/replay/0")["view"], None)
     assert page_errors(browser) == []
 
 

@@ -4,18 +4,118 @@
 const SVG_NS = "http://www.w3.org/2000/svg";
 const SEAT_COLOURS = ["#e8780c", "#7b3fc4", "#0a8f94", "#d0246e"];
 
-/** GET a JSON document of the API; throws an Error carrying the problem's detail. */
-async function api(path) {
-  const response = await fetch(window.REFEREE.api + path, {headers: {Accept: "application/json"}});
-  let body = null;
-  try { body = await response.json(); } catch (_) { body = null; }
+/** A JSON document of the API (GET, or `method` with a JSON `body`; with a bearer `token`
+    when given); throws an Error carrying the problem's detail (and `status`, `detail`). */
+async function api(path, {token = null, method = "GET", body} = {}) {
+  const headers = {Accept: "application/json"};
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(window.REFEREE.api + path,
+    {method, headers, body: body === undefined ? undefined : JSON.stringify(body)});
+  let answer = null;
+  try { answer = await response.json(); } catch (_) { answer = null; }
   if (!response.ok) {
-    const detail = body && (body.detail || body.title) || response.statusText;
+    const detail = answer && (answer.detail || answer.title) || response.statusText;
     const error = new Error(`${path}: ${response.status} ${detail}`);
     error.status = response.status;
+    error.detail = detail;
     throw error;
   }
-  return body;
+  return answer;
+}
+
+const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
+
+/** One Server-Sent Event block ("event: …\nid: …\ndata: …") as {name, id, data, retry}. */
+function parseEventBlock(block) {
+  const event = {name: "message", id: undefined, data: undefined, retry: undefined};
+  const data = [];
+  for (const line of block.split("\n")) {
+    if (!line || line.startsWith(":")) continue;
+    const colon = line.indexOf(":");
+    const key = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (key === "event") event.name = value;
+    else if (key === "id") event.id = value;
+    else if (key === "data") data.push(value);
+    else if (key === "retry" && /^[0-9]+$/.test(value)) event.retry = Number(value);
+  }
+  if (data.length) event.data = data.join("\n");
+  return event;
+}
+
+/** Follow an event stream of the API, as EventSource does (reconnecting with the last
+    event's id in Last-Event-ID, after the server's `retry`), but with fetch, so that a seat
+    token travels in the Authorization header and never in an address. Calls
+    onEvent(name, data, id) for each event (returning false stops following) and
+    onProblem(error) when the server refuses the stream (4xx: not retried). */
+function followEvents(path, {token = null, onEvent, onProblem = () => null}) {
+  const controller = new AbortController();
+  const follow = {stopped: false, lastId: null, retryMs: 3000,
+    close() { follow.stopped = true; controller.abort(); }};
+  const headers = () => Object.assign({Accept: "text/event-stream"},
+    token ? {Authorization: `Bearer ${token}`} : {},
+    follow.lastId !== null ? {"Last-Event-ID": follow.lastId} : {});
+
+  async function readStream(response) {
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const {value, done} = await reader.read();
+      if (done || follow.stopped) return;
+      buffer += value.replace(/\r\n?/g, "\n");
+      let end;
+      while (!follow.stopped && (end = buffer.indexOf("\n\n")) >= 0) {
+        const event = parseEventBlock(buffer.slice(0, end));
+        buffer = buffer.slice(end + 2);
+        if (event.retry !== undefined) follow.retryMs = event.retry;
+        if (event.id !== undefined) follow.lastId = event.id;
+        if (event.data !== undefined && onEvent(event.name, JSON.parse(event.data), event.id) === false) {
+          follow.close();
+        }
+      }
+    }
+  }
+
+  (async () => {
+    while (!follow.stopped) {
+      try {
+        const response = await fetch(window.REFEREE.api + path,
+          {headers: headers(), signal: controller.signal, cache: "no-store"});
+        if (response.status >= 400 && response.status < 500) {
+          const body = await response.json().catch(() => null);
+          const error = new Error(body && (body.detail || body.title) || response.statusText);
+          error.status = response.status;
+          follow.stopped = true;
+          onProblem(error);
+          return;
+        }
+        if (response.ok) await readStream(response);
+      } catch (_) {
+        // a dropped connection: reconnect below, as EventSource does
+      }
+      if (!follow.stopped) await sleep(follow.retryMs);
+    }
+  })();
+  return follow;
+}
+
+/** "key=value ..." with each value as JSON. */
+function keyValues(fields) {
+  return Object.entries(fields).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ");
+}
+
+function actionText(action) {
+  if (!action) return "";
+  const {type, ...rest} = action;
+  const args = keyValues(rest);
+  return args ? `${type} ${args}` : type;
+}
+
+function eventText(event) {
+  const {type, event: name, seat, ...rest} = event;
+  return `${type || name || ""} ${keyValues(rest)}`.trim();
 }
 
 let gameListRequest = null;

@@ -1,5 +1,6 @@
 /* A game's leaderboard: ratings with their intervals and a rating-history plot (the latest
-   points of the best bots, each read from GET /ratings/{game}/history). */
+   points of the best bots, each read from GET /ratings/{game}/history), redrawn whenever it
+   changes (GET /ratings/{game}/events), with the game's recent matches. */
 "use strict";
 
 const MAX_DOTS = 60;  // a dot per rated match while there are few, else only the last
@@ -106,20 +107,18 @@ async function latestHistories(game, board) {
   return Object.fromEntries(pages.map(page => [page.bot_id, page.history]));
 }
 
-async function showLeaderboard(game) {
-  const box = document.getElementById("leaderboard");
-  const plot = document.getElementById("history");
-  try {
-    const body = await api(`/ratings/${encodeURIComponent(game)}?limit=200`);
-    const board = body.leaderboard || [];
-    const colourOf = botColours(board.map(e => e.bot_id));
-    const names = new Map(board.map(e => [e.bot_id, e.name || e.bot_id]));
-    setChildren(box, leaderboardTable(board, colourOf));
-    const history = await latestHistories(game, board);
-    setChildren(plot, historyPlot(history, id => names.get(id) || id, colourOf));
-  } catch (error) {
-    setChildren(box, errorBox(error));
-    plot.replaceChildren();
+let drawn = 0;  // the latest drawing asked for: an older one finishing late is not shown
+
+async function drawLeaderboard(game, body) {
+  const turn = ++drawn;
+  const board = body.leaderboard || [];
+  const colourOf = botColours(board.map(e => e.bot_id));
+  const names = new Map(board.map(e => [e.bot_id, e.name || e.bot_id]));
+  setChildren(document.getElementById("leaderboard"), leaderboardTable(board, colourOf));
+  const history = await latestHistories(game, board);
+  if (turn === drawn) {
+    setChildren(document.getElementById("history"),
+      historyPlot(history, id => names.get(id) || id, colourOf));
   }
 }
 
@@ -128,8 +127,29 @@ async function gameMatches(game) {
   return matchesTable(matches);
 }
 
+/** The leaderboard as the stream sends it: first as it is, then after every change
+    (with the recent matches read again). */
+function followLeaderboard(game) {
+  let first = true;
+  followEvents(`/ratings/${encodeURIComponent(game)}/events`, {
+    onEvent(name, body) {
+      if (name !== "leaderboard") return true;
+      drawLeaderboard(game, body).catch(error => {
+        setChildren(document.getElementById("history"), errorBox(error));
+      });
+      if (!first) fill("matches", () => gameMatches(game));
+      first = false;
+      return true;
+    },
+    onProblem(error) {
+      setChildren(document.getElementById("leaderboard"), errorBox(error));
+      document.getElementById("history").replaceChildren();
+    },
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   const game = document.getElementById("title").dataset.game;
-  showLeaderboard(game);
+  followLeaderboard(game);
   fill("matches", () => gameMatches(game));
 });

@@ -1,6 +1,9 @@
 /* A match: its status and a replay viewer that steps through the game as any seat sees it.
 
 Step k shows the observation before decision k (step 0: the deal; the last step: the end).
+While the match is played the viewer follows it live as the spectator
+(GET /matches/{id}/events): each step's event gives the step played and the view after it,
+the very frames the replay endpoints give once it is over.
 Each game's drawing lives in games/<game>.js and registers itself in GAME_RENDERERS.
 */
 "use strict";
@@ -11,6 +14,7 @@ const PLAY_INTERVAL_MS = 600;
 const viewer = {
   matchId: null, match: null, description: null, step: 0, seat: null, timer: null,
   cache: new Map(), shown: null,
+  live: null,  // while following a running match: {frames, follow}
 };
 
 function statusView(match) {
@@ -43,6 +47,11 @@ function fillSeatChoices() {
 }
 
 async function fetchStep(step, seat) {
+  if (viewer.live) {
+    const frame = viewer.live.frames[step];
+    if (!frame) throw new Error(`step ${step} is not played yet`);
+    return frame;
+  }
   const key = `${step}/${seat ?? ""}`;
   if (!viewer.cache.has(key)) {
     const query = seat === null ? "" : `?seat=${seat}`;
@@ -53,24 +62,7 @@ async function fetchStep(step, seat) {
   return viewer.cache.get(key);
 }
 
-/** "key=value ..." with each value as JSON. */
-function keyValues(fields) {
-  return Object.entries(fields).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ");
-}
-
-function actionText(action) {
-  if (!action) return "";
-  const {type, ...rest} = action;
-  const args = keyValues(rest);
-  return args ? `${type} ${args}` : type;
-}
-
 const LOG_SHOWN = 12;
-
-function eventText(event) {
-  const {type, event: name, seat, ...rest} = event;
-  return `${type || name || ""} ${keyValues(rest)}`.trim();
-}
 
 /** The latest public events, as the viewed seat knows them. */
 function logView(observation) {
@@ -86,6 +78,10 @@ function logView(observation) {
 function moveView(frame, observation) {
   const toMove = frame.to_move ?? observation.to_move;
   const played = frame.played;
+  if (!played && viewer.live && toMove !== null && toMove !== undefined) {
+    return h("span", {id: "live-waiting"}, swatch(seatColour(toMove)),
+      h("b", null, seatName(toMove)), " to move…");
+  }
   if (!played || toMove === null || toMove === undefined) {
     return h("span", null, h("b", null, "End of the match. "),
       viewer.match.result ? matchResult(viewer.match) : viewer.match.status);
@@ -140,7 +136,7 @@ async function show(step, seat) {
   viewer.shown = `${step}/${seat ?? ""}`;
   history.replaceState(null, "", `#step=${step}` + (seat === null ? "" : `&seat=${seat}`));
   board.dataset.shown = viewer.shown;
-  fetchStep(Math.min(total, step + 1), seat).catch(() => null);  // warm the next step
+  if (!viewer.live) fetchStep(Math.min(total, step + 1), seat).catch(() => null);  // warm it
 }
 
 function togglePlay() {
@@ -202,12 +198,85 @@ async function waitForTheEnd() {
     setChildren(note, viewer.match.status === "finished"
       ? "The match is over, but another match on the same deal is still being played: "
         + "its replay opens when that one is over."
-      : `The match is ${viewer.match.status}: its replay opens when it is over.`);
-    await new Promise(resolve => setTimeout(resolve, LIVE_REFRESH_MS));
+      : `The match is ${viewer.match.status}, and so is another match on the same deal: `
+        + "it can be watched once they are over.");
+    await sleep(LIVE_REFRESH_MS);
     await loadMatch();
   }
   note.replaceChildren();
   return true;
+}
+
+/** While the match is played: follow it as the spectator, a frame per step as it comes,
+    the board on the latest one unless the person stepped back. At the end, the replay
+    (every seat's view) once it is public. */
+function followLive() {
+  const frames = [];
+  let log = [];  // a step's view comes without its log: the start's, then each step's events
+  const frame = (step, data) => ({match_id: viewer.matchId, step, seat: null,
+    to_move: data.to_move, view: {...data.view, log}, played: null});
+  viewer.live = {frames, follow: null};
+  showLive(true);
+  viewer.live.follow = followEvents(`/matches/${encodeURIComponent(viewer.matchId)}/events`, {
+    onEvent(name, data) {
+      if (name === "start") {
+        log = data.view.log || [];
+        frames[0] = frame(0, data);
+        liveAdvance(0);
+      } else if (name === "step") {
+        log = log.concat(data.played.events);
+        frames[data.step].played = data.played;
+        frames[data.step + 1] = frame(data.step + 1, data);
+        liveAdvance(data.step + 1);
+      } else if (name === "result") {
+        endLive();
+        return false;
+      }
+      return true;
+    },
+    onProblem() {  // another match on its deal is being played: it opens with the replay
+      viewer.live = null;
+      showLive(false);
+      document.getElementById("viewer").hidden = true;
+      replayWhenPublic();
+    },
+  });
+}
+
+/** A new latest frame: follow it when the board showed the latest one. */
+function liveAdvance(latest) {
+  const following = viewer.step >= viewer.match.step || latest === 0;
+  viewer.match = {...viewer.match, step: latest,
+    status: latest > 0 ? "running" : viewer.match.status};
+  setChildren(document.getElementById("status"), statusView(viewer.match));
+  document.getElementById("slider").max = latest;
+  if (following) show(latest, null);
+  else document.getElementById("step-label").textContent = `step ${viewer.step} / ${latest}`;
+}
+
+async function endLive() {
+  const frames = viewer.live.frames;
+  await loadMatch();
+  frames.forEach((frame, step) => viewer.cache.set(`${step}/`, Promise.resolve(frame)));
+  viewer.live = null;
+  showLive(false);
+  if (viewer.match.seed === null) {  // the replay opens with the deal's last match
+    await waitForTheEnd();
+  }
+  show(viewer.step, viewer.seat);
+}
+
+function showLive(live) {
+  document.getElementById("live").hidden = !live;
+  const select = document.getElementById("seat");
+  select.disabled = live;
+  select.title = live ? "while the match is played it is shown as the spectator sees it" : "";
+}
+
+async function replayWhenPublic() {
+  if (!await waitForTheEnd()) return;
+  document.getElementById("viewer").hidden = false;
+  await show(viewer.match.step, viewer.seat);
 }
 
 /** The step and seat named in the address (#step=12&seat=1), to share a position. */
@@ -228,13 +297,19 @@ async function start() {
     setChildren(document.getElementById("status"), errorBox(error));
     return;
   }
-  if (!await waitForTheEnd()) return;
   bindControls();
-  document.getElementById("viewer").hidden = false;
-  const start = startingPoint();
-  viewer.seat = start.seat;
+  const running = ["queued", "running"].includes(viewer.match.status);
+  const begin = startingPoint();
+  viewer.seat = running ? null : begin.seat;
   fillSeatChoices();
-  await show(start.step, start.seat);
+  if (running) {
+    document.getElementById("viewer").hidden = false;
+    followLive();
+    return;
+  }
+  if (!await waitForTheEnd()) return;
+  document.getElementById("viewer").hidden = false;
+  await show(begin.step, begin.seat);
 }
 
 document.addEventListener("DOMContentLoaded", start);

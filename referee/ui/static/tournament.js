@@ -1,9 +1,9 @@
-/* A tournament: progress (refreshed while it runs), the format's own view (SPRT: the LLR
-   over the pairs, the pentanomial and the decision; Swiss: rounds and Buchholz), standings,
-   ratings and the cross-table. */
+/* A tournament: progress, the format's own view (SPRT: the LLR over the pairs, the
+   pentanomial and the decision; Swiss: rounds and Buchholz), standings, ratings and the
+   cross-table; while it runs, followed live (GET /tournaments/{id}/events): each counted
+   match and the new table redraw the page. */
 "use strict";
 
-const REFRESH_MS = 2000;
 const FORMAT_NAMES = {round_robin: "round-robin", gauntlet: "gauntlet", swiss: "Swiss",
   sprt: "SPRT"};
 const PENTANOMIAL = ["LL", "LD", "WL+DD", "WD", "WW"];
@@ -170,14 +170,7 @@ function matchLinks(ids, total) {
   return h("p", {class: "match-links"}, ids.map(id => [uiLink(`matches/${id}`, id), " "]), more);
 }
 
-async function refresh(id) {
-  let t;
-  try {
-    t = await api(`/tournaments/${encodeURIComponent(id)}`);
-  } catch (error) {
-    setChildren(document.getElementById("progress"), errorBox(error));
-    return;
-  }
+function render(t) {
   document.getElementById("title").textContent = `Tournament ${t.name || t.id}`;
   setChildren(document.getElementById("progress"), progressView(t));
   formatSection(t);
@@ -185,9 +178,43 @@ async function refresh(id) {
   setChildren(document.getElementById("ratings"), ratingsView(t));
   setChildren(document.getElementById("crosstable"), crossTableView(t.cross_table));
   setChildren(document.getElementById("matches"), matchLinks(t.matches, t.matches_total));
-  if (t.status !== "finished") setTimeout(() => refresh(id), REFRESH_MS);
 }
 
-document.addEventListener("DOMContentLoaded", () => {
-  refresh(document.getElementById("title").dataset.tournament);
+/** Redraw with each table the stream sends (the matches it announces added to the list),
+    and read the whole tournament once more at the end. */
+function followTournament(t) {
+  let shown = t;
+  followEvents(`/tournaments/${encodeURIComponent(t.id)}/events`, {
+    onEvent(name, data) {
+      const whole = shown.matches.length === shown.matches_total;  // not only the first
+      if (name === "match" && whole && !shown.matches.includes(data.match_id)) {
+        shown = {...shown, matches: [...shown.matches, data.match_id],
+          matches_total: shown.matches_total + 1};
+      } else if (name === "standings") {
+        shown = {...shown, ...data};
+        render(shown);
+      } else if (name === "finished") {
+        showTournament(t.id);
+        return false;
+      }
+      return true;
+    },
+  });
+}
+
+async function showTournament(id) {
+  let t;
+  try {
+    t = await api(`/tournaments/${encodeURIComponent(id)}`);
+  } catch (error) {
+    setChildren(document.getElementById("progress"), errorBox(error));
+    return null;
+  }
+  render(t);
+  return t;
+}
+
+document.addEventListener("DOMContentLoaded", async () => {
+  const t = await showTournament(document.getElementById("title").dataset.tournament);
+  if (t && t.status !== "finished") followTournament(t);
 });

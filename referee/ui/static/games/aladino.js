@@ -111,8 +111,9 @@
     return svg;
   }
 
-  function boardSquare(stack, x, y, size) {
-    const group = s("g", {class: "square", "data-count": stack.length});
+  function boardSquare(stack, x, y, size, kind, value) {
+    const group = s("g", {class: "square", "data-count": stack.length, "data-kind": kind,
+      "data-value": value});
     group.append(s("rect", {x, y, width: size, height: size, rx: 4, fill: "#f3ecdf",
       stroke: "#cbbfa9"}));
     stack.forEach((token, i) => {
@@ -140,7 +141,8 @@
         fill: KIND_COLOURS[kind], stroke: "#2b2622", "stroke-width": 0.8}));
       svg.append(s("text", {x: 16, y: y + 18, "font-size": 11,
         "font-weight": favourite ? 700 : 400, fill: "#23201c"}, kind + (favourite ? " ★" : "")));
-      board[row].forEach((stack, col) => svg.append(boardSquare(stack, left + col * (size + 4), y, size)));
+      board[row].forEach((stack, col) =>
+        svg.append(boardSquare(stack, left + col * (size + 4), y, size, kind, col + 1)));
     });
     return svg;
   }
@@ -171,6 +173,40 @@
           .map(([name, mark]) => `${mark} ${CHARACTER_LABEL[name]}`).join(", ")));
   }
 
+  /** Where a move in `direction` stops (engines/aladino: `roll` token spaces in a straight
+      line, empty spaces uncounted, at the wall on the last token reached), or null. */
+  function destination(observation, direction, description) {
+    const {dq, dr} = description.components.board.directions[direction];
+    const tokens = new Set(observation.cave.filter(c => c.token).map(c => c.space.join(",")));
+    let [q, r] = observation.aladdin;
+    let counted = 0, last = null;
+    while (counted < observation.roll) {
+      q += dq;
+      r += dr;
+      if (Math.max(Math.abs(q), Math.abs(r), Math.abs(q + r)) > 4) break;
+      if (tokens.has(`${q},${r}`)) {
+        counted += 1;
+        last = [q, r];
+      }
+    }
+    return last;
+  }
+
+  /** The drawing's node each legal action is played by clicking: the space a move stops
+      on or the carpet flies to, the square of the seat's board the Genie goes to. */
+  function targets(root, observation, legalActions, seat, description) {
+    const space = at => at && root.querySelector(`#cave .space[data-space="${at.join(",")}"]`);
+    const square = (kind, value) => root.querySelector(
+      `.aladino-board[data-seat="${seat}"] .square[data-kind="${kind}"][data-value="${value}"]`);
+    return legalActions.map(action => ({action, node:
+      action.type === "move" ? space(destination(observation, action.direction, description))
+        : action.type === "carpet" ? space(action.space)
+          : action.type === "place_genie" ? square(action.kind, action.value) : null}))
+      .filter(target => target.node);
+  }
+
+  window.GAME_TARGETS = window.GAME_TARGETS || {};
+  window.GAME_TARGETS.aladino = targets;
   window.GAME_RENDERERS = window.GAME_RENDERERS || {};
   window.GAME_RENDERERS.aladino = (observation, context) => h("div", {class: "board aladino"},
     summary(observation),

@@ -268,7 +268,8 @@ def paths() -> dict[str, dict]:
             "Re-run a replay and check its steps, result, chain and signature", "replays",
             (200, schemas.VerifyReportSchema), (400, 413, 422), body=schemas.ReplaySubmissionSchema,
             description="422 when the replay was made under another game version (or an "
-                        "unknown game or format): refused rather than mis-verified.")},
+                        "unknown game or format): refused rather than mis-verified. A record "
+                        "may be up to 16 MiB (other bodies: MAX_BODY_BYTES).")},
         **tournament_paths(),
         **live_paths(),
     }

@@ -48,7 +48,7 @@ def load_json() -> object:
 def _check_streamed_size(raw: bytes) -> None:
     """413 for a chunked body (no Content-Length) that reached the limit: werkzeug stops
     reading there, so what was read is a truncated body, not the request."""
-    limit = current_app.config["MAX_CONTENT_LENGTH"]
+    limit = request.max_content_length
     if request.content_length is None and limit is not None and len(raw) >= limit:
         raise RequestEntityTooLarge()
 

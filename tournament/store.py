@@ -38,6 +38,8 @@ prefix `referee:`:
 - `tournament:{id}:results` (hash): match id -> the match's result (seats, ranks, scores, faults)
 - `tournament:{id}:events` (pub/sub channel, no key): the id of each match counted, then
   "finished" once the final ratings are stored
+- `tournament:{id}:sprt` / `tournament:{id}:swiss` (string, JSON): an SPRT's or a Swiss
+  tournament's progress (`tournament.formats`: pairs counted and the test's state; rounds)
 - `tournaments` (sorted set): tournament ids by creation time
 - `ratings:{game}:counted` (set): every match id whose outcome was counted (counted once)
 - `ratings:{game}:elo` / `ratings:{game}:games` (hashes): bot id -> live Elo / rated matches
@@ -52,6 +54,8 @@ prefix `referee:`:
 - `ratelimit:moves:{token sha256}:{window}` (string, expires): moves posted with one seat
   token in one fixed window of the move rate limit
 - `bot:{id}:playing` (set): the matches holding one of the bot's concurrent-match slots
+
+- `metrics:*` (hashes): the cluster's counters (`referee.metrics`)
 
 rq keeps its own keys under `rq:`; the queue name is `MATCH_QUEUE`.
 """
@@ -82,6 +86,11 @@ QUEUES = (MATCH_QUEUE,)
 SIGNAL_TTL_S = 3600
 RETRIES = 3
 SOCKET_TIMEOUT_S = 15.0
+# Connections one client may hold at once: as many as an API process serves requests at
+# once (`referee serve --worker-connections`), each of which may block in a wait for its
+# move (`wait_applied`). Past it, a command waits for a free connection (up to the socket
+# timeout) rather than failing.
+MAX_CONNECTIONS = 1000
 ARCHIVED = "archived"  # the one field besides `status` of an archived match's hash
 
 
@@ -177,7 +186,8 @@ def tournaments_key() -> str:
 
 
 def tournament_key(tournament_id: str, part: str | None = None) -> str:
-    """`tournament:{id}` or one of its parts (`matches`, `done`, `failed`, `results`)."""
+    """`tournament:{id}` or one of its parts (`matches`, `done`, `failed`, `results`,
+    `sprt`, `swiss`)."""
     base = f"{PREFIX}tournament:{tournament_id}"
     return f"{base}:{part}" if part else base
 
@@ -288,9 +298,11 @@ class Store:
         (`SOCKET_TIMEOUT_S`) bounds a hung Redis and outlasts every blocking wait
         (`wait_applied`). `archive` reads the replays moved out of Redis (`referee
         archive`)."""
-        retry = Retry(ExponentialBackoff(cap=0.4, base=0.05), RETRIES)
-        return cls(redis.Redis.from_url(url, retry=retry, socket_timeout=SOCKET_TIMEOUT_S),
-                   archive)
+        pool = redis.BlockingConnectionPool.from_url(
+            url, max_connections=MAX_CONNECTIONS, timeout=SOCKET_TIMEOUT_S,
+            socket_timeout=SOCKET_TIMEOUT_S,
+            retry=Retry(ExponentialBackoff(cap=0.4, base=0.05), RETRIES))
+        return cls(redis.Redis(connection_pool=pool), archive)
 
     def ping(self) -> bool:
         try:
@@ -386,9 +398,6 @@ class Store:
             fields, tokens, live = pipe.execute()
         seat = _seat_of(tokens, token) if token is not None else None
         return match_fields(fields), seat, loads(live)
-
-    def get_live(self, match_id: str) -> dict | None:
-        return loads(self.redis.get(match_key(match_id, "live")))
 
     def steps(self, match_id: str) -> list[dict]:
         return [loads(raw) for raw in self.redis.lrange(match_key(match_id, "steps"), 0, -1)]

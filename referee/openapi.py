@@ -103,9 +103,9 @@ METRICS_TEXT = {
 
 LAST_EVENT_ID = {
     "name": "Last-Event-ID", "in": "header", "required": False,
-    "schema": {"type": "string", "pattern": f"^[0-9]{{1,{schemas.LAST_EVENT_ID_DIGITS}}}$"},
+    "schema": {"type": "string", "pattern": f"^([0-9]{{1,{schemas.LAST_EVENT_ID_DIGITS}}})?$"},
     "description": "resume after this step: the steps after it, no `start` (EventSource "
-                   "sends it when it reconnects)"}
+                   "sends it when it reconnects); empty, as if absent"}
 SSE_FORMAT = ("One Server-Sent Event (the stream starts with `retry: 3000` and has a "
               "comment `: ping` every 15 s): its `event` name, its `id` where it has one "
               "(a step's number), and its `data`, one line of JSON following the schema of "

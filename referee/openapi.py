@@ -105,7 +105,8 @@ LAST_EVENT_ID = {
     "name": "Last-Event-ID", "in": "header", "required": False,
     "schema": {"type": "string", "pattern": f"^([0-9]{{1,{schemas.LAST_EVENT_ID_DIGITS}}})?$"},
     "description": "resume after this step: the steps after it, no `start` (EventSource "
-                   "sends it when it reconnects); empty, as if absent"}
+                   "sends it when it reconnects); empty, as if absent. A step not recorded "
+                   "yet of a match not over is a 409 (no event carried its id)"}
 SSE_FORMAT = ("One Server-Sent Event (the stream starts with `retry: 3000` and has a "
               "comment `: ping` every 15 s): its `event` name, its `id` where it has one "
               "(a step's number), and its `data`, one line of JSON following the schema of "
@@ -333,7 +334,7 @@ def live_paths() -> dict[str, dict]:
                 "`start` (unless resuming), `step` per recorded step (id = the step "
                 "number), `result` at the end (then the stream ends)",
                 {"start": "StartEvent", "step": "StepEvent", "result": "ResultEvent"})),
-            (400, 401, 403, 404),
+            (400, 401, 403, 404, 409),
             parameters=[MATCH_ID, {"in": "query", "schema": schemas.MatchEventsQuerySchema},
                         LAST_EVENT_ID],
             description="The hidden-information rules of the replay endpoints: without a "

@@ -71,6 +71,10 @@ def match_events(match_id: str) -> Response:
     match, token_seat, _ = store.seat_view(match_id, bearer_token())
     if match is None:
         raise not_found(f"match {match_id!r}")
+    if after is not None and not _over(match) and after >= match["step"]:
+        raise Problem(409, "events/step-not-recorded", "Step not recorded yet",
+                      f"step {after} is not recorded yet (the match has {match['step']} "
+                      "steps): resume after the id of an event received")
     viewer = _viewer(store, match, query.get("seat"), token_seat)
     seat_client = token_seat is not None and not viewer.whole
     return _stream(live.match_stream(_live(), match, viewer, after, shape,
@@ -113,6 +117,11 @@ def _live() -> live.Live:
     if "referee.live" not in extensions:
         extensions.setdefault("referee.live", live.Live.from_url(services().config.redis_url))
     return extensions["referee.live"]
+
+
+def _over(match: dict) -> bool:
+    """Finished or failed: its stream ends with the result, whatever step it resumes at."""
+    return match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED)
 
 
 def _last_event_id(query: dict) -> int | None:

@@ -106,6 +106,17 @@ def test_a_match_whose_deal_is_in_play_is_the_admins_only(api, bot, random_bot_u
     assert api.get(f"/matches/{match_id}/events", token="not-a-token").status_code == 403
 
 
+def test_a_running_match_refuses_to_resume_after_a_step_not_recorded_yet(api, parked):
+    """No client can have an event of a step not recorded: waiting for the steps after it
+    would hold the stream with nothing to send until long after they come."""
+    match_id, token = parked
+    for claimed in ("0", "3"):
+        response = api.get(f"/matches/{match_id}/events", token=token,
+                            headers={"Last-Event-ID": claimed})
+        assert response.status_code == 409
+        assert "not recorded yet" in response.get_json()["detail"]
+
+
 def test_a_last_event_id_past_the_last_step_gets_only_the_result(api, finished):
     response = api.get(f"/matches/{finished}/events", headers={"Last-Event-ID": "9999999999"})
     assert [name for name, _, _ in parse(response.data)] == ["result"]

@@ -48,6 +48,20 @@ class ServerError(Exception):
     """The referee answered with a problem: its status, detail and field errors."""
 
 
+def exit_code(client: Client, work: Callable[[], None]) -> int:
+    """0 once `work` is done; 1, said in one line on stderr, when the referee refused a
+    call or could not be reached."""
+    try:
+        work()
+    except ServerError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except requests.RequestException as error:
+        print(f"error: cannot reach the referee at {client.base}: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
 class Client:
     """JSON calls to a referee with the admin token; a problem answer raises ServerError."""
 

@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 
-import requests
-
-from referee.client import Client, ServerError, add_run_arguments, admin_client
+from referee.client import Client, add_run_arguments, admin_client, exit_code
 from referee.runner import FORFEIT, POLICY_CHOICES, FailurePolicy
 from tournament import sprt
 
@@ -54,22 +51,17 @@ def run(args: argparse.Namespace) -> int:
     client = admin_client(args.server)
     if client is None:
         return 2
-    try:
+
+    def work() -> None:
         view = client.post("/tournaments", sprt_request(args))
         names = {bot["bot_id"]: bot["name"] for bot in view["bots"]}
         challenger, baseline = (names[bot] for bot in args.bot[:2])
         print(f"SPRT {view['id']}: {challenger} (challenger) vs {baseline} (baseline), "
               f"{view['game']}, at most {view['progress']['total']} matches "
               f"(pages: {client.base}/ui/tournaments/{view['id']})", flush=True)
-        view = follow(client, view, args.poll)
-    except ServerError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    except requests.RequestException as error:
-        print(f"error: cannot reach the referee at {client.base}: {error}", file=sys.stderr)
-        return 1
-    print(conclusion(view))
-    return 0
+        print(conclusion(follow(client, view, args.poll)))
+
+    return exit_code(client, work)
 
 
 def sprt_request(args: argparse.Namespace) -> dict:

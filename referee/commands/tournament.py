@@ -14,16 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-
-import requests
 
 from referee.client import (
     BOT,
     RATING_COLUMNS,
-    ServerError,
     add_run_arguments,
     admin_client,
+    exit_code,
     follow_tournament,
     print_rows,
 )
@@ -57,20 +54,15 @@ def run(args: argparse.Namespace) -> int:
     client = admin_client(args.server)
     if client is None:
         return 2
-    try:
+
+    def work() -> None:
         created = client.post("/tournaments", tournament_request(args))
         print(f"tournament {created['id']}: {created['progress']['total']} {created['game']} "
               f"matches at {client.base}/tournaments/{created['id']} "
               f"(pages: {client.base}/ui/tournaments/{created['id']})", flush=True)
-        final = follow_tournament(client, created, args.poll)
-    except ServerError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    except requests.RequestException as error:
-        print(f"error: cannot reach the referee at {client.base}: {error}", file=sys.stderr)
-        return 1
-    print_final(final)
-    return 0
+        print_final(follow_tournament(client, created, args.poll))
+
+    return exit_code(client, work)
 
 
 def tournament_request(args: argparse.Namespace) -> dict:

@@ -37,8 +37,10 @@ def _start_match(api_url: str, push_url: str, game: str) -> tuple[str, str]:
 
 
 def _worker(redis_url: str) -> subprocess.Popen:
-    """A real `referee worker --burst` (rq): it plays the queued match, then exits."""
-    return subprocess.Popen(python_module("referee.cli", "worker", "--burst"),
+    """A real `referee worker` (rq), waiting for jobs until stopped. Not `--burst`: a burst
+    worker leaves after a second with nothing queued, which the match, parked while the
+    pull client thinks, may well be on a loaded machine."""
+    return subprocess.Popen(python_module("referee.cli", "worker"),
                             env={**os.environ, "REDIS_URL": redis_url},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -50,6 +52,7 @@ def test_pull_client_plays_a_whole_match(api_url, redis_url, python_bot):
         try:
             match = play_pull(PullClient(api_url, match_id, token), random_bot.make_choose(2))
         finally:
+            worker.terminate()
             _, errors = worker.communicate(timeout=60)
     assert match["status"] == "finished", errors.decode()[-2000:]
     assert match["forfeit"] is None and sorted(match["result"]["ranks"])[0] == 1

@@ -42,6 +42,7 @@ def run_worker(redis_url):
 
 @pytest.fixture
 def background_worker(workers):
-    """Start `referee worker --burst` in the background; stopped (with its work horse) at the
-    end of the test, should a failed test leave it waiting."""
-    return lambda: workers.start(burst=True)[0]
+    """Start a waiting `referee worker` in the background, stopped at the end of the test. Not
+    `--burst`: a burst worker leaves after a second with nothing queued, which a pull
+    match parked between two moves of a slow (loaded) client may well be."""
+    return lambda: workers.start_ready(1)[0]

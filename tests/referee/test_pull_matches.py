@@ -127,14 +127,13 @@ def test_a_pull_match_played_through_the_api(api, redis_url, background_worker, 
                                  "action/invalid")
         assert problem["detail"] == reason and problem["errors"] == {"action": [reason]}
 
-    worker = background_worker()
+    background_worker()
     accepted = clients[mover].play(clients[mover].observe(), random.Random(1))
     assert accepted == {"match_id": match["id"], "seat": mover, "step": 0, "applied": True,
                         "status": "running", "current_step": 1,
                         "to_move": accepted["to_move"]}
     assert_problem(clients[mover].post(move), 409)
     play_out(clients, random.Random(2))
-    assert worker.wait(timeout=30) == 0
 
     status = api.get(base).get_json()
     record = api.get(f"{base}/replay").get_json()
@@ -168,9 +167,8 @@ def test_a_pull_seat_plays_against_a_bot(api, bot_server, background_worker):
     match = api.create_match("aladino", [{"kind": "pull"}, {"kind": "bot", "bot_id": bot}],
                              seed=13, pull_deadline_ms=30000)
     client = PullClient(api, match["id"], match["tokens"][0]["token"])
-    worker = background_worker()
+    background_worker()
     play_out({0: client}, random.Random(3))
-    assert worker.wait(timeout=30) == 0
     record = api.get(f"/matches/{match['id']}/replay").get_json()
     assert {s["seat"] for s in record["steps"]} == {0, 1} and record["forfeit"] is None
     assert client.moves == sum(1 for s in record["steps"] if s["seat"] == 0)

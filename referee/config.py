@@ -39,9 +39,6 @@ from urllib3.util import parse_url
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_BOT_HOSTS = "localhost,127.0.0.0/8,::1"
 MAX_BODY_BYTES = 1 << 20
-# POST /replays/verify takes a whole record: a long game with a fault at each step
-# (2,000 characters of the bot's answer kept each time) is several MiB.
-MAX_REPLAY_BYTES = 16 << 20
 DEFAULT_MOVE_RATE = (60, 10)
 DEFAULT_BOT_MAX_MATCHES = 8
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"

@@ -270,7 +270,8 @@ def paths() -> dict[str, dict]:
             (200, schemas.VerifyReportSchema), (400, 413, 422), body=schemas.ReplaySubmissionSchema,
             description="422 when the replay was made under another game version (or an "
                         "unknown game or format): refused rather than mis-verified. A record "
-                        "may be up to 16 MiB (other bodies: MAX_BODY_BYTES).")},
+                        "over the body limit (MAX_BODY_BYTES, 1 MiB) is a 413: `referee "
+                        "verify FILE` checks it offline.")},
         **tournament_paths(),
         **live_paths(),
     }

@@ -4,7 +4,10 @@ A running match has a driver renewing its lease (`match:{id}:lease`) every coupl
 and is listed in the `running` index. Three signals find one whose driver died:
 - the sweep: every `referee worker` looks, every `SWEEP_EVERY_S`, for running matches
   without a lease (`sweep`), so a match continues seconds after its worker's death, even
-  when nobody watches it;
+  when nobody watches it; and for jobs a worker took from the queue but died before
+  starting (`rescue_dequeued`): rq keeps them in its intermediate queue, and fails them a
+  minute later without calling their failure callback, which would leave the match
+  queued with no job for good;
 - reading a match or a tournament's progress (`requeue_abandoned`), the same check;
 - rq's own detection: a dead worker's job whose heartbeat lapsed is failed by the next
   maintenance of any worker, which calls `on_job_failure` (also called when a match job
@@ -22,10 +25,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from datetime import timedelta
 from types import TracebackType
 
 import redis
+from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job
+from rq.utils import now
 
 from . import jobs, results
 from .store import MatchStatus, Store, lease_key, match_key, running_key
@@ -33,12 +39,42 @@ from .store import MatchStatus, Store, lease_key, match_key, running_key
 log = logging.getLogger(__name__)
 
 SWEEP_EVERY_S = 2.0
+# A live worker moves a job from the queue to rq's intermediate queue and, milliseconds
+# later, to the started registry: one found between the two this long belongs to a dead one.
+STUCK_DEQUEUED_S = 5.0
 
 
 def sweep(store: Store) -> list[str]:
-    """Queue again every running match whose driver died; the ids queued."""
+    """Queue again every running match whose driver died, and every match whose job died
+    with the worker that took it; the ids queued."""
     ids = [raw.decode() for raw in store.redis.zrange(running_key(), 0, -1)]
-    return requeue_abandoned(store, ids)
+    return requeue_abandoned(store, ids) + rescue_dequeued(store)
+
+
+def rescue_dequeued(store: Store) -> list[str]:
+    """Queue again the match of each job stuck in rq's intermediate queue (taken from the
+    queue, never started) for `STUCK_DEQUEUED_S`; the ids queued. A job of a live but
+    stalled worker queued again as well only finds its match busy or over."""
+    queue = jobs.match_queue(store)
+    intermediate = IntermediateQueue(queue.key, connection=store.redis)
+    rescued = []
+    for job_id in intermediate.get_job_ids():
+        if job_id in queue.started_job_registry or intermediate.set_first_seen(job_id):
+            continue
+        first_seen = intermediate.get_first_seen(job_id)
+        if first_seen is None or now() - first_seen < timedelta(seconds=STUCK_DEQUEUED_S):
+            continue
+        intermediate.remove(job_id)
+        job = queue.fetch_job(job_id)
+        if job is None:
+            continue
+        match = store.get_match(jobs.match_of_job(job))
+        job.delete()
+        if match is not None and _recover(store, match, from_running=False):
+            log.warning("match %s: job %s was taken by a worker that died before starting "
+                        "it; queued again", match["id"], job_id)
+            rescued.append(match["id"])
+    return rescued
 
 
 def requeue_abandoned(store: Store, match_ids: Iterable[str]) -> list[str]:

@@ -5,7 +5,7 @@ is for the admin only."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response
 
 import engines
 from tournament.deals import secret_deals
@@ -13,7 +13,6 @@ from tournament.store import MatchStatus, seat_deadline_ms
 
 from .. import audit, metrics, replay
 from ..auth import require_admin
-from ..config import MAX_REPLAY_BYTES
 from ..problems import Problem, invalid, not_found
 from ..schemas import (
     ReplaySchema,
@@ -56,7 +55,6 @@ def get_replay_step(match_id: str, step: int) -> Response:
 
 @bp.post("/replays/verify")
 def verify_replay() -> Response:
-    request.max_content_length = max(MAX_REPLAY_BYTES, services().config.max_body_bytes)
     record = whole_numbers(shared(ReplaySubmissionSchema), load_json())
     errors = shared(ReplaySubmissionSchema).validate(record) if isinstance(record, dict) else {
         "_body": ["a replay record is a JSON object"]}

@@ -23,8 +23,7 @@ def bad_bots() -> Iterator:
 
 @pytest.fixture
 def config(redis_url) -> Config:
-    return Config(redis_url=redis_url, admin_token=ADMIN, secret=SECRET,
-                  max_body_bytes=64 * 1024)
+    return Config(redis_url=redis_url, admin_token=ADMIN, secret=SECRET)
 
 
 @pytest.fixture(scope="module")

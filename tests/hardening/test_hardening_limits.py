@@ -14,7 +14,7 @@ from apitest import ADMIN, ApiClient
 from hardening_procs import wait_status
 
 from referee.app import create_app
-from referee.config import MAX_BODY_BYTES, MAX_REPLAY_BYTES, Config
+from referee.config import MAX_BODY_BYTES, Config
 from tournament.progress import Progress
 from tournament.store import Store, lease_key, playing_key
 
@@ -28,8 +28,7 @@ def test_an_oversized_body_is_a_413_problem_on_a_real_server(live_server, redis_
                                 json={"game": "aladino", "seats": [{"kind": "pull"}] * 2}).json()
         path = path.format(match=created["id"])
         headers["Authorization"] = f"Bearer {created['tokens'][0]['token']}"
-    limit = MAX_REPLAY_BYTES if path == "/replays/verify" else MAX_BODY_BYTES
-    response = requests.post(live_server.url + path, data=b" " * (limit + 1),
+    response = requests.post(live_server.url + path, data=b" " * (MAX_BODY_BYTES + 1),
                              headers=headers, timeout=10)
     assert response.status_code == 413
     assert response.headers["Content-Type"] == "application/problem+json"
@@ -38,7 +37,7 @@ def test_an_oversized_body_is_a_413_problem_on_a_real_server(live_server, redis_
 
 def test_an_oversized_chunked_body_is_refused_too(live_server):
     """No Content-Length: the limit applies while the body is read."""
-    chunks = (b" " * 65536 for _ in range(MAX_REPLAY_BYTES // 65536 + 2))
+    chunks = (b" " * 65536 for _ in range(MAX_BODY_BYTES // 65536 + 2))
     response = requests.post(f"{live_server.url}/replays/verify", data=chunks, timeout=10,
                              headers={"Content-Type": "application/json"})
     assert response.status_code == 413

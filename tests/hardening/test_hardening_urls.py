@@ -11,6 +11,7 @@ Traffic stays on loopback: the allowlist admits 127.0.0.1 and the forbidden list
 
 from __future__ import annotations
 
+import itertools
 import socket
 import threading
 from collections.abc import Iterator
@@ -189,6 +190,9 @@ def test_malformed_bot_urls_are_a_400_never_a_500(api, url):
 URL_CHARS = st.sampled_from(list("htps:/[]@\\%.:0179afx-?#:: \t\x00é") + ["127.0.0.1", "::1"])
 
 
+BOT_NAMES = itertools.count()  # names are unique, and the examples share one Redis
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.one_of(st.text(max_size=60),
                  st.lists(URL_CHARS, max_size=30).map("".join),
@@ -196,7 +200,7 @@ URL_CHARS = st.sampled_from(list("htps:/[]@\\%.:0179afx-?#:: \t\x00é") + ["127.
 def test_any_text_as_a_bot_url_is_answered_within_the_spec(api, url):
     """Fuzzing `url`: a 201 (then the URL is unambiguous), a 400 or a 403, never a 500;
     every answer is validated against openapi.yaml by the test client."""
-    answer = api.post("/bots", token=ADMIN, json={"name": "x", "url": url,
+    answer = api.post("/bots", token=ADMIN, json={"name": f"x-{next(BOT_NAMES)}", "url": url,
                                                   "games": ["aladino"]})
     assert answer.status_code in (201, 400, 403)
     assert (answer.status_code == 400) == (url_syntax_problem(url) is not None)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
@@ -130,20 +129,6 @@ def test_downloaded_replays_verify_through_the_api(api, finished):
     del record["steps"]
     assert "steps" in api.post("/replays/verify", json=record).get_json()["errors"]
     assert api.post("/replays/verify", json=[1, 2]).status_code == 400
-
-
-def test_a_record_larger_than_other_bodies_may_be_is_verified(api, finished):
-    """A long game with many faults keeps up to 2,000 characters of each faulty answer:
-    its record may exceed MAX_BODY_BYTES (64 KiB here), up to 16 MiB."""
-    _, record = finished["aladino"]
-    padded = json.dumps(record) + " " * (64 * 1024)
-    report = api.post("/replays/verify", data=padded, content_type="application/json")
-    assert report.status_code == 200 and report.get_json()["valid"]
-    too_large = " " * ((16 << 20) + 1)
-    refused = api.post("/replays/verify", data=too_large, content_type="application/json")
-    assert refused.status_code == 413
-    assert api.post("/matches", data=padded, content_type="application/json",
-                    token=ADMIN).status_code == 413
 
 
 def verify_cli(path, *extra: str) -> subprocess.CompletedProcess:

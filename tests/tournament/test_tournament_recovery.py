@@ -14,6 +14,7 @@ import redis
 import redis.asyncio as aioredis
 from apitest import wait_finished
 from rq import Worker
+from rq.intermediate_queue import IntermediateQueue
 from rq.registry import FailedJobRegistry
 from tournament_checks import (
     check_live_elo,
@@ -110,6 +111,26 @@ def test_rq_cleaning_up_a_dead_workers_job_queues_the_match_again(
     check_round_robin(api, final, bots, 2, rounds=1)
     check_counted_once(store, final)
     assert not store.redis.exists(lease_key(killed_match))
+
+
+def test_a_job_taken_by_a_worker_that_died_before_starting_it_is_queued_again(
+        api, register_bots, workers, redis_url):
+    """A worker moves a job from the queue to rq's intermediate queue, then registers it as
+    started: killed in between, it leaves the job there, and rq fails it a minute later
+    without its failure callback. The sweep queues its match again."""
+    store = Store.from_url(redis_url)
+    view = start(api, "aladino", register_bots(4, delay_s=SLOW_S), 2, seed=5)
+    queue = jobs.match_queue(store)
+    taken = store.redis.lmove(queue.key, IntermediateQueue.get_intermediate_queue_key(queue.key),
+                              "LEFT", "RIGHT").decode()  # as a dequeuing worker does
+    rescued = queue.fetch_job(taken).args[0]["match_id"]
+    workers.start(1)
+    final = wait_finished(api, view["id"], timeout=60)
+    check_counted_once(store, final)
+    assert queue.fetch_job(taken) is None
+    assert store.get_match(rescued)["status"] == "finished"
+    assert store.current_attempt(rescued) == 1
+    assert store.redis.llen(IntermediateQueue.get_intermediate_queue_key(queue.key)) == 0
 
 
 def test_counting_the_same_matches_from_many_threads_counts_each_once(

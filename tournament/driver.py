@@ -89,6 +89,7 @@ async def drive(context: Context, match_id: str) -> dict:
         return _summary(match_id, loaded.match["status"])
     holder = f"{context.name}/{uuid.uuid4().hex[:12]}"
     if not await context.persist(context.progress.take_lease, match_id, holder):
+        log.info("match busy: another driver holds it", extra={"match_id": match_id})
         return _summary(match_id, "busy")
     context.leases[match_id] = holder
     try:
@@ -111,6 +112,8 @@ async def _drive_leased(context: Context, match_id: str, holder: str) -> dict:
     cap = context.config.bot_max_matches
     if bots and not await context.persist(progress.take_bot_slots, match_id, bots, cap):
         await context.in_thread(jobs.defer_match, context.store, match, DEFER_S)
+        log.info("match deferred: a bot plays as many matches as allowed",
+                 extra={"match_id": match_id})
         return _summary(match_id, "deferred")
     seats: dict[int, PushSeat] = {}
     try:

@@ -37,14 +37,30 @@ from .store import (
 
 LEASE_TTL_MS = 6000
 
-# KEYS: lease, running; ARGV: holder, ttl ms, match id. Take (or renew) the lease when free
-# or already ours; a match with a lease is in the running index, so that the recovery sweep
-# finds it should its driver die at any point.
+# KEYS: lease, running; ARGV: holder, ttl ms, match id. Take the lease when free or already
+# ours; a match with a lease is in the running index, so that the recovery sweep finds it
+# should its driver die at any point.
 TAKE_LEASE = """
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('ZADD', KEYS[2], 'NX', 0, ARGV[3])
+return 1
+"""
+
+# KEYS: lease, running; ARGV: holder, ttl ms, match id. Renew a lease we hold: 1; held by
+# another driver: 0; free: taken again (1) only while the match is still in the running
+# index (it lapsed during a stall), else 2, for it was given up (released, parked, ended)
+# since the renewal was sent: taking it then would hold the match for nobody.
+RENEW_LEASE = """
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+if holder then return 0 end
+if not redis.call('ZSCORE', KEYS[2], ARGV[3]) then return 2 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 """
 
@@ -166,6 +182,7 @@ class Progress:
     def __init__(self, client: aioredis.Redis):
         self.redis = client
         self._take_lease = client.register_script(TAKE_LEASE)
+        self._renew_lease = client.register_script(RENEW_LEASE)
         self._release_lease = client.register_script(RELEASE_LEASE)
         self._start = client.register_script(START)
         self._record = client.register_script(RECORD)
@@ -194,10 +211,11 @@ class Progress:
         found taken by another driver."""
         async with self.redis.pipeline(transaction=False) as pipe:
             for match_id, holder in leases.items():
-                await self._take_lease(keys=[lease_key(match_id), running_key()],
-                                       args=[holder, LEASE_TTL_MS, match_id], client=pipe)
+                await self._renew_lease(keys=[lease_key(match_id), running_key()],
+                                        args=[holder, LEASE_TTL_MS, match_id], client=pipe)
             answers = await pipe.execute()
-        return [match_id for match_id, ok in zip(leases, answers, strict=True) if not ok]
+        return [match_id for match_id, answer in zip(leases, answers, strict=True)
+                if answer == 0]
 
     async def release_lease(self, match_id: str, holder: str) -> None:
         await self._release_lease(keys=[lease_key(match_id), running_key()],

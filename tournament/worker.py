@@ -154,12 +154,14 @@ class MatchWorker(BaseWorker):
         raise StopRequested
 
     def _drained(self) -> bool:
-        """Burst mode's end: nothing running here, nothing queued, no timer set."""
+        """Burst mode's end: nothing running here, no timer set, nothing queued. In that
+        order: a timer fires (on the event loop, meanwhile) by queuing its job and dropping
+        itself in one transaction, so a timer not seen is a job that the queue shows."""
         with self.running_lock:
             if self.running:
                 return False
-        return (all(queue.count == 0 for queue in self.queues)
-                and not self.connection.zcard(timers_key()))
+        return (not self.connection.zcard(timers_key())
+                and all(queue.count == 0 for queue in self.queues))
 
     def _wait_for_redis(self) -> None:
         delay = OUTAGE_BACKOFF_S[0]
@@ -251,7 +253,13 @@ class MatchWorker(BaseWorker):
                                        [jobs.match_of_job(job) for job, *_ in running])
         except redis.RedisError:
             self.log.warning("Worker %s: matches left to the recovery sweep", self.name)
+        concurrent.futures.wait([self._in_loop(self._stop_periodic())], timeout=10)
         self.loop.call_soon_threadsafe(self.loop.stop)
+
+    async def _stop_periodic(self) -> None:
+        for task in self.periodic:
+            task.cancel()
+        await asyncio.gather(*self.periodic, return_exceptions=True)
 
 
 async def _every(seconds: float, task: Callable[[], Awaitable[None]]) -> None:

@@ -171,6 +171,7 @@ def test_counting_the_same_matches_from_many_threads_counts_each_once(
 
 
 def test_a_lease_is_renewed_by_its_holder_and_released_only_by_it(redis_url):
+    """Leases fence a match's writes to one driver (tournament/progress.py)."""
     async def run() -> None:
         client = aioredis.Redis.from_url(redis_url)
         progress = Progress(client)
@@ -185,6 +186,19 @@ def test_a_lease_is_renewed_by_its_holder_and_released_only_by_it(redis_url):
         assert await client.get(lease_key("m-1")) == b"driver-b"
         await progress.release_lease("m-1", "driver-b")
         assert not await client.exists(lease_key("m-1"))
+
+        # A renewal sent before its lease was given up (released, parked, ended) and run
+        # after: it must not take the lease again, or the match's next job finds it busy.
+        assert await progress.take_lease("m-2", "driver-a")
+        await progress.release_lease("m-2", "driver-a")
+        assert await progress.renew_leases({"m-2": "driver-a"}) == []
+        assert not await client.exists(lease_key("m-2"))
+        assert await client.zscore(running_key(), "m-2") is None
+        # A lease that lapsed while its driver stalled, the match still running: taken again.
+        assert await progress.take_lease("m-3", "driver-a")
+        await client.delete(lease_key("m-3"))
+        assert await progress.renew_leases({"m-3": "driver-a"}) == []
+        assert await client.get(lease_key("m-3")) == b"driver-a"
         await client.aclose()
 
     asyncio.run(run())

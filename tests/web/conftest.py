@@ -48,8 +48,8 @@ class Site:
     drawn_seed_match: str = ""  # a match created without a seed: the server drew it
     redis_url: str = ""
 
-    def run_worker(self) -> None:
-        run_worker(self.redis_url)
+    def run_worker(self) -> str:
+        return run_worker(self.redis_url)
 
     def api(self, path: str) -> dict:
         response = requests.get(self.url + path, timeout=10)
@@ -70,12 +70,13 @@ class Site:
         return response.json()
 
 
-def run_worker(redis_url: str) -> None:
-    """`referee worker --burst`: plays every queued match, then stops."""
+def run_worker(redis_url: str) -> str:
+    """`referee worker --burst`: plays every queued match, then stops; its log."""
     env = {**os.environ, "REDIS_URL": redis_url, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-m", "referee.cli", "worker", "--burst"], env=env,
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+    return done.stdout + done.stderr
 
 
 def register_bots(site: Site, bot_urls: dict[str, str]) -> dict[str, str]:
@@ -101,13 +102,14 @@ def record_matches(site: Site, bot_urls: dict[str, str]) -> None:
     site.drawn_seed_match = site.post("/matches", {"game": "aladino", "seats": [
         {"kind": "bot", "bot_id": bots["random-1"]}, {"kind": "bot", "bot_id": bots["random-2"]}]
     })["id"]
-    site.run_worker()
+    log = site.run_worker()
     for game, match_id in [*site.matches.items(), ("aladino", site.drawn_seed_match)]:
         status = site.api(f"/matches/{match_id}")["status"]
-        assert status == "finished", f"{game} match {match_id} is {status}"
+        assert status == "finished", f"{game} match {match_id} is {status}: {log[-4000:]}"
     for game, tournament_id in site.tournaments.items():
-        status = site.api(f"/tournaments/{tournament_id}")["status"]
-        assert status == "finished", f"{game} tournament {tournament_id} is {status}"
+        view = site.api(f"/tournaments/{tournament_id}")
+        assert view["status"] == "finished", (
+            f"{game} tournament {tournament_id}: {view['progress']}: {log[-6000:]}")
 
 
 @pytest.fixture(scope="module")

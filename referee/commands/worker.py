@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import redis
 
@@ -13,6 +16,8 @@ from referee.config import DEFAULT_CONCURRENCY, Config, positive_int, redacted_u
 from tournament.store import QUEUES
 from tournament.worker import MatchWorker
 
+STARTUP_BACKOFF_S = (0.1, 2.0)
+T = TypeVar("T")
 HELP = "run one worker that drives the referee's queued matches, many at once"
 log = logging.getLogger(__name__)
 
@@ -33,10 +38,25 @@ def run(args: argparse.Namespace) -> int:
     config = Config.from_env()
     concurrency = args.concurrency or config.worker_concurrency
     connection = redis.Redis.from_url(config.redis_url)
-    worker = MatchWorker(list(QUEUES), connection, config, concurrency=concurrency)
+    worker = _when_redis_answers(
+        lambda: MatchWorker(list(QUEUES), connection, config, concurrency=concurrency),
+        redacted_url(config.redis_url))
     mode = "until the queues are empty" if args.burst else "until stopped"
     logs.announce(log, f"worker {worker.name} on queues {', '.join(QUEUES)} at "
                        f"{redacted_url(config.redis_url)}, up to {concurrency} matches "
                        f"at once, {mode}")
     worker.work(burst=args.burst, logging_level="INFO")
     return 0
+
+
+def _when_redis_answers(make: Callable[[], T], where: str) -> T:
+    """`make()` (rq names the worker's connection in Redis as it starts), retried while Redis
+    is down: a worker started during an outage waits for it, as a running one does."""
+    delay = STARTUP_BACKOFF_S[0]
+    while True:
+        try:
+            return make()
+        except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as error:
+            log.warning("Redis at %s unavailable (%s); retrying in %.1f s", where, error, delay)
+            time.sleep(delay)
+            delay = min(delay * 2, STARTUP_BACKOFF_S[1])

@@ -6,12 +6,13 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import requests
 from apitest import ROOT, worker_command, worker_env
 from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAPIResponse
 
-from referee.redis_server import free_port, wait_for_port
+from referee.redis_server import RedisServer, free_port, wait_for_port
 
 
 def check(openapi, response: requests.Response) -> requests.Response:
@@ -56,3 +57,22 @@ def test_worker_prints_its_queues_and_stops_when_empty_in_burst_mode(redis_url):
     assert done.returncode == 0
     assert "on queues referee-matches" in done.stdout
     assert "until the queues are empty" in done.stdout
+
+
+def test_a_worker_started_while_redis_is_down_waits_for_it(tmp_path):
+    """As a running worker rides out an outage, one started during it waits (it used to
+    exit at once: rq names its connection in Redis as the worker is made)."""
+    redis_server = RedisServer(tmp_path / "redis", persistent=False)
+    proc = subprocess.Popen(worker_command("--burst"), env=worker_env(redis_server.url),
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while "unavailable" not in (line := proc.stdout.readline()):
+            assert line and time.monotonic() < deadline, "the worker did not say it waits"
+        with redis_server:
+            output, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    assert proc.returncode == 0, output
+    assert "until the queues are empty" in output

@@ -16,7 +16,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import redis
 import redis.asyncio as aioredis
+from rq import Worker
 
 ROOT = Path(__file__).resolve().parent.parent
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -123,6 +125,15 @@ def wait_port(port: int, timeout: float = 30) -> None:
                 return
         time.sleep(0.05)
     raise RuntimeError(f"nothing listens on port {port} after {timeout} s")
+
+
+def wait_workers(connection: redis.Redis, count: int, timeout: float = 60) -> None:
+    """Return once `count` rq workers are registered (RuntimeError after `timeout`)."""
+    deadline = time.monotonic() + timeout
+    while Worker.count(connection=connection) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{count} rq workers did not register within {timeout:.0f} s")
+        time.sleep(0.1)
 
 
 def percentile(values: list[float], fraction: float) -> float:

@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 import _support
-from rq import Worker
 
 import engines
 from referee.processes import python_module, stop_all
@@ -159,11 +158,7 @@ def start_workers(redis_url: str, store: Store, nice: int) -> list:
                for _ in range(WORKERS)]
     for worker in workers:
         lower_priority(worker.pid, nice)
-    deadline = time.monotonic() + 60
-    while Worker.count(connection=store.redis) < WORKERS:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the workers did not register within 60 s")
-        time.sleep(0.1)
+    _support.wait_workers(store.redis, WORKERS)
     return workers
 
 

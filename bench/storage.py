@@ -28,7 +28,6 @@ import tempfile
 import time
 
 import _support
-from rq import Worker
 
 import engines
 from referee.processes import python_module, stop_all
@@ -99,11 +98,7 @@ def start_workers(redis_url: str, store: Store) -> list:
                              REFEREE_BOT_MAX_MATCHES="1000")
     workers = [_support.start(python_module("referee.cli", "worker"), env=env)
                for _ in range(WORKERS)]
-    deadline = time.monotonic() + 60
-    while Worker.count(connection=store.redis) < WORKERS:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the workers did not register within 60 s")
-        time.sleep(0.1)
+    _support.wait_workers(store.redis, WORKERS)
     return workers
 
 

@@ -18,7 +18,6 @@ import argparse
 import time
 
 import _support
-from rq import Worker
 
 import engines
 from referee.processes import python_module, stop_all
@@ -35,11 +34,7 @@ def start_workers(count: int, redis_url: str, store: Store) -> list:
                              REFEREE_BOT_MAX_MATCHES="64")
     workers = [_support.start(python_module("referee.cli", "worker"), env=env)
                for _ in range(count)]
-    deadline = time.monotonic() + 60
-    while Worker.count(connection=store.redis) < count:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{count} rq workers did not register within 60 s")
-        time.sleep(0.1)
+    _support.wait_workers(store.redis, count)
     return workers
 
 

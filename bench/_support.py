@@ -25,9 +25,9 @@ TICKS = os.sysconf("SC_CLK_TCK")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from referee.match.runner import FailurePolicy, PushSeat, run_match  # noqa: E402
 from referee.processes import python_module, spawn  # noqa: E402
 from referee.redis_server import RedisServer, free_port  # noqa: E402
-from referee.runner import FailurePolicy, PushSeat, run_match  # noqa: E402
 from tournament.progress import Progress  # noqa: E402
 from tournament.store import bot_seats, new_match_meta  # noqa: E402
 

@@ -24,10 +24,10 @@ import time
 import _support
 
 import engines
-from referee import replay
-from referee.botclient import BotReply
+from referee.match import replay
+from referee.match.botclient import BotReply
+from referee.match.runner import FailurePolicy, run_match
 from referee.processes import python_module, stop_all
-from referee.runner import FailurePolicy, run_match
 from tournament import results
 from tournament.store import Store
 

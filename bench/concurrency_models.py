@@ -6,7 +6,7 @@
 behind a `--delay-ms` sleep, another process) `--decisions` times on its own kept-alive
 connection, as a match asks its seats. Three ways to run them:
 - threads + requests: a thread per match, `requests.Session.post` (round 1's client);
-- asyncio + httptools: one event loop, `referee.botclient.BotClient` (its requests written
+- asyncio + httptools: one event loop, `referee.match.botclient.BotClient` (its requests written
   whole, its answers read with httptools, over asyncio streams);
 - asyncio + threads + requests: one event loop handing each call to a thread pool
   (`asyncio.to_thread`), i.e. keeping the blocking client under an async driver.
@@ -28,7 +28,7 @@ import _support
 import orjson
 import requests
 
-from referee.botclient import BotClient
+from referee.match.botclient import BotClient
 from referee.processes import stop_all
 
 PAYLOAD = {"protocol": "referee/1", "type": "decision", "match_id": "m", "seat": 0, "step": 0,

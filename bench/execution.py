@@ -45,9 +45,9 @@ from rq.registry import StartedJobRegistry
 from rq.serializers import JSONSerializer
 
 import engines
+from referee.match.runner import decision_payload
 from referee.processes import stop_all
 from referee.redis_server import free_port
-from referee.runner import decision_payload
 
 BASELINE = "ef45221"  # main before matches were driven on an event loop
 ADMIN = "bench-admin"

@@ -5,7 +5,7 @@ Session, sending the same payloads to the same bot in the same run. Goal: at mos
     python3 bench/referee_overhead.py [--seconds 2] [--worker-matches 40] [--quick]
 
 Two matches are measured:
-- in-process: `referee.runner.run_match` with one `PushSeat` per seat, as `referee play`
+- in-process: `referee.match.runner.run_match` with one `PushSeat` per seat, as `referee play`
   runs it: engine, observations, JSON, bot calls, state hashes, the sealed replay;
 - on a worker: `referee worker` driving the matches with Redis recording (each step and
   the state after it written to Redis, the replay stored, the result counted); the time of
@@ -28,8 +28,8 @@ import orjson
 import requests
 
 import engines
+from referee.match.runner import FailurePolicy, decision_payload
 from referee.processes import python_module, stop_all
-from referee.runner import FailurePolicy, decision_payload
 from tournament.jobs import enqueue_match
 from tournament.store import MatchStatus, Store
 

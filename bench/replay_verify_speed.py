@@ -1,4 +1,4 @@
-"""Replay verification speed: how many times faster `referee.audit.verify` checks a replay
+"""Replay verification speed: how many times faster `referee.match.verify.verify` checks a replay
 (re-running every step, every state hash, the chain and the signature) than the original
 match took to play. Goal: at least 50 times faster.
 
@@ -17,7 +17,7 @@ import time
 import _support
 
 import engines
-from referee import audit
+from referee.match import verify as audit
 from referee.processes import stop_all
 
 GOAL = 50.0

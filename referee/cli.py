@@ -8,7 +8,7 @@ import importlib
 import pkgutil
 import sys
 
-from . import commands
+from referee import commands
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from .redis_server import wait_for_port
+from referee.redis_server import wait_for_port
 
 
 def spawn(argv: list[str], env: dict[str, str], log_path: Path | None = None,

@@ -1,11 +1,11 @@
 """Write `referee/compact_dictionary.json`: the samples a stored record's zlib preset
-dictionary is made of (`referee.compact`).
+dictionary is made of (`referee.match.compact`).
 
     python3 scripts/make_compact_dictionary.py > referee/compact_dictionary.json
 
 Never rewrite the committed file in place: records stored with a dictionary are read with
 that very dictionary (its sha256 is checked). A better dictionary is a new version: a new
-file, a new magic in `referee.compact`, the old one kept for reading.
+file, a new magic in `referee.match.compact`, the old one kept for reading.
 
 The samples are what the referee stores once per match, for every game and player count:
 a match's meta (tournament tags included), its summary as an archived match keeps it
@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import engines  # noqa: E402
 from referee import compact  # noqa: E402
-from referee.botclient import BotReply  # noqa: E402
-from referee.replay import utc_now  # noqa: E402
-from referee.runner import FailurePolicy, run_match  # noqa: E402
+from referee.match.botclient import BotReply  # noqa: E402
+from referee.match.replay import utc_now  # noqa: E402
+from referee.match.runner import FailurePolicy, run_match  # noqa: E402
 from tournament.store import bot_seats, new_match_meta  # noqa: E402
 
 LIMIT = 32 * 1024 - 512  # zlib's window, with room to spare
@@ -85,7 +85,7 @@ def main() -> None:
     while sum(map(len, samples)) > LIMIT:
         samples.pop(0)
     sys.stdout.write(orjson.dumps({
-        "about": "zlib preset dictionary of referee.compact; never edit (see "
+        "about": "zlib preset dictionary of referee.match.compact; never edit (see "
                  "scripts/make_compact_dictionary.py)",
         "samples": [sample.decode() for sample in samples]}, option=orjson.OPT_INDENT_2
     ).decode() + "\n")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from referee.app import create_app
+from referee.api.app import create_app
 from referee.config import Config
 from referee.redis_server import RedisServer, free_port
 

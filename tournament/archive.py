@@ -35,9 +35,8 @@ import orjson
 import redis
 
 import engines
-from referee import compact
-
-from .store import (
+from referee.match import compact
+from tournament.store import (
     ARCHIVED,
     MatchStatus,
     Store,

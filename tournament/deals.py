@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .store import MatchStatus, Store, match_key
+from tournament.store import MatchStatus, Store, match_key
 
 OVER = (MatchStatus.FINISHED.value, MatchStatus.FAILED.value)
 

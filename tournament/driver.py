@@ -6,7 +6,7 @@ free, a worker died): take the match's lease, read its recorded steps and the st
 them, and continue with the seat to move. Bots that already answered are never asked
 again; the replay is the one an uninterrupted run with the same answers makes.
 
-- A push seat is asked over HTTP (`referee.botclient`), the deadline counted from the
+- A push seat is asked over HTTP (`referee.match.botclient`), the deadline counted from the
   moment the request is sent.
 - A pull seat's move comes through Redis. When none is waiting, the match *parks*: its
   lease is released and the driver returns, holding nothing. The accepted move re-queues
@@ -33,14 +33,13 @@ from typing import TypeVar
 
 import redis
 
-from referee import metrics, replay
-from referee.botclient import PROTOCOL, RAW_LIMIT, BotReply, Fault
 from referee.config import Config
-from referee.runner import FailurePolicy, MatchPlay, PushSeat
-
-from . import jobs, results
-from .progress import LeaseLost, Loaded, Progress
-from .store import MatchStatus, Store, seat_deadline_ms
+from referee.match import replay
+from referee.match.botclient import PROTOCOL, RAW_LIMIT, BotReply, Fault
+from referee.match.runner import FailurePolicy, MatchPlay, PushSeat
+from tournament import jobs, metrics, results
+from tournament.progress import LeaseLost, Loaded, Progress
+from tournament.store import MatchStatus, Store, seat_deadline_ms
 
 log = logging.getLogger(__name__)
 

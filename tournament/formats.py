@@ -29,8 +29,8 @@ from typing import Any
 
 import redis
 
-from . import pairing, ratings, scheduling, sprt, swiss
-from .store import Store, dumps, loads, match_meta, tournament_key
+from tournament import pairing, ratings, scheduling, sprt, swiss
+from tournament.store import Store, dumps, loads, match_meta, tournament_key
 
 ROUND_ROBIN, SPRT, GAUNTLET, SWISS = "round_robin", "sprt", "gauntlet", "swiss"
 FORMATS = (ROUND_ROBIN, SPRT, GAUNTLET, SWISS)

@@ -33,11 +33,10 @@ import rq
 from rq import Callback
 from rq.serializers import JSONSerializer
 
-from referee import metrics
 from referee.config import Config
-
-from .progress import Progress
-from .store import MATCH_QUEUE, MatchStatus, Store, match_key, timers_key
+from tournament import metrics
+from tournament.progress import Progress
+from tournament.store import MATCH_QUEUE, MatchStatus, Store, match_key, timers_key
 
 JOB_FUNCTION = "tournament.jobs.play_match"
 FAILURE_CALLBACK = "tournament.recovery.on_job_failure"
@@ -146,7 +145,7 @@ def play_match(payload: dict) -> dict:
     """The job's function for any rq worker: drive the match in a private event loop.
     `referee worker` does not call it; it drives many matches on one loop instead
     (`tournament.worker`)."""
-    from . import driver  # the driver queues jobs itself
+    from tournament import driver  # the driver queues jobs itself
 
     job = rq.get_current_job()
 

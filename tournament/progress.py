@@ -18,9 +18,9 @@ import orjson
 import redis.asyncio as aioredis
 from redis.commands.core import AsyncScript
 
-from referee import compact, metrics
-
-from .store import (
+from referee.match import compact
+from tournament import metrics
+from tournament.store import (
     SIGNAL_TTL_S,
     MatchStatus,
     applied_key,
@@ -87,7 +87,7 @@ return {redis.call('HGET', KEYS[1], 'started_at'), first}
 # KEYS: match, steps, live, lease, applied signal, events channel; ARGV: holder, step index,
 # step JSON, live JSON, to_move JSON, "1" to signal a pull client that its move was played,
 # the signal's TTL, and the JSON list of [hash, field, amount] increments counting the
-# decision in the cluster's metrics (`referee.metrics`; their keys are not declared: one
+# decision in the cluster's metrics (`tournament.metrics`; their keys are not declared: one
 # Redis, not a cluster). Followers of the match (GET /matches/{id}/events) hear the new
 # step's number.
 RECORD = """

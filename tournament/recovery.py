@@ -33,8 +33,8 @@ from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job
 from rq.utils import now
 
-from . import jobs, results
-from .store import MatchStatus, Store, lease_key, match_key, running_key
+from tournament import jobs, results
+from tournament.store import MatchStatus, Store, lease_key, match_key, running_key
 
 log = logging.getLogger(__name__)
 

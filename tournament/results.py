@@ -24,10 +24,9 @@ from typing import Any
 
 import redis
 
-from referee.replay import utc_now
-
-from . import formats, ratings
-from .store import (
+from referee.match.replay import utc_now
+from tournament import formats, ratings
+from tournament.store import (
     MatchStatus,
     Store,
     dumps,

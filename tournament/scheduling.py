@@ -9,9 +9,8 @@ caller decides what else commits with them (the format's bookkeeping, in one tra
 from __future__ import annotations
 
 import engines
-
-from . import deals, jobs
-from .store import Store, bot_seats, new_match_meta, tournament_key
+from tournament import deals, jobs
+from tournament.store import Store, bot_seats, new_match_meta, tournament_key
 
 
 def match_metas(tournament: dict, planned: list[dict]) -> list[dict]:

@@ -1,7 +1,7 @@
 """Everything the referee keeps in Redis, and every Redis key it uses, built in one place.
 
 Values are JSON (orjson), never a Python-only format; the bigger values of a match are
-stored compactly (`referee.compact`: deflated with a preset dictionary, read back as they
+stored compactly (`referee.match.compact`: deflated with a preset dictionary, read back as they
 were written; plain JSON written by earlier versions reads as it is). Keys, all under the
 prefix `referee:`:
 
@@ -19,7 +19,7 @@ prefix `referee:`:
   (while the match runs: with the steps, it is what a worker continues the match from)
 - `match:{id}:steps` (list): step records as they are played (while the match runs)
 - `match:{id}:replay` (string): the finished replay record in its stored form
-  (`referee.compact`), until it is archived
+  (`referee.match.compact`), until it is archived
 - `match:{id}:inbox:{seat}` (list): moves posted by a pull seat's client, `{"step", "action"}`
 - `match:{id}:claim:{step}` (string, expires): set by the first move accepted for that step
 - `match:{id}:applied:{step}` (list, expires): pushed once the runner has moved past that
@@ -55,7 +55,7 @@ prefix `referee:`:
   token in one fixed window of the move rate limit
 - `bot:{id}:playing` (set): the matches holding one of the bot's concurrent-match slots
 
-- `metrics:*` (hashes): the cluster's counters (`referee.metrics`)
+- `metrics:*` (hashes): the cluster's counters (`tournament.metrics`)
 
 rq keeps its own keys under `rq:`; the queue name is `MATCH_QUEUE`.
 """
@@ -74,11 +74,11 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from referee import compact
-from referee.replay import utc_now
+from referee.match import compact
+from referee.match.replay import utc_now
 
 if TYPE_CHECKING:
-    from .archive import ReplayArchive
+    from tournament.archive import ReplayArchive
 
 PREFIX = "referee:"
 MATCH_QUEUE = "referee-matches"
@@ -404,7 +404,7 @@ class Store:
 
     def get_replay(self, match_id: str) -> dict | None:
         """The finished match's sealed replay, from Redis or from the archive
-        (`referee.compact.StoredReplayError` when it cannot be read back here)."""
+        (`referee.match.compact.StoredReplayError` when it cannot be read back here)."""
         data, archived = self._stored_replay(match_id)
         if archived is not None:
             return self._archived_replay(match_id, archived)

@@ -21,12 +21,11 @@ from collections.abc import Callable
 from typing import Any
 
 import engines
-from referee.replay import utc_now
-from referee.setups import match_options
-
-from . import formats, pairing, ratings, recovery, results, scheduling
-from .formats import SetupError
-from .store import (
+from referee.match.replay import utc_now
+from referee.match.setups import match_options
+from tournament import formats, pairing, ratings, recovery, results, scheduling
+from tournament.formats import SetupError
+from tournament.store import (
     MatchStatus,
     Store,
     dumps,
@@ -98,7 +97,7 @@ def registered_bots(store: Store, bot_ids: list[str], game: str) -> list[dict]:
 
 def checked_options(engine: engines.Game, players: int, options: dict) -> dict:
     """The options with the game's defaults (one player of Aldabas: its solo mode, see
-    `referee.setups`); refused when the game cannot be played so."""
+    `referee.match.setups`); refused when the game cannot be played so."""
     try:
         return match_options(engine, players, options)
     except engines.InvalidSetup as error:

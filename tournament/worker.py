@@ -48,10 +48,9 @@ from rq.utils import now
 from rq.worker import BaseWorker
 
 from referee.config import DEFAULT_CONCURRENCY, Config
-
-from . import driver, jobs, recovery
-from .progress import Progress
-from .store import Store, timers_key
+from tournament import driver, jobs, recovery
+from tournament.progress import Progress
+from tournament.store import Store, timers_key
 
 log = logging.getLogger(__name__)
 

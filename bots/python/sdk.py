@@ -56,7 +56,7 @@ def verify_signature(secret: str, header: str | None, body: bytes, now: float,
                      tolerance_s: int = SIGNATURE_TOLERANCE_S) -> None:
     """Return when `header` (`t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>." + body)>`,
     possibly with several v1 values) signs `body` within `tolerance_s` of `now`; raise
-    SignatureError saying what is wrong otherwise. The referee's side: referee/signing.py."""
+    SignatureError saying what is wrong otherwise. The referee's side: referee/match/signing.py."""
     if not header:
         raise SignatureError(f"the {SIGNATURE_HEADER} header is missing")
     pairs = [part.strip().partition("=") for part in header.split(",")]

@@ -5,7 +5,7 @@ runs one program, `httpd` is the small HTTP/1.1 server under it, `local` runs a 
 a thread of this process (`referee play` / `check-bot` with `cmd:`).
 """
 
-from .local import (
+from referee.bridge.local import (
     CMD_PREFIX,
     BadCommand,
     ServedBots,
@@ -14,7 +14,7 @@ from .local import (
     running_bridge,
     split_command,
 )
-from .server import Bridge, BridgeConfig
+from referee.bridge.server import Bridge, BridgeConfig
 
 __all__ = ["CMD_PREFIX", "BadCommand", "Bridge", "BridgeConfig", "ServedBots", "bot_urls",
            "check_runnable", "running_bridge", "split_command"]

@@ -17,7 +17,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .server import Bridge, BridgeConfig
+from referee.bridge.server import Bridge, BridgeConfig
 
 CMD_PREFIX = "cmd:"
 START_TIMEOUT_S = 30

@@ -36,11 +36,10 @@ from pathlib import Path
 
 import orjson
 
-from referee.botclient import MAX_REPLY_BYTES
-from referee.signing import HEADER, SignatureError, verify_signature
-
-from . import httpd
-from .program import LineTooLong, Program, ProgramDied, note
+from referee.bridge import httpd
+from referee.bridge.program import LineTooLong, Program, ProgramDied, note
+from referee.match.botclient import MAX_REPLY_BYTES
+from referee.match.signing import HEADER, SignatureError, verify_signature
 
 log = logging.getLogger(__name__)
 

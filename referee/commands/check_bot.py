@@ -26,9 +26,9 @@ from urllib.parse import urlsplit
 
 import engines
 from engines.base import Game, State
-from referee.botclient import BotClient, Fault
 from referee.bridge import BadCommand, bot_urls
-from referee.runner import decision_payload
+from referee.match.botclient import BotClient, Fault
+from referee.match.runner import decision_payload
 
 NAME = "check-bot"
 HELP = "send a bot real decisions from every phase of a game and report faulty answers"

@@ -4,7 +4,7 @@ The engine runs in this process and every decision goes to the bots over real HT
 a tournament; each move is printed as it is played, then the result. A bot author's
 fastest loop. A bot may be `cmd:<command line>`: a stdin/stdout program served by a
 bridge in this process for the match (`referee bridge`). One `--bot` of Aldabas plays its
-solo mode (`referee.setups`). The replay written with `--replay` is signed with
+solo mode (`referee.match.setups`). The replay written with `--replay` is signed with
 REFEREE_SECRET when it is set, as the server's are. Exit status 1 when a bot committed a
 fault (forfeit or strike).
 """
@@ -18,10 +18,10 @@ import sys
 from pathlib import Path
 
 import engines
+from referee.api.schemas import MAX_SEED
 from referee.bridge import BadCommand, bot_urls
-from referee.runner import POLICY_CHOICES, FailurePolicy, PushSeat, run_match
-from referee.schemas import MAX_SEED
-from referee.setups import match_options
+from referee.match.runner import POLICY_CHOICES, FailurePolicy, PushSeat, run_match
+from referee.match.setups import match_options
 
 HELP = "play a local match between bots at their URLs (no Redis), printing every move"
 

@@ -38,8 +38,8 @@ from flask import Flask
 from gunicorn.app.base import BaseApplication
 
 from referee import logs
+from referee.api.problems import Problem
 from referee.config import Config, redacted_url
-from referee.problems import Problem
 
 HELP = "serve the referee API under gunicorn"
 log = logging.getLogger(__name__)
@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
                        f"(Redis {redacted_url(config.redis_url)}; spec at /openapi.yaml)")
 
     def create() -> BodyDeadline:
-        from referee.app import create_app
+        from referee.api.app import create_app
 
         return BodyDeadline(create_app(config), BODY_S)
 

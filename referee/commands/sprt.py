@@ -18,7 +18,7 @@ import json
 import time
 
 from referee.client import Client, add_run_arguments, admin_client, exit_code
-from referee.runner import FORFEIT, POLICY_CHOICES, FailurePolicy
+from referee.match.runner import FORFEIT, POLICY_CHOICES, FailurePolicy
 from tournament import sprt
 
 HELP = "SPRT of a challenger against a baseline on a referee server, fastchess style"

@@ -24,7 +24,7 @@ from referee.client import (
     follow_tournament,
     print_rows,
 )
-from referee.runner import FORFEIT, POLICY_CHOICES, FailurePolicy
+from referee.match.runner import FORFEIT, POLICY_CHOICES, FailurePolicy
 
 HELP = ("start a round-robin, gauntlet or Swiss tournament on a referee server, follow it, "
         "print the final table")

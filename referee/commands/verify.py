@@ -21,8 +21,8 @@ from pathlib import Path
 
 import orjson
 
-from referee.audit import INVALID, MISSING, UNKNOWN_KEY, Report, UnsupportedReplay, verify
-from referee.schemas import ReplaySubmissionSchema
+from referee.api.schemas import ReplaySubmissionSchema
+from referee.match.verify import INVALID, MISSING, UNKNOWN_KEY, Report, UnsupportedReplay, verify
 
 HELP = ("re-run a replay file through the engine and check its hashes, result and signature "
         "(exit 0 valid, 1 invalid, 2 not verifiable, 3 bad signature, 4 unsigned, "

@@ -16,7 +16,7 @@ import engines
 from bots.python import random_bot
 from engines.reference import BEGIN, END
 from referee.cli import main
-from referee.signing import signature_header
+from referee.match.signing import signature_header
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "bots.md"
 

@@ -9,9 +9,9 @@ import pytest
 import requests
 
 import engines
-from referee import signing
-from referee.runner import FailurePolicy, PushSeat, run_match
-from referee.signing import HEADER, signature_header
+from referee.match import signing
+from referee.match.runner import FailurePolicy, PushSeat, run_match
+from referee.match.signing import HEADER, signature_header
 
 
 def _smallest_setups():

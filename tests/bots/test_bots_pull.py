@@ -11,7 +11,7 @@ from werkzeug.serving import make_server
 
 from bots.python import random_bot
 from bots.python.pull import PullClient, RefusedMove, play_pull
-from referee.app import create_app
+from referee.api.app import create_app
 from referee.config import Config
 from referee.processes import python_module
 

@@ -12,7 +12,7 @@ import requests
 
 from bots.python import random_bot
 from bots.python.sdk import PROTOCOL, SECRET_ENV, make_server, serve_stdio
-from referee.signing import HEADER, signature_header
+from referee.match.signing import HEADER, signature_header
 
 
 def _payload(legal_actions, **extra):

@@ -15,8 +15,8 @@ import time
 import pytest
 import requests
 
-from referee.botclient import BotClient, Fault
-from referee.signing import HEADER, signature_header
+from referee.match.botclient import BotClient, Fault
+from referee.match.signing import HEADER, signature_header
 
 SLOW_MACHINE_S = 60
 

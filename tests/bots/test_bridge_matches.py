@@ -16,9 +16,9 @@ import pytest
 import engines
 from bots.python import random_bot
 from referee.cli import main
+from referee.match.runner import FailurePolicy, PushSeat, run_match
 from referee.processes import python_module
 from referee.redis_server import free_port, wait_for_port
-from referee.runner import FailurePolicy, PushSeat, run_match
 
 PERL_BOT = "bots/perl/random_bot.pl"
 
@@ -185,7 +185,7 @@ def api_url(redis_url, serve):
     """The API over HTTP (werkzeug, threaded) on a free port."""
     from werkzeug.serving import make_server
 
-    from referee.app import create_app
+    from referee.api.app import create_app
     from referee.config import Config
 
     app = create_app(Config(redis_url=redis_url, admin_token=ADMIN, secret="bridge-tests"))

@@ -1,4 +1,4 @@
-"""`Referee-Signature` (issue 18): the referee's signer and verifier (referee/signing.py) and
+"""`Referee-Signature` (issue 18): the referee's signer and verifier (referee/match/signing.py) and
 the SDK's own verifier (bots/python/sdk.py, standard library only) agree on every case."""
 
 import hashlib
@@ -7,7 +7,7 @@ import hmac
 import pytest
 
 from bots.python import sdk
-from referee import signing
+from referee.match import signing
 
 SECRET = "whsec-test"
 BODY = b'{"protocol":"referee/1","type":"decision","match_id":"m1"}'

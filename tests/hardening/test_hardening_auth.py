@@ -14,9 +14,9 @@ import redis
 import requests
 from apitest import ADMIN
 
-from referee import auth
+from referee.api import auth
 from referee.config import Config
-from referee.runner import FailurePolicy, PushSeat, run_match
+from referee.match.runner import FailurePolicy, PushSeat, run_match
 from tournament.store import Store
 
 

@@ -19,7 +19,7 @@ from apitest import ADMIN, ApiClient, drive_match, wait_finished
 from hardening_procs import wait_status
 from worker_procs import Workers
 
-from referee.app import create_app
+from referee.api.app import create_app
 from referee.config import Config
 from referee.redis_server import RedisServer
 from tournament import jobs, ratings, recovery, results

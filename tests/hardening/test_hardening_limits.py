@@ -13,7 +13,7 @@ import requests
 from apitest import ADMIN, ApiClient
 from hardening_procs import wait_status
 
-from referee.app import create_app
+from referee.api.app import create_app
 from referee.config import MAX_BODY_BYTES, Config
 from tournament.progress import Progress
 from tournament.store import Store, lease_key, playing_key

@@ -23,9 +23,9 @@ from apitest import ADMIN
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.config import (
+from referee.config import Config
+from referee.match.urls import (
     BOT_URL_PATTERN,
-    Config,
     address_allowed,
     parse_allowlist,
     url_syntax_problem,

@@ -13,7 +13,7 @@ import redis
 from apitest import ADMIN
 from sse import open_stream
 
-from referee.live import PING_S
+from referee.api.live import PING_S
 from tournament.store import events_channel
 
 GAME = "aladino"

@@ -15,7 +15,7 @@ from botserver import BotServer
 from ops_cluster import ADMIN, METRICS, SECRETS, Cluster, parse_json_lines
 from prometheus_client.parser import text_string_to_metric_families
 
-from referee.app import create_app
+from referee.api.app import create_app
 from referee.config import Config
 from referee.redis_server import free_port
 

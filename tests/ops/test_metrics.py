@@ -1,4 +1,4 @@
-"""referee.metrics against a real Redis: the recording functions on sync and asyncio
+"""tournament.metrics against a real Redis: the recording functions on sync and asyncio
 pipelines, the collector's families, the rq queue gauges, and GET /metrics (checked
 against openapi.yaml by the API test client)."""
 
@@ -14,9 +14,9 @@ from apitest import ADMIN
 from prometheus_client.parser import text_string_to_metric_families
 from rq import worker_registration
 
-from referee import metrics
 from referee.config import Config
 from referee.redis_server import free_port
+from tournament import metrics
 from tournament.store import QUEUES, running_key
 
 
@@ -147,7 +147,7 @@ def test_get_metrics_speaks_openmetrics_when_asked(api):
 def test_get_metrics_without_redis_is_a_503_problem(openapi):
     from apitest import ApiClient
 
-    from referee.app import create_app
+    from referee.api.app import create_app
 
     down = Config(redis_url=f"redis://127.0.0.1:{free_port()}/0", admin_token=ADMIN)
     answer = ApiClient(create_app(down), openapi).get("/metrics", token=ADMIN)

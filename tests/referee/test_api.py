@@ -9,14 +9,14 @@ from apitest import ADMIN, SPEC_PATH
 from openapi_spec_validator import validate as validate_spec
 
 import engines
-from referee.openapi import spec_yaml
+from referee.api.openapi import spec_yaml
 
 
 def test_the_committed_spec_is_valid_and_generated_from_the_schemas():
     spec = yaml.safe_load(SPEC_PATH.read_text())
     validate_spec(spec)
     assert spec["openapi"].startswith("3.1")
-    assert SPEC_PATH.read_text() == spec_yaml(), "run: python -m referee.openapi > openapi.yaml"
+    assert SPEC_PATH.read_text() == spec_yaml(), "run: python -m referee.api.openapi > openapi.yaml"
 
 
 def test_the_spec_is_served(api):
@@ -33,7 +33,7 @@ def test_health_reports_redis(api):
 def test_health_without_redis_is_a_503_problem(openapi):
     from apitest import ApiClient
 
-    from referee.app import create_app
+    from referee.api.app import create_app
     from referee.config import Config
     from referee.redis_server import free_port
 
@@ -211,8 +211,8 @@ def test_a_live_replay_is_for_the_admin_only(api):
 
 @pytest.fixture
 def sealed_record(bot_server) -> dict:
-    from referee import replay
-    from referee.runner import FailurePolicy, PushSeat, run_match
+    from referee.match import replay
+    from referee.match.runner import FailurePolicy, PushSeat, run_match
 
     seats = [PushSeat(bot_server.url("/first")) for _ in range(2)]
     record = run_match("aladino", 3, {}, seats, FailurePolicy(), "m-api")

@@ -13,11 +13,11 @@ from apitest import replay_states
 from botserver import illegal_answer
 
 import engines
-from referee import replay
-from referee.audit import UnsupportedReplay, verify
-from referee.botclient import BotReply
-from referee.canonical import jcs
-from referee.runner import FailurePolicy, run_match
+from referee.match import replay
+from referee.match.botclient import BotReply
+from referee.match.canonical import jcs
+from referee.match.runner import FailurePolicy, run_match
+from referee.match.verify import UnsupportedReplay, verify
 
 SECRET = "audit-secret"
 

@@ -5,7 +5,7 @@ import asyncio
 import pytest
 from botserver import SLOW_S
 
-from referee.botclient import RAW_LIMIT, BotClient
+from referee.match.botclient import RAW_LIMIT, BotClient
 
 PAYLOAD = {"protocol": "referee/1", "match_id": "m-test", "game": "aladino", "seat": 0,
            "step": 3, "deadline_ms": 200, "observation": {},

@@ -1,4 +1,4 @@
-"""RFC 8785 canonical JSON (`referee.canonical.jcs`): the RFC's own examples, the reference
+"""RFC 8785 canonical JSON (`referee.match.canonical.jcs`): the RFC's own examples, the reference
 implementation (`rfc8785`) and Node.js's JSON.stringify over generated values."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.canonical import CanonicalizationError, jcs, sorted_json
+from referee.match.canonical import CanonicalizationError, jcs, sorted_json
 
 SAFE = 2**53 - 1
 

@@ -1,4 +1,4 @@
-"""`referee.web.dumper`: the same answer as marshmallow's `dump` for what the views reply
+"""`referee.api.web.dumper`: the same answer as marshmallow's `dump` for what the views reply
 with (unknown keys dropped, nested schemas and lists, fields with their own serializer such
 as a bot URL shown without credentials, absent optional fields left out)."""
 
@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from referee import schemas
-from referee.botclient import BotReply
-from referee.runner import FailurePolicy, run_match
-from referee.web import dumper, shared
+from referee.api import schemas
+from referee.api.web import dumper, shared
+from referee.match.botclient import BotReply
+from referee.match.runner import FailurePolicy, run_match
 
 
 class FaultySeat:

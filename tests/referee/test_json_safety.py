@@ -19,11 +19,11 @@ from loopback import serving
 from werkzeug.serving import make_server
 
 import engines
-from referee import replay
-from referee.app import create_app
-from referee.botclient import BotReply
-from referee.runner import FailurePolicy, run_match
-from referee.schemas import MAX_SAFE_INTEGER
+from referee.api.app import create_app
+from referee.api.schemas import MAX_SAFE_INTEGER
+from referee.match import replay
+from referee.match.botclient import BotReply
+from referee.match.runner import FailurePolicy, run_match
 
 NODE_ROUND_TRIP = Path(__file__).parent / "js_round_trip.js"
 

@@ -10,7 +10,7 @@ import pytest
 from apitest import ADMIN, ROOT, SECRET, two_player_options
 
 import engines
-from referee import replay
+from referee.match import replay
 
 
 @pytest.fixture

@@ -7,9 +7,15 @@ from apitest import replay_states
 from botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, fault_url
 
 import engines
-from referee import replay
-from referee.audit import verify
-from referee.runner import FailurePolicy, PushSeat, forfeit_result, run_match, substitute_action
+from referee.match import replay
+from referee.match.runner import (
+    FailurePolicy,
+    PushSeat,
+    forfeit_result,
+    run_match,
+    substitute_action,
+)
+from referee.match.verify import verify
 
 VARIANTS = [(name, variant) for name in engines.names()
             for variant in engines.get(name).variants()]

@@ -10,7 +10,7 @@ import re
 import yaml
 from apitest import SPEC_PATH
 
-from referee.app import create_app
+from referee.api.app import create_app
 from referee.config import Config
 
 PAGES = ("/ui", "/static")

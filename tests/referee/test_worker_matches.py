@@ -7,7 +7,7 @@ from apitest import replay_states
 from botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, fault_url
 
 import engines
-from referee import replay
+from referee.match import replay
 
 
 def check_replay_matches_the_engine(record: dict) -> None:

@@ -17,7 +17,7 @@ import pytest
 from apitest import ADMIN, ROOT, SECRET, drive_match, worker_env
 
 import engines
-from referee.app import create_app
+from referee.api.app import create_app
 from referee.config import Config
 from tournament import archive, results
 from tournament.store import Store, archive_cursor_key, match_key, ratings_key

@@ -1,4 +1,4 @@
-"""`referee.compact`: the stored forms read back exactly what was written."""
+"""`referee.match.compact`: the stored forms read back exactly what was written."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import zlib
 import orjson
 import pytest
 
-from referee import compact, replay
-from referee.botclient import BotReply
-from referee.runner import FailurePolicy, run_match
+from referee.match import compact, replay
+from referee.match.botclient import BotReply
+from referee.match.runner import FailurePolicy, run_match
 
 
 class Seat:

@@ -12,9 +12,9 @@ import orjson
 import pytest
 from apitest import ADMIN, ApiClient
 
-from referee import compact
-from referee.app import create_app
+from referee.api.app import create_app
 from referee.config import Config
+from referee.match import compact
 from tournament import archive
 from tournament.store import Store, match_key
 

@@ -15,7 +15,7 @@ import pytest
 from apitest import ADMIN, ROOT
 from werkzeug.serving import make_server
 
-from referee.app import create_app
+from referee.api.app import create_app
 from tournament import sprt
 
 LINE = re.compile(r"^LLR (-?\d+\.\d\d) \((-2\.94), (2\.94)\) \[0\.00, 150\.00\]  "

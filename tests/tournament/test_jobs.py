@@ -22,9 +22,9 @@ from rq.job import Job
 from rq.serializers import JSONSerializer
 
 import engines
-from referee.botclient import BotReply
+from referee.match.botclient import BotReply
+from referee.match.runner import FailurePolicy, MatchPlay
 from referee.redis_server import free_port
-from referee.runner import FailurePolicy, MatchPlay
 from tournament import driver
 from tournament.jobs import enqueue_match
 from tournament.progress import LeaseLost, Progress

@@ -7,7 +7,7 @@ from __future__ import annotations
 import orjson
 from apitest import store_finished
 
-from referee.replay import utc_now
+from referee.match.replay import utc_now
 from tournament import results
 from tournament.store import Store, dumps, ratings_key
 from tournament.tournaments import leaderboard, leaderboard_rows

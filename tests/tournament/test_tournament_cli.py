@@ -14,7 +14,7 @@ import pytest
 from apitest import ADMIN, ROOT
 from werkzeug.serving import make_server
 
-from referee.app import create_app
+from referee.api.app import create_app
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from werkzeug.serving import make_server
 
 from bots.python import aladino_bot, aldabas_bot, caravans_bot, random_bot
 from bots.python.sdk import make_server as make_bot_server
-from referee.app import create_app
+from referee.api.app import create_app
 from referee.config import Config
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,8 +1,8 @@
 """Builds the OpenAPI 3.1 description of the API from the marshmallow schemas.
 
-The component schemas come from `referee.schemas` (apispec's marshmallow plugin), so the
+The component schemas come from `referee.api.schemas` (apispec's marshmallow plugin), so the
 spec cannot drift from the bodies the views load and dump; the paths are declared here.
-`python -m referee.openapi > openapi.yaml` writes the committed file, and a test fails
+`python -m referee.api.openapi > openapi.yaml` writes the committed file, and a test fails
 when the committed file differs from what this module builds.
 """
 
@@ -14,9 +14,8 @@ from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 
 import engines
-
-from . import schemas
-from .problems import MEDIA_TYPE
+from referee.api import schemas
+from referee.api.problems import MEDIA_TYPE
 
 TITLE = "game-referee API"
 VERSION = "1.0.0"

@@ -34,10 +34,9 @@ from typing import Protocol
 
 import engines
 from engines.rng import Rng, seed_state
-
-from . import replay
-from .botclient import PROTOCOL, BotClient, BotReply, Fault
-from .config import DEFAULT_BOT_HOSTS
+from referee.match import replay
+from referee.match.botclient import PROTOCOL, BotClient, BotReply, Fault
+from referee.match.urls import DEFAULT_BOT_HOSTS
 
 FORFEIT = "forfeit"
 RANDOM = "random"

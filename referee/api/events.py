@@ -1,9 +1,9 @@
-"""Live event streams (Server-Sent Events, `referee.live`):
+"""Live event streams (Server-Sent Events, `referee.api.live`):
 
 - GET /matches/{id}/events: `start`, then each `step` (id = its number) as the caller may
   see it, then `result`. No token: the spectator's view; a seat token: that seat's; the
   admin token: every step whole (`seat` picks the view). The same rules as the replay
-  endpoints (`referee.step_views`), and while another match on its deal is being played
+  endpoints (`referee.match.step_views`), and while another match on its deal is being played
   the match is the admin's only (its public state would tell that match's hidden cards).
 - GET /tournaments/{id}/events: `standings`, then `match` and `standings` for every match
   counted, then `finished`.
@@ -21,21 +21,11 @@ from flask import Blueprint, Response, current_app, request
 from marshmallow import Schema
 
 import engines
-from tournament import tournaments
-from tournament.deals import deal_in_play, deal_is_secret
-from tournament.results import FINISHED
-from tournament.store import (
-    MatchStatus,
-    Store,
-    ratings_events_channel,
-    tournament_events_channel,
-    tournament_key,
-)
-
-from .. import live
-from ..auth import asked_by_admin, bearer_token, require_admin
-from ..problems import Problem, invalid, not_found
-from ..schemas import (
+from referee.api import live
+from referee.api.auth import asked_by_admin, bearer_token, require_admin
+from referee.api.problems import Problem, invalid, not_found
+from referee.api.ratings import leaderboard_page
+from referee.api.schemas import (
     LAST_EVENT_ID_DIGITS,
     MAX_PAGE,
     MatchCountedEventSchema,
@@ -46,9 +36,18 @@ from ..schemas import (
     StartEventSchema,
     StepEventSchema,
 )
-from ..step_views import Viewer
-from ..web import load_query, services, shared
-from .ratings import leaderboard_page
+from referee.api.web import load_query, services, shared
+from referee.match.step_views import Viewer
+from tournament import tournaments
+from tournament.deals import deal_in_play, deal_is_secret
+from tournament.results import FINISHED
+from tournament.store import (
+    MatchStatus,
+    Store,
+    ratings_events_channel,
+    tournament_events_channel,
+    tournament_key,
+)
 
 bp = Blueprint("events", __name__)
 # Watchers (every stream but a seat's own) get at most 10 writes a second: a fast match's
@@ -114,9 +113,9 @@ def _live() -> live.Live:
     """This process's live machinery (its Redis connections, one of them pub/sub), made
     on first use."""
     extensions = current_app.extensions
-    if "referee.live" not in extensions:
-        extensions.setdefault("referee.live", live.Live.from_url(services().config.redis_url))
-    return extensions["referee.live"]
+    if "referee.api.live" not in extensions:
+        extensions.setdefault("referee.api.live", live.Live.from_url(services().config.redis_url))
+    return extensions["referee.api.live"]
 
 
 def _over(match: dict) -> bool:

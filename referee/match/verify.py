@@ -17,10 +17,9 @@ import hmac
 from dataclasses import asdict, dataclass, field
 
 import engines
-
-from . import replay
-from .botclient import Fault
-from .runner import FORFEIT, RANDOM, FailurePolicy, forfeit_result, substitute_action
+from referee.match import replay
+from referee.match.botclient import Fault
+from referee.match.runner import FORFEIT, RANDOM, FailurePolicy, forfeit_result, substitute_action
 
 VALID = "valid"
 INVALID = "invalid"

@@ -12,7 +12,7 @@ Each step is `{"step", "seat", "action", "fault", "elapsed_ms", "state_hash"}` w
 `{"code", "detail", "raw", "policy"}`.
 
 Canonical JSON depends on the record's `format`: `referee-replay/2` (what the referee
-writes) uses RFC 8785 (`referee.canonical.jcs`), which any language reproduces after
+writes) uses RFC 8785 (`referee.match.canonical.jcs`), which any language reproduces after
 parsing and re-writing the record; `referee-replay/1` used orjson with sorted keys, kept so
 that those records verify exactly as before. A hash or a signature computed over the
 canonical form does not depend on who wrote the record.
@@ -35,7 +35,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from .canonical import jcs, sorted_json
+from referee.match.canonical import jcs, sorted_json
 
 FORMAT_V1 = "referee-replay/1"
 FORMAT = "referee-replay/2"

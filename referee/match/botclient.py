@@ -12,7 +12,7 @@ does:
   headers, `100 Continue`s, body): a decision never lasts longer than its deadline plus
   the event loop's latency;
 - the address actually connected to is checked against the allowlist
-  (`referee.config.address_allowed`) after the name is resolved, so neither a URL that
+  (`referee.match.urls.address_allowed`) after the name is resolved, so neither a URL that
   parses differently elsewhere nor a name that later resolves to another address reaches
   a host off the list; redirects are never followed (a 3xx is a `crash`);
 - headers are capped at 16 KiB and the body at `MAX_REPLY_BYTES`.
@@ -32,8 +32,8 @@ import httptools
 import orjson
 from urllib3.util import parse_url
 
-from .config import DEFAULT_BOT_HOSTS, address_allowed
-from .signing import signature_header
+from referee.match.signing import signature_header
+from referee.match.urls import DEFAULT_BOT_HOSTS, address_allowed
 
 PROTOCOL = "referee/1"
 RAW_LIMIT = 2000

@@ -40,6 +40,7 @@ from typing import Any, Protocol, TypeVar
 import redis
 
 import engines
+from referee.match.step_views import Viewer, see_step
 from tournament.store import (
     MatchStatus,
     Store,
@@ -48,8 +49,6 @@ from tournament.store import (
     match_fields,
     match_key,
 )
-
-from .step_views import Viewer, see_step
 
 log = logging.getLogger(__name__)
 

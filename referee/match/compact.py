@@ -34,8 +34,7 @@ from typing import Any
 import orjson
 
 import engines
-
-from . import replay
+from referee.match import replay
 
 MAGIC_V1 = b"RZ1\n"
 MAGIC = b"RZ2\n"

@@ -3,10 +3,9 @@
 from flask import Blueprint, Response
 
 import engines
-
-from ..problems import not_found
-from ..schemas import GameDetailSchema, GameListSchema
-from ..web import reply
+from referee.api.problems import not_found
+from referee.api.schemas import GameDetailSchema, GameListSchema
+from referee.api.web import reply
 
 bp = Blueprint("games", __name__)
 

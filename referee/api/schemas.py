@@ -11,6 +11,10 @@ import secrets
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
 
 import engines
+from referee.match import replay
+from referee.match.botclient import Fault
+from referee.match.runner import DEFAULT_STRIKE_LIMIT, FORFEIT, POLICY_CHOICES, FailurePolicy
+from referee.match.urls import BOT_URL_PATTERN, url_syntax_problem, without_credentials
 from tournament.formats import (
     FORMAT_DEFAULTS,
     FORMAT_FIELDS,
@@ -18,11 +22,6 @@ from tournament.formats import (
     ROUND_ROBIN,
 )
 from tournament.pairing import DEALS, PAIRED
-
-from . import replay
-from .botclient import Fault
-from .config import BOT_URL_PATTERN, url_syntax_problem, without_credentials
-from .runner import DEFAULT_STRIKE_LIMIT, FORFEIT, POLICY_CHOICES, FailurePolicy
 
 MAX_SAFE_INTEGER = (1 << 53) - 1  # the largest integer a JavaScript number holds exactly
 MAX_SEED = MAX_SAFE_INTEGER

@@ -11,8 +11,8 @@ import secrets
 
 from flask import request
 
-from .problems import Problem
-from .web import services
+from referee.api.problems import Problem
+from referee.api.web import services
 
 
 def new_token() -> str:

@@ -9,23 +9,22 @@ from __future__ import annotations
 from flask import Blueprint, Response
 
 import engines
-from tournament.deals import secret_deals
-from tournament.jobs import enqueue_match
-from tournament.recovery import requeue_abandoned
-from tournament.store import MatchStatus, Store, new_match_meta, token_digest
-
-from ..auth import asked_by_admin, new_token, require_admin
-from ..bot_registry import is_retired
-from ..problems import conflict, invalid, not_found, unprocessable
-from ..schemas import (
+from referee.api.auth import asked_by_admin, new_token, require_admin
+from referee.api.problems import conflict, invalid, not_found, unprocessable
+from referee.api.schemas import (
     MatchCreatedSchema,
     MatchCreateSchema,
     MatchListQuerySchema,
     MatchListSchema,
     MatchSchema,
 )
-from ..setups import match_options
-from ..web import load_body, load_query, reply, services
+from referee.api.web import load_body, load_query, reply, services
+from referee.match.setups import match_options
+from tournament.bots import is_retired
+from tournament.deals import secret_deals
+from tournament.jobs import enqueue_match
+from tournament.recovery import requeue_abandoned
+from tournament.store import MatchStatus, Store, new_match_meta, token_digest
 
 bp = Blueprint("matches", __name__)
 
@@ -127,7 +126,7 @@ def _own_deadline(spec: dict) -> dict:
 
 
 def _initial_state(engine: engines.Game, num_players: int, seed: int, options: dict) -> dict:
-    """The match's first state (one seat of Aldabas: its solo mode, `referee.setups`); an
+    """The match's first state (one seat of Aldabas: its solo mode, `referee.match.setups`); an
     unsupported player count or option is a 400 naming the game's setups."""
     try:
         return engine.new_game(num_players=num_players, seed=seed,

@@ -16,7 +16,7 @@ from flask import Flask, Response
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
-from .compact import StoredReplayError
+from referee.match.compact import StoredReplayError
 
 log = logging.getLogger(__name__)
 

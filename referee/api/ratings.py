@@ -9,17 +9,16 @@ import orjson
 from flask import Blueprint, Response
 
 import engines
-from tournament.store import Store
-from tournament.tournaments import leaderboard_rows, rating_history
-
-from ..problems import not_found
-from ..schemas import (
+from referee.api.problems import not_found
+from referee.api.schemas import (
     HistoryQuerySchema,
     LeaderboardEntrySchema,
     ListQuerySchema,
     RatingHistorySchema,
 )
-from ..web import load_query, reply, services, shared
+from referee.api.web import load_query, reply, services, shared
+from tournament.store import Store
+from tournament.tournaments import leaderboard_rows, rating_history
 
 bp = Blueprint("ratings", __name__)
 

@@ -3,10 +3,9 @@
 from flask import Blueprint, Response
 
 import engines
-
-from ..problems import Problem
-from ..schemas import HealthSchema
-from ..web import reply, services
+from referee.api.problems import Problem
+from referee.api.schemas import HealthSchema
+from referee.api.web import reply, services
 
 bp = Blueprint("health", __name__)
 

@@ -14,15 +14,14 @@ import time
 from flask import Blueprint, Response
 
 import engines
+from referee.api.auth import bearer_token, require_token
+from referee.api.problems import Problem, conflict, not_found
+from referee.api.schemas import MoveAcceptedSchema, MoveSchema, ObservationSchema
+from referee.api.web import load_body, reply, services
+from referee.match.runner import decision_payload
+from referee.match.step_views import state_before
 from tournament.jobs import enqueue_match
 from tournament.store import MatchStatus, seat_deadline_ms
-
-from ..auth import bearer_token, require_token
-from ..problems import Problem, conflict, not_found
-from ..runner import decision_payload
-from ..schemas import MoveAcceptedSchema, MoveSchema, ObservationSchema
-from ..step_views import state_before
-from ..web import load_body, reply, services
 
 bp = Blueprint("moves", __name__)
 

@@ -1,15 +1,13 @@
 """POST /bots, PATCH and DELETE /bots/{id}, POST /bots/{id}/secret (admin); GET /bots,
-GET /bots/{id}: registered push bots (`referee.bot_registry`)."""
+GET /bots/{id}: registered push bots (`tournament.bots`)."""
 
 import secrets
 
 from flask import Blueprint, Response
 
-from ..auth import require_admin
-from ..bot_registry import bot_named, is_retired, new_secret, public_bot, update_bot
-from ..problems import Problem, not_found
-from ..replay import utc_now
-from ..schemas import (
+from referee.api.auth import require_admin
+from referee.api.problems import Problem, not_found
+from referee.api.schemas import (
     BotCreatedSchema,
     BotCreateSchema,
     BotListSchema,
@@ -17,7 +15,9 @@ from ..schemas import (
     BotUpdateSchema,
     ListQuerySchema,
 )
-from ..web import load_body, load_query, reply, services
+from referee.api.web import load_body, load_query, reply, services
+from referee.match.replay import utc_now
+from tournament.bots import bot_named, is_retired, new_secret, public_bot, update_bot
 
 bp = Blueprint("bots", __name__)
 

@@ -8,22 +8,23 @@ from __future__ import annotations
 from flask import Blueprint, Response
 
 import engines
-from tournament.deals import secret_deals
-from tournament.store import MatchStatus, seat_deadline_ms
-
-from .. import audit, metrics, replay
-from ..auth import require_admin
-from ..problems import Problem, invalid, not_found
-from ..schemas import (
+from referee.api.auth import require_admin
+from referee.api.matches import find_match
+from referee.api.problems import Problem, invalid, not_found
+from referee.api.schemas import (
     ReplaySchema,
     ReplayStepQuerySchema,
     ReplayStepSchema,
     ReplaySubmissionSchema,
     VerifyReportSchema,
 )
-from ..step_views import Viewer, see_step, state_before
-from ..web import load_json, load_query, reply, services, shared, whole_numbers
-from .matches import find_match
+from referee.api.web import load_json, load_query, reply, services, shared, whole_numbers
+from referee.match import replay
+from referee.match import verify as audit
+from referee.match.step_views import Viewer, see_step, state_before
+from tournament import metrics
+from tournament.deals import secret_deals
+from tournament.store import MatchStatus, seat_deadline_ms
 
 bp = Blueprint("replays", __name__)
 

@@ -14,11 +14,10 @@ from marshmallow.decorators import POST_DUMP, PRE_DUMP
 from werkzeug.exceptions import RequestEntityTooLarge
 
 import engines
+from referee.api.problems import invalid
+from referee.api.schemas import JsonNumber, SafeInteger
+from referee.config import Config
 from tournament.store import Store
-
-from .config import Config
-from .problems import invalid
-from .schemas import JsonNumber, SafeInteger
 
 
 @dataclass

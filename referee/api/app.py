@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from flask import Flask
 
-from tournament.archive import ReplayArchive
-from tournament.store import Store
-
-from . import problems, ui
-from .blueprints import (
+from referee import ui
+from referee.api import (
     bots,
     events,
     games,
@@ -16,13 +13,16 @@ from .blueprints import (
     matches,
     metrics,
     moves,
+    problems,
     ratings,
     replays,
     spec,
     tournaments,
 )
-from .config import Config
-from .web import Services
+from referee.api.web import Services
+from referee.config import Config
+from tournament.archive import ReplayArchive
+from tournament.store import Store
 
 BLUEPRINTS = (health.bp, games.bp, bots.bp, matches.bp, moves.bp, replays.bp, spec.bp, ui.bp,
               ui.root, tournaments.bp, ratings.bp, metrics.bp, events.bp)

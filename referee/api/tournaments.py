@@ -6,19 +6,18 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from tournament import tournaments
-from tournament.tournaments import RetiredBot, SetupError
-
-from ..auth import asked_by_admin, require_admin
-from ..problems import conflict, invalid, not_found, unprocessable
-from ..schemas import (
+from referee.api.auth import asked_by_admin, require_admin
+from referee.api.matches import match_list
+from referee.api.problems import conflict, invalid, not_found, unprocessable
+from referee.api.schemas import (
     ListQuerySchema,
     TournamentCreateSchema,
     TournamentListSchema,
     TournamentSchema,
 )
-from ..web import load_body, load_query, reply, services
-from .matches import match_list
+from referee.api.web import load_body, load_query, reply, services
+from tournament import tournaments
+from tournament.tournaments import RetiredBot, SetupError
 
 bp = Blueprint("tournaments", __name__)
 

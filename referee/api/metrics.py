@@ -1,4 +1,4 @@
-"""GET /metrics: the whole cluster's metrics in the Prometheus text format (referee.metrics),
+"""GET /metrics: the whole cluster's metrics in the Prometheus text format (tournament.metrics),
 for the admin token or the read-only REFEREE_METRICS_TOKEN (docs/operations.md says why)."""
 
 from __future__ import annotations
@@ -7,12 +7,11 @@ from flask import Blueprint, Response, request
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
+from referee.api.auth import is_admin, require_token
+from referee.api.problems import Problem
+from referee.api.web import services
+from tournament.metrics import ClusterCollector
 from tournament.store import QUEUES, running_key
-
-from ..auth import is_admin, require_token
-from ..metrics import ClusterCollector
-from ..problems import Problem
-from ..web import services
 
 bp = Blueprint("metrics", __name__)
 

@@ -13,6 +13,8 @@ from collections.abc import Callable
 import requests
 from tqdm import tqdm
 
+from referee.match.botclient import DEFAULT_DEADLINE_MS
+
 Column = tuple[str, str, int, int | None]  # heading, key, width, decimals (None: text)
 BOT = ("bot", "name", 24, None)
 RATING_COLUMNS: list[Column] = [BOT, ("rating", "rating", 7, 0), ("low", "low", 7, 0),
@@ -26,7 +28,8 @@ def add_run_arguments(parser: argparse.ArgumentParser, what: str, policies: tupl
                       default_policy: str) -> None:
     """The arguments every command that starts matches on a server shares: the bots'
     deadline, the failure policy, a name for `what`, the server and the polling period."""
-    parser.add_argument("--deadline-ms", type=int, default=2000, help="per decision of a bot")
+    parser.add_argument("--deadline-ms", type=int, default=DEFAULT_DEADLINE_MS,
+                        help="per decision of a bot")
     parser.add_argument("--policy", choices=policies, default=default_policy,
                         help="what every fault costs: forfeit the match, or a random move")
     parser.add_argument("--name", help=f"a name for the {what}")

@@ -12,7 +12,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate, va
 
 import engines
 from referee.match import replay
-from referee.match.botclient import Fault
+from referee.match.botclient import DEFAULT_DEADLINE_MS, Fault
 from referee.match.runner import DEFAULT_STRIKE_LIMIT, FORFEIT, POLICY_CHOICES, FailurePolicy
 from referee.match.urls import BOT_URL_PATTERN, url_syntax_problem, without_credentials
 from tournament.formats import (
@@ -252,7 +252,7 @@ class MatchCreateSchema(Schema):
     options = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=dict)
     failure_policy = fields.Nested(FailurePolicySchema,
                                     load_default=FailurePolicy().to_dict)
-    deadline_ms = fields.Integer(strict=True, load_default=2000,
+    deadline_ms = fields.Integer(strict=True, load_default=DEFAULT_DEADLINE_MS,
                                  validate=validate.Range(*PUSH_DEADLINE_MS),
                                  metadata={"description": "per decision of a push bot"})
     pull_deadline_ms = fields.Integer(strict=True, load_default=300000,
@@ -621,8 +621,8 @@ class TournamentCreateSchema(Schema):
     options = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=dict)
     failure_policy = fields.Nested(FailurePolicySchema,
                                     load_default=FailurePolicy().to_dict)
-    deadline_ms = fields.Integer(strict=True, load_default=2000,
-                                 validate=validate.Range(min=10, max=60000),
+    deadline_ms = fields.Integer(strict=True, load_default=DEFAULT_DEADLINE_MS,
+                                 validate=validate.Range(*PUSH_DEADLINE_MS),
                                  metadata={"description": "per decision of a bot"})
     name = fields.String(validate=validate.Length(min=1, max=100))
 

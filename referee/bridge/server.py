@@ -38,7 +38,7 @@ import orjson
 
 from referee.bridge import httpd
 from referee.bridge.program import LineTooLong, Program, ProgramDied, note
-from referee.match.botclient import MAX_REPLY_BYTES
+from referee.match.botclient import DEFAULT_DEADLINE_MS, MAX_REPLY_BYTES
 from referee.match.signing import HEADER, SignatureError, verify_signature
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,6 @@ DEFAULT_MAX_PROGRAMS = 32
 DEFAULT_IDLE_TIMEOUT_S = 900.0
 STOP_GRACE_S = 1.0
 TIMEOUT_GRACE_S = 0.05
-DEFAULT_DEADLINE_MS = 2000
 MAX_DEADLINE_MS = 600_000
 MAX_MATCH_ID_CHARS = 200
 MAX_SEAT = 1000

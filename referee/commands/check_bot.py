@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import engines
 from engines.base import Game, State
 from referee.bridge import BadCommand, bot_urls
-from referee.match.botclient import BotClient, Fault
+from referee.match.botclient import DEFAULT_DEADLINE_MS, BotClient, Fault
 from referee.match.runner import decision_payload
 
 NAME = "check-bot"
@@ -72,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--playouts", type=int, default=3, help="random playouts per setup")
     parser.add_argument("--per-phase", type=int, default=3,
                         help="decisions sent per phase (spread from early to late)")
-    parser.add_argument("--deadline-ms", type=int, default=2000)
+    parser.add_argument("--deadline-ms", type=int, default=DEFAULT_DEADLINE_MS)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from pathlib import Path
 import engines
 from referee.api.schemas import MAX_SEED
 from referee.bridge import BadCommand, bot_urls
+from referee.match.botclient import DEFAULT_DEADLINE_MS
 from referee.match.runner import POLICY_CHOICES, FailurePolicy, PushSeat, run_match
 from referee.match.setups import match_options
 
@@ -35,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"the match seed, 0 to 2**53 - 1 = {MAX_SEED} (default 1)")
     parser.add_argument("--options", type=json.loads, default={},
                         help='game options as JSON, e.g. \'{"mode": "solo"}\'')
-    parser.add_argument("--deadline-ms", type=int, default=2000)
+    parser.add_argument("--deadline-ms", type=int, default=DEFAULT_DEADLINE_MS)
     parser.add_argument("--policy", choices=POLICY_CHOICES, default="forfeit",
                         help="what a fault costs: forfeit the match, or a random move")
     parser.add_argument("--quiet", action="store_true", help="print only the result")

@@ -39,7 +39,9 @@ PROTOCOL = "referee/1"
 RAW_LIMIT = 2000
 MAX_REPLY_BYTES = 1 << 20
 MAX_HEADER_BYTES = 16384
-NOTICE_DEADLINE_MS = 2000
+DEFAULT_DEADLINE_MS = 2000
+"""A push bot's time per decision when its match or tournament names none."""
+NOTICE_DEADLINE_MS = DEFAULT_DEADLINE_MS
 _CHUNK = 65536
 
 
@@ -140,7 +142,7 @@ class _Connection:
 class BotClient:
     """Sends one seat's decisions to a bot's URL; one kept-alive connection at a time."""
 
-    def __init__(self, url: str, deadline_ms: int = 2000, secret: str = "",
+    def __init__(self, url: str, deadline_ms: int = DEFAULT_DEADLINE_MS, secret: str = "",
                  allowlist: tuple[str, ...] = tuple(DEFAULT_BOT_HOSTS.split(","))):
         self.url = url
         self.deadline_ms = deadline_ms

@@ -35,7 +35,7 @@ from typing import Protocol
 import engines
 from engines.rng import Rng, seed_state
 from referee.match import replay
-from referee.match.botclient import PROTOCOL, BotClient, BotReply, Fault
+from referee.match.botclient import DEFAULT_DEADLINE_MS, PROTOCOL, BotClient, BotReply, Fault
 from referee.match.urls import DEFAULT_BOT_HOSTS
 
 FORFEIT = "forfeit"
@@ -64,7 +64,7 @@ class Seat(Protocol):
 class PushSeat:
     """A bot called at its URL for every decision (push mode)."""
 
-    def __init__(self, url: str, deadline_ms: int = 2000, bot_id: str | None = None,
+    def __init__(self, url: str, deadline_ms: int = DEFAULT_DEADLINE_MS, bot_id: str | None = None,
                  name: str | None = None, secret: str = "",
                  allowlist: tuple[str, ...] = tuple(DEFAULT_BOT_HOSTS.split(","))):
         self.client = BotClient(url, deadline_ms, secret, allowlist)

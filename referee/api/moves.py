@@ -18,8 +18,8 @@ from referee.api.auth import bearer_token, require_token
 from referee.api.problems import Problem, conflict, not_found
 from referee.api.schemas import MoveAcceptedSchema, MoveSchema, ObservationSchema
 from referee.api.web import load_body, reply, services
+from referee.match.rerun import state_before
 from referee.match.runner import decision_payload
-from referee.match.step_views import state_before
 from tournament.jobs import enqueue_match
 from tournament.store import MatchStatus, seat_deadline_ms
 

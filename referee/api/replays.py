@@ -21,7 +21,8 @@ from referee.api.schemas import (
 from referee.api.web import load_json, load_query, reply, services, shared, whole_numbers
 from referee.match import replay
 from referee.match import verify as audit
-from referee.match.step_views import Viewer, see_step, state_before
+from referee.match.rerun import state_before
+from referee.match.step_views import Viewer, see_step
 from tournament import metrics
 from tournament.deals import secret_deals
 from tournament.store import MatchStatus, seat_deadline_ms

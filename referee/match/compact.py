@@ -33,8 +33,7 @@ from typing import Any
 
 import orjson
 
-import engines
-from referee.match import replay
+from referee.match import replay, rerun
 
 MAGIC_V1 = b"RZ1\n"
 MAGIC = b"RZ2\n"
@@ -95,19 +94,12 @@ def decode_steps(data: bytes) -> dict:
 
 def _restore_hashes(record: dict) -> None:
     try:
-        engine = engines.get(record["game"])
-    except engines.UnknownGame as error:
-        raise StoredReplayError(error.reason) from None
-    if engine.version != record["game_version"]:
-        raise StoredReplayError(
-            f"the replay was stored under {engine.name} version {record['game_version']!r} "
-            f"and this referee runs version {engine.version!r}: archive finished replays "
-            "before upgrading an engine (docs/operations.md)")
-    state = engine.new_game(record["num_players"], record["seed"], record["options"])
-    for step in record["steps"]:
-        if step["action"] is not None:
-            state = engine.apply(state, step["action"])
-        step["state_hash"] = replay.state_hash(state, record["format"])
+        engine = rerun.engine_for(record)
+    except rerun.RecordError as error:
+        raise StoredReplayError(f"{error}: archive finished replays before upgrading an "
+                                "engine (docs/operations.md)") from None
+    for replayed in rerun.rerun(engine, record):
+        replayed.step["state_hash"] = replay.state_hash(replayed.after, record["format"])
     chain = record.get("chain")
     if chain and chain["head"] != replay.chain_head(record):
         raise StoredReplayError("the stored replay does not re-run to its sealed chain head")

@@ -36,9 +36,9 @@ import engines
 from engines.rng import Rng, seed_state
 from referee.match import replay
 from referee.match.botclient import DEFAULT_DEADLINE_MS, PROTOCOL, BotClient, BotReply, Fault
+from referee.match.rerun import FORFEIT, Tally
 from referee.match.urls import DEFAULT_BOT_HOSTS
 
-FORFEIT = "forfeit"
 RANDOM = "random"
 POLICY_CHOICES = (FORFEIT, RANDOM)
 DEFAULT_STRIKE_LIMIT = 10
@@ -160,11 +160,8 @@ class MatchPlay:
         """Continue after `steps`, already played and recorded, that led to `state`."""
         self.record["steps"] = list(steps)
         self.state = state
-        for step in steps:
-            if step["fault"]:
-                self.record["strikes"][step["seat"]] += 1
-                if step["fault"]["policy"] == FORFEIT:
-                    self.record["forfeit"] = _forfeit_of(step)
+        tally = Tally.of(len(self.record["seats"]), steps)
+        self.record["strikes"], self.record["forfeit"] = tally.strikes, tally.forfeit
 
     @property
     def step(self) -> int:
@@ -191,10 +188,9 @@ class MatchPlay:
                                    elapsed_ms=reply.elapsed_ms,
                                    state_digest=hashlib.sha256(self.state_json).hexdigest())
         self.record["steps"].append(entry)
-        if fault:
-            self.record["strikes"][seat] += 1
-            if fault["policy"] == FORFEIT:
-                self.record["forfeit"] = _forfeit_of(entry)
+        tally = Tally(self.record["strikes"], self.record["forfeit"])
+        tally.count(entry)
+        self.record["forfeit"] = tally.forfeit
         return entry
 
     def finish(self, secret: str, finished_at: str | None = None) -> dict:
@@ -267,10 +263,6 @@ def forfeit_result(num_seats: int, forfeit: dict) -> dict:
         "ranks": [num_seats if seat == loser else 1 for seat in range(num_seats)],
         "details": {"forfeit": dict(forfeit)},
     }
-
-
-def _forfeit_of(step: dict) -> dict:
-    return {"seat": step["seat"], "step": step["step"], "fault": step["fault"]["code"]}
 
 
 def _judge(engine: engines.Game, state: dict, reply: BotReply, policy: FailurePolicy,

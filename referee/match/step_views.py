@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import engines
+from referee.match.rerun import state_after
 
 
 @dataclass(frozen=True)
@@ -38,19 +39,6 @@ class SeenStep:
     played: dict  # the step record as the viewer may see it, with the log entries it added
     after: dict  # the state after the step
     view_after: dict  # the viewer's observation of that state
-
-
-def state_before(engine: engines.Game, record: dict, step: int) -> dict:
-    """The state in which the decision of `step` was asked, re-run from seed + actions."""
-    state = engine.new_game(record["num_players"], record["seed"], record["options"])
-    for played in record["steps"][:step]:
-        state = state_after(engine, state, played)
-    return state
-
-
-def state_after(engine: engines.Game, state: dict, played: dict) -> dict:
-    """The state after a recorded step (a forfeited step, with no action, changes nothing)."""
-    return state if played["action"] is None else engine.apply(state, played["action"])
 
 
 def see_step(engine: engines.Game, state: dict, view: dict, played: dict,

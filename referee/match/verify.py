@@ -17,7 +17,7 @@ import hmac
 from dataclasses import asdict, dataclass, field
 
 import engines
-from referee.match import replay
+from referee.match import replay, rerun
 from referee.match.botclient import Fault
 from referee.match.runner import FORFEIT, RANDOM, FailurePolicy, forfeit_result, substitute_action
 
@@ -28,7 +28,7 @@ UNKNOWN_KEY = "unknown-key"
 NOT_CHECKED = "not-checked"
 
 
-class UnsupportedReplay(Exception):
+class UnsupportedReplay(rerun.RecordError):
     """The record cannot be verified here: unknown format, game or game version."""
 
 
@@ -93,15 +93,9 @@ def _engine_for(record: dict) -> engines.Game:
         raise UnsupportedReplay(f"unknown replay format {record.get('format')!r}; "
                                 f"this referee reads {', '.join(replay.CANONICAL_FORMS)}")
     try:
-        engine = engines.get(record.get("game"))
-    except engines.UnknownGame as error:
-        raise UnsupportedReplay(error.reason) from None
-    if record.get("game_version") != engine.version:
-        raise UnsupportedReplay(
-            f"this replay was made under {engine.name} version {record.get('game_version')!r}"
-            f"; this referee has version {engine.version!r} of the rules, so it cannot "
-            "re-run it faithfully: verify it with a referee of that version")
-    return engine
+        return rerun.engine_for(record)
+    except rerun.RecordError as error:
+        raise UnsupportedReplay(f"{error}: verify it with a referee of that version") from None
 
 
 @dataclass
@@ -112,11 +106,42 @@ class _Progress:
 def _rerun(engine: engines.Game, record: dict, progress: _Progress) -> None:
     """Re-play the record step by step, counting the steps found consistent."""
     state = _initial_state(engine, record)
-    policy = _policy(record)
-    strikes = [0] * record["num_players"]
-    forfeit = None
-    for index, step in enumerate(record["steps"]):
-        if forfeit is not None:
+    tally = rerun.Tally.of(record["num_players"])
+    checked = _StepChecker(_policy(record), record["seed"], tally)
+    for replayed in rerun.rerun(engine, record, apply=checked):
+        index, step = replayed.index, replayed.step
+        if replay.state_hash(replayed.after, record["format"]) != step["state_hash"]:
+            raise _Mismatch(index, "state_hash",
+                            "the state after this step does not match the recorded hash")
+        tally.count(step)
+        progress.steps = index + 1
+        state = replayed.after
+    _check_end(engine, record, state, tally)
+
+
+def _initial_state(engine: engines.Game, record: dict) -> dict:
+    try:
+        state = rerun.initial_state(engine, record)
+    except engines.InvalidSetup as error:
+        raise _Mismatch(None, "setup", f"the setup cannot be re-created: {error.reason}") from None
+    if replay.state_hash(state, record["format"]) != record["initial_state_hash"]:
+        raise _Mismatch(None, "seed", "the seed, options and player count do not give the "
+                                      "recorded initial state")
+    return state
+
+
+@dataclass
+class _StepChecker:
+    """Plays a recorded step after checking it follows the game and the failure policy."""
+
+    policy: FailurePolicy
+    seed: int
+    tally: rerun.Tally
+    played: int = 0
+
+    def __call__(self, engine: engines.Game, state: dict, step: dict) -> dict:
+        index, self.played = self.played, self.played + 1
+        if self.tally.forfeit is not None:
             raise _Mismatch(index, "steps", "a step follows a forfeit")
         if step["step"] != index:
             raise _Mismatch(index, "step", f"steps out of order: step {step['step']} is "
@@ -126,27 +151,8 @@ def _rerun(engine: engines.Game, record: dict, progress: _Progress) -> None:
             raise _Mismatch(index, "steps", "a step follows the end of the game")
         if step["seat"] != seat:
             raise _Mismatch(index, "seat", f"seat {seat} was to move, not seat {step['seat']}")
-        state = _apply_step(engine, state, step, record["seed"], policy, strikes[seat])
-        if replay.state_hash(state, record["format"]) != step["state_hash"]:
-            raise _Mismatch(index, "state_hash",
-                            "the state after this step does not match the recorded hash")
-        if step["fault"]:
-            strikes[seat] += 1
-            if step["fault"]["policy"] == FORFEIT:
-                forfeit = {"seat": seat, "step": index, "fault": step["fault"]["code"]}
-        progress.steps = index + 1
-    _check_end(engine, record, state, forfeit, strikes)
-
-
-def _initial_state(engine: engines.Game, record: dict) -> dict:
-    try:
-        state = engine.new_game(record["num_players"], record["seed"], record["options"])
-    except engines.InvalidSetup as error:
-        raise _Mismatch(None, "setup", f"the setup cannot be re-created: {error.reason}") from None
-    if replay.state_hash(state, record["format"]) != record["initial_state_hash"]:
-        raise _Mismatch(None, "seed", "the seed, options and player count do not give the "
-                                      "recorded initial state")
-    return state
+        return _apply_step(engine, state, step, self.seed, self.policy,
+                           self.tally.strikes[seat])
 
 
 def _policy(record: dict) -> FailurePolicy:
@@ -185,9 +191,8 @@ def _apply(engine: engines.Game, state: dict, action: dict, index: int) -> dict:
         raise _Mismatch(index, "action", f"the action is refused: {error.reason}") from None
 
 
-def _check_end(engine: engines.Game, record: dict, state: dict, forfeit: dict | None,
-               strikes: list[int]) -> None:
-    end = len(record["steps"])
+def _check_end(engine: engines.Game, record: dict, state: dict, tally: rerun.Tally) -> None:
+    end, forfeit, strikes = len(record["steps"]), tally.forfeit, tally.strikes
     if forfeit is None and not engine.is_over(state):
         raise _Mismatch(end, "steps", "the game is not over after the last recorded step")
     if record["forfeit"] != forfeit:

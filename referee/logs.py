@@ -24,6 +24,7 @@ import sys
 import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from types import TracebackType
 from typing import Any
 
 import orjson
@@ -165,9 +166,10 @@ def configure(component: str) -> None:
 
 
 def log_uncaught(kind: type[BaseException], error: BaseException | None,
-                 trace: Any) -> None:
+                 _trace: TracebackType | None) -> None:
+    """An exception nothing caught, logged with its traceback (the error's own)."""
     logging.getLogger("referee").critical("uncaught %s", kind.__name__,
-                                          exc_info=(kind, error, trace))
+                                          exc_info=error if error is not None else False)
 
 
 def announce(logger: logging.Logger, message: str, **context: Any) -> None:

@@ -79,6 +79,7 @@ class HttpServer:
     async def _connection(self, reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
+        assert task is not None  # a connection is served in a task of its own
         self.connections.add(task)
         try:
             await serve_connection(reader, writer, self.handler)

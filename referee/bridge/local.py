@@ -85,5 +85,5 @@ def bot_urls(specs: list[str]) -> Iterator[ServedBots]:
     log_dir = Path(tempfile.mkdtemp(prefix="referee-bridge-")) if commands else None
     with ExitStack() as stack:
         urls = {spec: stack.enter_context(running_bridge(BridgeConfig(tuple(argv), log_dir)))
-                for spec, argv in commands.items()}
+                for spec, argv in commands.items() if log_dir}
         yield ServedBots([urls.get(spec, spec) for spec in specs], log_dir)

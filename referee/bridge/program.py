@@ -80,7 +80,10 @@ class Program:
     """A running program; `ask` it decisions, `stop` it at the end of its match."""
 
     def __init__(self, process: asyncio.subprocess.Process, log_path: Path, line_limit: int):
+        if process.stdin is None or process.stdout is None:
+            raise ValueError("a program is started with pipes for its stdin and stdout")
         self.process = process
+        self.stdin, self.stdout = process.stdin, process.stdout
         self.log_path = log_path
         self.lines = LineReader(process.stdout, line_limit)
         self.owed = 0  # answer lines expected and not read yet
@@ -102,7 +105,7 @@ class Program:
         Raises ProgramDied (every later call too) or LineTooLong."""
         if self.dead:
             raise ProgramDied(self.dead)
-        stdin = self.process.stdin
+        stdin = self.stdin
         try:
             stdin.write(line + b"\n")
             self.owed += 1
@@ -132,8 +135,8 @@ class Program:
             if self.process.returncode is None and not self.dead:
                 with suppress(ConnectionError, RuntimeError):
                     if last_line is not None:
-                        self.process.stdin.write(last_line + b"\n")
-                    self.process.stdin.close()
+                        self.stdin.write(last_line + b"\n")
+                    self.stdin.close()
                 try:
                     await asyncio.wait_for(self.process.wait(), grace_s)
                     note(self.log_path, f"stopped: {describe_exit(self.process.returncode)}")
@@ -166,7 +169,7 @@ class Program:
 
     async def _discard_output(self) -> None:
         with suppress(ConnectionError):
-            while await self.process.stdout.read(READ_CHUNK):
+            while await self.stdout.read(READ_CHUNK):
                 pass
 
 

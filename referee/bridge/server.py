@@ -187,8 +187,10 @@ class Bridge:
                 failure = await asyncio.shield(session.starting)
                 if failure:
                     return failure
+            program = session.program
+            assert program is not None  # a start without failure records its program
             try:
-                line = await session.program.ask(message.line)
+                line = await program.ask(message.line)
             except ProgramDied as error:
                 return _json(502, {"error": f"{error} (its stderr: {session.log_path.name})"})
             except LineTooLong as error:

@@ -153,8 +153,10 @@ def spread(items: list, count: int) -> list:
 # ----- asking the bot ------------------------------------------------------------------------
 def payload(game: Game, decision: Decision, index: int, deadline_ms: int) -> dict:
     """What the referee POSTs for this decision (design.md section 4)."""
-    return decision_payload(game, decision.state, f"check-bot-{index}",
-                            game.current_seat(decision.state), decision.step, deadline_ms)
+    seat = game.current_seat(decision.state)
+    assert seat is not None  # every decision is drawn from a game in progress
+    return decision_payload(game, decision.state, f"check-bot-{index}", seat, decision.step,
+                            deadline_ms)
 
 
 def check(game: Game, url: str, decisions: list[Decision], deadline_ms: int

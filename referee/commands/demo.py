@@ -32,7 +32,7 @@ from referee.redis_server import RedisServer, RedisServerError, free_port, port_
 HELP = "the main job: Redis, API, workers and bots, a tournament of each game, leaderboards"
 
 # (game, players, options, rounds): one small tournament each.
-TOURNAMENTS = (
+TOURNAMENTS: tuple[tuple[str, int, dict[str, str], int], ...] = (
     ("aladino", 2, {}, 4),
     ("aladino", 3, {}, 2),
     ("aldabas", 2, {"mode": "multi"}, 3),

@@ -198,12 +198,13 @@ class BotClient:
     async def _exchange(self, body: bytes) -> tuple[int, bytes]:
         """One request and its whole answer; a kept connection that turns out closed by
         the bot before answering anything is replaced once by a new one."""
-        reused = self.connection is not None and self.connection.usable()
-        if not reused:
+        connection = self.connection
+        reused = connection is not None and connection.usable()
+        if connection is None or not reused:
             self._drop()
-            self.connection = await self._connect()
+            connection = self.connection = await self._connect()
         try:
-            return await self._roundtrip(self.connection, body)
+            return await self._roundtrip(connection, body)
         except _Refused:
             if not reused:
                 raise
@@ -214,10 +215,10 @@ class BotClient:
     async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
         addresses = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
-        refused = []
+        refused: list[str] = []
         for family, kind, proto, _, address in addresses:
-            if not address_allowed(address[0], self.allowlist):
-                refused.append(address[0])
+            if not address_allowed(str(address[0]), self.allowlist):
+                refused.append(str(address[0]))
                 continue
             sock = socket.socket(family, kind, proto)
             sock.setblocking(False)

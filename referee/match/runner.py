@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Protocol
 
@@ -202,7 +202,7 @@ class MatchPlay:
         return replay.seal(self.record, secret)
 
 
-async def play(match: MatchPlay, seats: list[Seat], on_step: StepCallback | None = None
+async def play(match: MatchPlay, seats: Sequence[Seat], on_step: StepCallback | None = None
                ) -> None:
     """Ask the seats for decisions until the match is over (every seat answers itself)."""
     while (seat := match.to_move) is not None:
@@ -213,7 +213,7 @@ async def play(match: MatchPlay, seats: list[Seat], on_step: StepCallback | None
             on_step(entry)
 
 
-def run_match(game: str, seed: int, options: dict, seats: list[Seat], policy: FailurePolicy,
+def run_match(game: str, seed: int, options: dict, seats: Sequence[Seat], policy: FailurePolicy,
               match_id: str, on_step: StepCallback | None = None, secret: str = "") -> dict:
     """Play a whole match in this process and return its sealed replay record; the seats
     are closed at the end."""

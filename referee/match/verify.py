@@ -177,8 +177,8 @@ def _apply_step(engine: engines.Game, state: dict, step: dict, seed: int,
         if action is not None:
             raise _Mismatch(index, "fault", "a forfeited step records no action")
         return state
-    expected = substitute_action(seed, index, engine.legal_actions(state))
-    if fault["policy"] == RANDOM and action != expected:
+    substitute = substitute_action(seed, index, engine.legal_actions(state))
+    if fault["policy"] == RANDOM and action != substitute:
         raise _Mismatch(index, "fault", "the substituted action is not the seeded random "
                                         "choice of the random policy")
     return _apply(engine, state, action, index)

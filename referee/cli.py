@@ -7,12 +7,24 @@ import argparse
 import importlib
 import pkgutil
 import sys
+from importlib import metadata
 
 from referee import commands
+
+DISTRIBUTION = "game-referee"
+
+
+def version() -> str:
+    """The installed distribution's version (pyproject.toml's `version`, the one source)."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="referee", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{commands.__name__}.{info.name}")
@@ -24,11 +36,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if (sys.argv[1:] if argv is None else argv)[:1] == ["serve"]:
+    first = (sys.argv[1:] if argv is None else argv)[:1]
+    if first == ["--version"]:  # without loading the commands (and the engines)
+        print(f"referee {version()}")
+        return 0
+    if first == ["serve"]:
         _patch_for_gevent()
+    from referee.config import ConfigError  # after the patch: it imports redis and urllib3
+
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
+    except ConfigError as error:  # a bad environment variable: one line, as argparse's
+        print(f"referee: error: {error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

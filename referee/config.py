@@ -1,4 +1,7 @@
-"""Server configuration from the environment (design.md section 5b, a public contract).
+"""Server configuration from the environment (docs/design.md section 5b, a public contract).
+
+A value that does not parse is a `ConfigError` naming its variable; the `referee` command
+prints it as one line (`referee: error: ...`) and exits with status 2.
 
 - `REDIS_URL` (default `redis://127.0.0.1:6379/0`): the one Redis of API and workers
 - `REFEREE_ADMIN_TOKEN` (`referee serve` generates one when unset): admin writes
@@ -30,6 +33,9 @@ from dataclasses import dataclass
 from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+import redis
+
+from referee.errors import RefereeError
 from referee.match.urls import DEFAULT_BOT_HOSTS, bot_url_problem, host_problem, parse_allowlist
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -39,6 +45,10 @@ DEFAULT_BOT_MAX_MATCHES = 8
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
 DEFAULT_CONCURRENCY = 100
 T = TypeVar("T")
+
+
+class ConfigError(RefereeError, ValueError):
+    """An environment variable's value does not parse; the message names the variable."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +72,7 @@ class Config:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
         env = os.environ if environ is None else environ
         return cls(
-            redis_url=env.get("REDIS_URL") or DEFAULT_REDIS_URL,
+            redis_url=_setting(env, "REDIS_URL", parse_redis_url, DEFAULT_REDIS_URL),
             admin_token=env.get("REFEREE_ADMIN_TOKEN", ""),
             metrics_token=env.get("REFEREE_METRICS_TOKEN", ""),
             secret=env.get("REFEREE_SECRET", ""),
@@ -88,14 +98,30 @@ class Config:
 
 def _setting(env: Mapping[str, str], name: str, parse: Callable[[str], T], default: T) -> T:
     """The variable `name` parsed, or `default` when it is unset or empty; a value that
-    does not parse is a ValueError naming the variable."""
+    does not parse is a ConfigError naming the variable (a URL's password hidden)."""
     text = env.get(name, "").strip()
     if not text:
         return default
     try:
         return parse(text)
     except ValueError as error:
-        raise ValueError(f"{name}={text!r}: {error}") from None
+        raise ConfigError(f"{name}={_shown(text)!r}: {error}") from None
+
+
+def parse_redis_url(text: str) -> str:
+    """A URL redis-py accepts (`redis://`, `rediss://`, `unix://`, its query options),
+    checked without connecting."""
+    redis.ConnectionPool.from_url(text)
+    return text
+
+
+def _shown(text: str) -> str:
+    """`text` for an error message: a URL's password as ***, or nothing of a value that
+    has a password but cannot be parsed."""
+    try:
+        return redacted_url(text)
+    except ValueError:
+        return "(not shown)" if "@" in text else text
 
 
 def parse_rate(text: str) -> tuple[int, int]:

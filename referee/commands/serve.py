@@ -40,6 +40,7 @@ from gunicorn.app.base import BaseApplication
 from referee import logs
 from referee.api.problems import Problem
 from referee.config import Config, redacted_url
+from referee.errors import REQUEST_TIMEOUT
 
 HELP = "serve the referee API under gunicorn"
 log = logging.getLogger(__name__)
@@ -71,7 +72,7 @@ def gunicorn_options(args: argparse.Namespace) -> dict:
 class GunicornApp(BaseApplication):
     """gunicorn driven from Python: each worker process builds its own app with `factory`."""
 
-    def __init__(self, options: dict, factory: Callable[[], Flask]):
+    def __init__(self, options: dict, factory: Callable[[], object]):
         self.options = options
         self.factory = factory
         super().__init__()
@@ -80,7 +81,7 @@ class GunicornApp(BaseApplication):
         for key, value in self.options.items():
             self.cfg.set(key, value)
 
-    def load(self) -> Flask:
+    def load(self) -> object:
         return self.factory()
 
 
@@ -101,7 +102,7 @@ class _DeadlineInput:
     def __init__(self, stream, deadline: float, seconds: float):
         self.stream = stream
         self.deadline = deadline
-        self.too_slow = Problem(408, "request/timeout", "Request Timeout",
+        self.too_slow = Problem(REQUEST_TIMEOUT,
                                 f"the request body did not arrive within {seconds:g} s")
 
     def _within_deadline(self, read, *args):
@@ -138,7 +139,8 @@ class BodyDeadline:
 
 def run(args: argparse.Namespace) -> int:
     logs.configure("api")
-    if not os.environ.get("REFEREE_ADMIN_TOKEN"):
+    config = Config.from_env()  # a bad variable: one line (referee.cli), no token printed
+    if not config.admin_token:
         if logs.json_enabled():
             log.error("REFEREE_ADMIN_TOKEN is not set: set it to serve with "
                       "REFEREE_LOG_FORMAT=json (a generated token would have to be written "
@@ -147,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         os.environ["REFEREE_ADMIN_TOKEN"] = secrets.token_urlsafe(32)
         print(f"REFEREE_ADMIN_TOKEN was not set; the admin token of this server is: "
               f"{os.environ['REFEREE_ADMIN_TOKEN']}", flush=True)
-    config = Config.from_env()
+        config = Config.from_env()
     logs.announce(log, f"referee API listening on http://{args.host}:{args.port} "
                        f"(Redis {redacted_url(config.redis_url)}; spec at /openapi.yaml)")
 

@@ -34,8 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     logs.configure("worker")
+    config = Config.from_env()  # a bad variable: one line (referee.cli), before any work
     engines.names()  # load every engine before the first match
-    config = Config.from_env()
     concurrency = args.concurrency or config.worker_concurrency
     connection = redis.Redis.from_url(config.redis_url)
     worker = _when_redis_answers(

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import requests
 from tqdm import tqdm
 
+from referee.errors import RefereeError
 from referee.match.botclient import DEFAULT_DEADLINE_MS
 
 Column = tuple[str, str, int, int | None]  # heading, key, width, decimals (None: text)
@@ -47,7 +48,7 @@ def admin_client(server: str) -> Client | None:
     return Client(server.rstrip("/"), token)
 
 
-class ServerError(Exception):
+class ServerError(RefereeError):
     """The referee answered with a problem: its status, detail and field errors."""
 
 

@@ -8,8 +8,10 @@ import subprocess
 import time
 from pathlib import Path
 
+from referee.errors import RefereeError
 
-class RedisServerError(RuntimeError):
+
+class RedisServerError(RefereeError, RuntimeError):
     """redis-server is missing or did not start."""
 
 

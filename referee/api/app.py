@@ -24,8 +24,11 @@ from referee.config import Config
 from tournament.archive import ReplayArchive
 from tournament.store import Store
 
-BLUEPRINTS = (health.bp, games.bp, bots.bp, matches.bp, moves.bp, replays.bp, spec.bp, ui.bp,
-              ui.root, tournaments.bp, ratings.bp, metrics.bp, events.bp)
+# One module per resource: its blueprint `bp`, its schemas and its `PATHS` (openapi.yaml's
+# paths in this order)
+RESOURCES = (health, spec, metrics, games, bots, matches, moves, replays, tournaments, ratings,
+             events)
+BLUEPRINTS = (*(resource.bp for resource in RESOURCES), ui.bp, ui.root)
 
 
 def create_app(config: Config | None = None) -> Flask:

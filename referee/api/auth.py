@@ -13,6 +13,7 @@ from flask import request
 
 from referee.api.problems import Problem
 from referee.api.web import services
+from referee.errors import AUTH_FORBIDDEN, AUTH_MISSING_TOKEN
 
 
 def new_token() -> str:
@@ -32,8 +33,8 @@ def bearer_token() -> str | None:
 def require_token() -> str:
     token = bearer_token()
     if token is None:
-        raise Problem(401, "auth/missing-token", "Unauthorized",
-                      "this request needs a bearer token", headers={"WWW-Authenticate": "Bearer"})
+        raise Problem(AUTH_MISSING_TOKEN, "this request needs a bearer token",
+                      headers={"WWW-Authenticate": "Bearer"})
     return token
 
 
@@ -49,4 +50,4 @@ def asked_by_admin() -> bool:
 def require_admin() -> None:
     """401 without a token, 403 with a token that is not the app's admin token."""
     if not is_admin(require_token(), services().config.admin_token):
-        raise Problem(403, "auth/forbidden", "Forbidden", "this request needs the admin token")
+        raise Problem(AUTH_FORBIDDEN, "this request needs the admin token")

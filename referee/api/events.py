@@ -18,35 +18,36 @@ from dataclasses import dataclass
 
 import orjson
 from flask import Blueprint, Response, current_app, request
-from marshmallow import Schema
+from marshmallow import Schema, fields, validate
 
-import engines
 from referee.api import live
 from referee.api.auth import asked_by_admin, bearer_token, require_admin
+from referee.api.common import MAX_PAGE, STEP, SafeInteger, required
+from referee.api.matches import ForfeitSchema, ResultSchema, SeatInfoSchema
+from referee.api.operations import GAME, MATCH_ID, TOURNAMENT_ID, component_ref, operation
 from referee.api.problems import Problem, invalid, not_found
-from referee.api.ratings import leaderboard_page
-from referee.api.schemas import (
-    LAST_EVENT_ID_DIGITS,
-    MAX_PAGE,
-    MatchCountedEventSchema,
-    MatchEventsQuerySchema,
-    RatingsSchema,
-    ResultEventSchema,
-    StandingsEventSchema,
-    StartEventSchema,
-    StepEventSchema,
+from referee.api.ratings import RatingsSchema, leaderboard_page
+from referee.api.replays import SeenStepSchema
+from referee.api.tournaments import (
+    CrossTableSchema,
+    SoloRankingSchema,
+    SprtSchema,
+    StandingSchema,
+    SwissSchema,
+    TournamentProgressSchema,
+    TournamentRatingSchema,
 )
-from referee.api.web import load_query, services, shared
+from referee.api.web import load_query, path_game, services, shared
+from referee.errors import AUTH_FORBIDDEN, EVENTS_STEP_NOT_RECORDED
 from referee.match.step_views import Viewer
 from tournament import tournaments
 from tournament.deals import deal_in_play, deal_is_secret
-from tournament.results import FINISHED
 from tournament.store import (
+    FINISHED,
     MatchStatus,
     Store,
     ratings_events_channel,
     tournament_events_channel,
-    tournament_key,
 )
 
 bp = Blueprint("events", __name__)
@@ -55,10 +56,166 @@ bp = Blueprint("events", __name__)
 # hears its turn at once.
 WATCHER_INTERVAL_S = 0.25
 
+
+LAST_EVENT_ID_DIGITS = 10  # a Last-Event-ID header is a step number of at most 10 digits
+
+
+class MatchEventsQuerySchema(Schema):
+    seat = fields.Integer(validate=validate.Range(min=0), metadata={
+        "description": "the seat whose view to stream: the admin's choice (absent: the "
+                       "spectator's view, every step whole), anyone's once the replay is "
+                       "public; a seat token streams its own seat"})
+    last_event_id = fields.Integer(validate=STEP, metadata={
+        "description": "resume after this step (as the `Last-Event-ID` header does, which "
+                       "wins when both are given): for clients that cannot set headers"})
+
+
+class StartEventSchema(Schema):
+    """`start`: the viewer's view before the first step (sent unless resuming)."""
+
+    match_id = required(fields.String)
+    game = required(fields.String)
+    seat = required(fields.Integer, allow_none=True, metadata={
+        "description": "the viewer's seat; null: the spectator"})
+    step = required(fields.Integer, metadata={"description": "0"})
+    to_move = required(fields.Integer, allow_none=True)
+    view = required(fields.Dict, metadata={
+        "description": "the viewer's observation of the initial state"})
+
+
+class StepEventSchema(Schema):
+    """`step` (SSE id = `step`): a recorded step as the viewer may see it, exactly as the
+    replay endpoints show it: `played` is `GET /matches/{id}/replay/{step}?seat=N`'s
+    `played`, `view` the `view` of `/replay/{step + 1}` without its `log` (which grows with
+    every step: the entries this step added are `played.events`, so the log is the `start`
+    event's followed by every step's `played.events`)."""
+
+    match_id = required(fields.String)
+    step = required(fields.Integer)
+    seat = required(fields.Integer, allow_none=True, metadata={
+        "description": "the viewer's seat; null: the spectator (or the admin without `seat`)"})
+    played = required(fields.Nested, SeenStepSchema, metadata={
+        "description": "the step as the viewer knows it (the admin: whole)"})
+    view = required(fields.Dict, metadata={
+        "description": "the viewer's observation after the step, without `log`"})
+    to_move = required(fields.Integer, allow_none=True, metadata={
+        "description": "the seat to move after the step; null once the game is over"})
+    state = fields.Dict(metadata={"description": "the admin only: the engine state after the "
+                                                 "step"})
+
+
+class ResultEventSchema(Schema):
+    """`result`: the match is over; the stream ends."""
+
+    match_id = required(fields.String)
+    status = required(fields.String, validate=validate.OneOf(["finished", "failed"]))
+    steps = required(fields.Integer, metadata={"description": "steps recorded"})
+    result = required(fields.Nested, ResultSchema, allow_none=True)
+    forfeit = required(fields.Nested, ForfeitSchema, allow_none=True)
+    error = required(fields.String, allow_none=True)
+
+
+class MatchCountedEventSchema(Schema):
+    """`match` of `GET /tournaments/{id}/events`: a match of the tournament is over and
+    counted."""
+
+    match_id = required(fields.String)
+    tournament_id = required(fields.String)
+    status = required(fields.String, validate=validate.OneOf(["finished", "failed"]))
+    seats = required(fields.List, fields.Nested(SeatInfoSchema))
+    result = required(fields.Nested, ResultSchema, allow_none=True)
+    forfeit = required(fields.Nested, ForfeitSchema, allow_none=True)
+    steps = required(fields.Integer)
+
+
+class StandingsEventSchema(Schema):
+    """`standings` (first on connecting, then after each `match`) and `finished` (the
+    last, once the final ratings are stored): the tournament's table as
+    `GET /tournaments/{id}` shows it, without its list of matches."""
+
+    id = required(fields.String)
+    status = required(fields.String, validate=validate.OneOf(["running", "finished"]))
+    progress = required(fields.Nested, TournamentProgressSchema)
+    standings = required(fields.List, fields.Nested(StandingSchema))
+    cross_table = required(fields.Nested, CrossTableSchema)
+    faults = required(fields.Dict, keys=fields.String(), values=SafeInteger())
+    ratings = required(fields.List, fields.Nested(TournamentRatingSchema), allow_none=True)
+    solo_ranking = required(fields.List, fields.Nested(SoloRankingSchema), allow_none=True)
+    sprt = required(fields.Nested, SprtSchema, allow_none=True)
+    swiss = required(fields.Nested, SwissSchema, allow_none=True)
+    seed = required(fields.Integer, allow_none=True)
+    finished_at = required(fields.String, allow_none=True)
+
+
 EVENT_SCHEMAS: dict[str, type[Schema]] = {
     "start": StartEventSchema, "step": StepEventSchema, "result": ResultEventSchema,
     "match": MatchCountedEventSchema, "standings": StandingsEventSchema,
     "finished": StandingsEventSchema, "leaderboard": RatingsSchema,
+}
+
+LAST_EVENT_ID = {
+    "name": "Last-Event-ID", "in": "header", "required": False,
+    "schema": {"type": "string", "pattern": f"^([0-9]{{1,{LAST_EVENT_ID_DIGITS}}})?$"},
+    "description": "resume after this step: the steps after it, no `start` (EventSource "
+                   "sends it when it reconnects); empty, as if absent. A step not recorded "
+                   "yet of a match not over is a 409 (no event carried its id)"}
+SSE_FORMAT = ("One Server-Sent Event (the stream starts with `retry: 3000` and has a "
+              "comment `: ping` every 15 s): its `event` name, its `id` where it has one "
+              "(a step's number), and its `data`, one line of JSON following the schema of "
+              "its event (`contentSchema`).")
+
+
+def event_stream(summary: str, events: list[str]) -> dict:
+    """A 200 answer that is a stream of Server-Sent Events. As OpenAPI 3.2's `itemSchema`
+    (and schemathesis with a 3.1 `schema`), the schema is that of one event, of the names
+    `events`, its JSON data following the component of its schema (`EVENT_SCHEMAS`)."""
+    return {"description": summary, "content": {"text/event-stream": {"schema": {
+        "type": "object", "description": SSE_FORMAT, "required": ["event", "data"],
+        "properties": {
+            "event": {"enum": events},
+            "id": {"type": "string", "pattern": "^[0-9]+$"},
+            "retry": {"type": "integer"},
+            "data": {"type": "string", "contentMediaType": "application/json"}},
+        "oneOf": [{"properties": {
+            "event": {"const": name},
+            "data": {"contentSchema": component_ref(EVENT_SCHEMAS[name])}}}
+            for name in events]}}}}
+
+
+PATHS = {
+    "/matches/{match_id}/events": {"get": {**operation(
+        "followMatch",
+        "Follow a match live: each step as the caller may see it (Server-Sent Events)",
+        "live", (200, event_stream(
+            "`start` (unless resuming), `step` per recorded step (id = the step number), "
+            "`result` at the end (then the stream ends)", ["start", "step", "result"])),
+        (400, 401, 403, 404, 409),
+        parameters=[MATCH_ID, {"in": "query", "schema": MatchEventsQuerySchema},
+                    LAST_EVENT_ID],
+        description="The hidden-information rules of the replay endpoints: without a token "
+                    "the spectator's view, with a seat token that seat's, with the admin "
+                    "token every step whole (and the engine state). A client joining late "
+                    "gets every step it missed first; `Last-Event-ID` resumes after that "
+                    "step with no gap and no repeat. While another match on its deal is "
+                    "being played, the match is the admin's only (401/403)."),
+        "security": [{"admin": []}, {"seat": []}, {}]}},
+    "/tournaments/{tournament_id}/events": {"get": operation(
+        "followTournament",
+        "Follow a tournament live: counted matches and the new table (Server-Sent Events)",
+        "live", (200, event_stream(
+            "`standings` on connecting, then `match` and `standings` for every match "
+            "counted, and `finished` once the final ratings are stored (then the stream "
+            "ends)", ["standings", "match", "finished"])),
+        (404,), parameters=[TOURNAMENT_ID], security="admin", optional_security=True,
+        description="The seed in the table is null until the tournament is over, unless "
+                    "the admin asks.")},
+    "/ratings/{game}/events": {"get": operation(
+        "followRatings", "Follow a game's leaderboard live (Server-Sent Events)", "live",
+        (200, event_stream(
+            "`leaderboard` (the first page of 200 bots, as `GET /ratings/{game}?limit=200` "
+            "answers it) on connecting and whenever a rated match is counted or a "
+            "tournament's intervals are stored", ["leaderboard"])),
+        (404,), parameters=[GAME])},
 }
 
 
@@ -71,7 +228,7 @@ def match_events(match_id: str) -> Response:
     if match is None:
         raise not_found(f"match {match_id!r}")
     if after is not None and not _over(match) and after >= match["step"]:
-        raise Problem(409, "events/step-not-recorded", "Step not recorded yet",
+        raise Problem(EVENTS_STEP_NOT_RECORDED,
                       f"step {after} is not recorded yet (the match has {match['step']} "
                       "steps): resume after the id of an event received")
     viewer = _viewer(store, match, query.get("seat"), token_seat)
@@ -92,8 +249,7 @@ def tournament_events(tournament_id: str) -> Response:
 
 @bp.get("/ratings/<game>/events")
 def ratings_events(game: str) -> Response:
-    if game not in engines.names():
-        raise not_found(f"game {game!r}")
+    path_game(game)
     announcer = LeaderboardAnnouncer(_live().store, _live().memo, game)
     return _stream(live.announcements(_live(), ratings_events_channel(game), announcer))
 
@@ -143,11 +299,11 @@ def _viewer(store: Store, match: dict, seat: int | None, token_seat: int | None)
         return Viewer(seat, whole=True)
     if bearer_token() is not None:
         if token_seat is None:
-            raise Problem(403, "auth/forbidden", "Forbidden",
+            raise Problem(AUTH_FORBIDDEN,
                           "this token is neither the admin token nor a seat token of this "
                           "match")
         if seat not in (None, token_seat):
-            raise Problem(403, "auth/forbidden", "Forbidden",
+            raise Problem(AUTH_FORBIDDEN,
                           f"a seat token streams its own seat ({token_seat}) only")
         return Viewer(token_seat)
     if seat is not None and (match["status"] != MatchStatus.FINISHED
@@ -186,7 +342,7 @@ class TournamentAnnouncer:
     def check(self) -> live.Said:
         """Without a message for a while: whether it ended (an announcement lost while
         the pub/sub connection was made again)."""
-        if self.store.redis.hexists(tournament_key(self.tournament_id), "finished_at"):
+        if self.store.tournament_finished(self.tournament_id):
             return self._table(self._view(), ended=True)
         return live.Said([])
 

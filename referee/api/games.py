@@ -1,13 +1,41 @@
 """GET /games and GET /games/{game}: the registered engines and what they describe."""
 
 from flask import Blueprint, Response
+from marshmallow import Schema, fields
 
 import engines
-from referee.api.problems import not_found
-from referee.api.schemas import GameDetailSchema, GameListSchema
-from referee.api.web import reply
+from referee.api.common import required
+from referee.api.operations import GAME, operation
+from referee.api.web import path_game, reply
 
 bp = Blueprint("games", __name__)
+
+
+class GameSummarySchema(Schema):
+    name = required(fields.String)
+    version = required(fields.String)
+    min_players = required(fields.Integer)
+    max_players = required(fields.Integer)
+
+
+class GameListSchema(Schema):
+    games = required(fields.List, fields.Nested(GameSummarySchema))
+
+
+class GameDetailSchema(GameSummarySchema):
+    description = required(fields.Dict, metadata={
+        "description": "the engine's describe(): options, components, action reference"})
+    variants = required(fields.List, fields.Dict(), metadata={
+        "description": "every supported setup: num_players and options"})
+
+
+PATHS = {
+    "/games": {"get": operation(
+        "listGames", "The registered games", "games", (200, GameListSchema), ())},
+    "/games/{game}": {"get": operation(
+        "getGame", "A game: player counts, options, components, action reference", "games",
+        (200, GameDetailSchema), (404,), parameters=[GAME])},
+}
 
 
 def summary(game: engines.Game) -> dict:
@@ -22,8 +50,6 @@ def list_games() -> Response:
 
 @bp.get("/games/<name>")
 def get_game(name: str) -> Response:
-    if name not in engines.names():
-        raise not_found(f"game {name!r}")
-    game = engines.get(name)
+    game = path_game(name)
     return reply(GameDetailSchema, {**summary(game), "description": game.describe(),
                                       "variants": game.variants()})

@@ -41,14 +41,7 @@ import redis
 
 import engines
 from referee.match.step_views import Viewer, see_step
-from tournament.store import (
-    MatchStatus,
-    Store,
-    events_channel,
-    loads,
-    match_fields,
-    match_key,
-)
+from tournament.store import MatchStatus, Store, events_channel
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +81,8 @@ class Hub:
     messages and calls each listener with the message's data and a number that grows
     with every message this hub hears (the same for every listener of that message)."""
 
-    def __init__(self, client: redis.Redis):
-        self._pubsub = client.pubsub()
+    def __init__(self, pubsub: redis.client.PubSub):
+        self._pubsub = pubsub
         self._lock = threading.Lock()
         self._listeners: dict[str, set[Callable[[bytes], None]]] = {}
         self._ready: dict[str, threading.Event] = {}
@@ -239,20 +232,16 @@ class MatchFeed:
             self._read()
 
     def _read(self) -> None:
-        """Status and new steps in one transaction: the driver's last write (END) stores
+        """Status and new steps in one transaction: the driver's last write (END_MATCH) stores
         the replay and drops the steps list at once, so a finished match is read from its
         replay."""
-        with self.store.redis.pipeline(transaction=True) as pipe:
-            pipe.hgetall(match_key(self.match_id))  # its stored form: `match_fields` reads it
-            pipe.lrange(match_key(self.match_id, "steps"), len(self.steps), -1)
-            fields, new_steps = pipe.execute()
-        match = match_fields(fields) or {}
+        match, new_steps = self.store.steps_after(self.match_id, len(self.steps))
         status = match.get("status")
         if status == MatchStatus.FINISHED.value:
             record = self.store.get_replay(self.match_id) or {"steps": []}  # archived: read back
             self.steps.extend(record["steps"][len(self.steps):])
         else:
-            self.steps.extend(loads(raw) for raw in new_steps)
+            self.steps.extend(new_steps)
         if status in OVER:
             self.end = {key: match[key] for key in ("status", "result", "forfeit", "error")}
 
@@ -323,7 +312,7 @@ class Live:
         return cls(Store(redis.Redis(connection_pool=pool)))
 
     def __post_init__(self) -> None:
-        self.hub = Hub(self.store.redis)
+        self.hub = Hub(self.store.subscriber())
         self.memo = Memo()
         self._feeds: dict[str, MatchFeed] = {}
         self._lock = threading.Lock()

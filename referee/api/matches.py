@@ -1,32 +1,239 @@
 """POST /matches (admin), GET /matches, GET /matches/{id}: start matches and follow them.
 
 A new match is stored with its initial state and queued as an rq job at once; a worker
-plays it. Pull seats get one token each, shown only in the 201 answer.
+plays it. Pull seats get one token each, shown only in the 201 answer. The shapes of a
+match (its seats, policy, result, forfeit) are declared here for every resource.
 """
 
 from __future__ import annotations
 
 from flask import Blueprint, Response
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 import engines
 from referee.api.auth import asked_by_admin, new_token, require_admin
-from referee.api.problems import conflict, invalid, not_found, unprocessable
-from referee.api.schemas import (
-    MatchCreatedSchema,
-    MatchCreateSchema,
-    MatchListQuerySchema,
-    MatchListSchema,
-    MatchSchema,
+from referee.api.common import (
+    MAX_SEATS,
+    SEAT,
+    SEED_RANGE,
+    STEP,
+    JsonNumber,
+    ListQuerySchema,
+    PageSchema,
+    SafeInteger,
+    known_game,
+    random_seed,
+    required,
 )
+from referee.api.game_setups import every_option, per_game, setup_rule
+from referee.api.operations import MATCH_ID, link, operation
+from referee.api.problems import Problem, engine_problem, not_found, unprocessable
 from referee.api.web import load_body, load_query, reply, services
+from referee.errors import BOT_RETIRED
+from referee.match.botclient import DEFAULT_DEADLINE_MS, Fault
+from referee.match.runner import DEFAULT_STRIKE_LIMIT, FORFEIT, POLICY_CHOICES, FailurePolicy
 from referee.match.setups import match_options
 from tournament.bots import is_retired
 from tournament.deals import secret_deals
-from tournament.jobs import enqueue_match
 from tournament.recovery import requeue_abandoned
 from tournament.store import MatchStatus, Store, new_match_meta, token_digest
+from tournament.wakeups import enqueue_match
 
 bp = Blueprint("matches", __name__)
+
+PUSH_DEADLINE_MS = (10, 60000)  # the range of a push bot's deadline per decision
+PULL_DEADLINE_MS = (100, 86400000)  # the range of a pull seat's
+SEAT_DEADLINE = ("this seat's own deadline per decision, instead of the match's deadline_ms "
+                 "(a bot seat) or pull_deadline_ms (a pull seat)")
+
+
+class FailurePolicySchema(Schema):
+    """For each fault code: "forfeit" (the default) or "random"; loaded with every code.
+    `strike_limit`: the strikes a seat may collect under "random" before its next fault
+    forfeits (null: no limit)."""
+
+    timeout = fields.String(load_default=FORFEIT, validate=validate.OneOf(POLICY_CHOICES))
+    crash = fields.String(load_default=FORFEIT, validate=validate.OneOf(POLICY_CHOICES))
+    malformed = fields.String(load_default=FORFEIT, validate=validate.OneOf(POLICY_CHOICES))
+    illegal = fields.String(load_default=FORFEIT, validate=validate.OneOf(POLICY_CHOICES))
+    strike_limit = fields.Integer(load_default=DEFAULT_STRIKE_LIMIT, allow_none=True,
+                                  strict=True, validate=validate.Range(0, 100000))
+
+
+class SeatSpecSchema(Schema):
+    """A seat of a new match: a registered bot (push) or a client that polls (pull)."""
+
+    JSON_SCHEMA = {  # the rules of the two validators below, for the spec
+        "if": {"properties": {"kind": {"const": "bot"}}},
+        "then": {"properties": {"deadline_ms": {
+            "minimum": PUSH_DEADLINE_MS[0], "maximum": PUSH_DEADLINE_MS[1]}},
+            "required": ["bot_id"]},
+        "else": {"properties": {"deadline_ms": {
+            "minimum": PULL_DEADLINE_MS[0], "maximum": PULL_DEADLINE_MS[1]}},
+            "not": {"required": ["bot_id"]}},
+    }
+
+    kind = fields.String(required=True, validate=validate.OneOf(["bot", "pull"]))
+    bot_id = fields.String(validate=validate.Length(min=1, max=100))
+    name = fields.String(validate=validate.Length(min=1, max=100))
+    deadline_ms = fields.Integer(strict=True, metadata={"description": SEAT_DEADLINE})
+
+    @validates_schema
+    def check_bot_id(self, data: dict, **kwargs) -> None:
+        if data["kind"] == "bot" and "bot_id" not in data:
+            raise ValidationError("a bot seat needs bot_id", field_name="bot_id")
+        if data["kind"] == "pull" and "bot_id" in data:
+            raise ValidationError("a pull seat has no bot_id", field_name="bot_id")
+
+    @validates_schema
+    def check_deadline(self, data: dict, **kwargs) -> None:
+        """A seat's own deadline keeps to the range of the match field it stands in for."""
+        low, high = PUSH_DEADLINE_MS if data["kind"] == "bot" else PULL_DEADLINE_MS
+        if not low <= data.get("deadline_ms", low) <= high:
+            raise ValidationError(f"a {data['kind']} seat's deadline_ms must be from {low} "
+                                  f"to {high}", field_name="deadline_ms")
+
+
+def _match_setups() -> dict:
+    """The seats and options each game's setups take (`referee.api.game_setups`)."""
+    return {
+        "description": "`game` picks the rules of `allOf` that apply: the number of seats "
+                       "and the options of one of its setups (GET /games/{game}: "
+                       "`variants`)",
+        "properties": {"options": every_option()},
+        "allOf": per_game(lambda counts, options: [setup_rule(
+            {"seats": {"minItems": min(counts), "maxItems": max(counts)}}, options)]),
+    }
+
+
+class MatchCreateSchema(Schema):
+    JSON_SCHEMA = staticmethod(_match_setups)
+
+    game = fields.String(required=True, validate=known_game)
+    seats = fields.List(fields.Nested(SeatSpecSchema), required=True,
+                        validate=validate.Length(min=1, max=16))
+    seed = SafeInteger(strict=True, validate=SEED_RANGE, load_default=random_seed,
+                       metadata={"description": "drawn by the server when absent"})
+    options = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=dict)
+    failure_policy = fields.Nested(FailurePolicySchema,
+                                    load_default=FailurePolicy().to_dict)
+    deadline_ms = fields.Integer(strict=True, load_default=DEFAULT_DEADLINE_MS,
+                                 validate=validate.Range(*PUSH_DEADLINE_MS),
+                                 metadata={"description": "per decision of a push bot"})
+    pull_deadline_ms = fields.Integer(strict=True, load_default=300000,
+                                      validate=validate.Range(*PULL_DEADLINE_MS),
+                                      metadata={"description": "per decision of a pull seat"})
+
+
+class SeatTokenSchema(Schema):
+    seat = required(fields.Integer)
+    token = required(fields.String)
+
+
+class SeatInfoSchema(Schema):
+    seat = required(fields.Integer, validate=SEAT)
+    kind = required(fields.String, validate=validate.OneOf(["bot", "pull"]))
+    bot_id = required(fields.String, allow_none=True)
+    name = required(fields.String)
+    deadline_ms = fields.Integer(validate=validate.Range(PUSH_DEADLINE_MS[0],
+                                                         PULL_DEADLINE_MS[1]),
+                                 metadata={"description": "present when the seat was given "
+                                                          "its own deadline"})
+
+
+class PolicySchema(Schema):
+    """A match's failure policy; records made before the strike limit have none."""
+
+    timeout = required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
+    crash = required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
+    malformed = required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
+    illegal = required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
+    strike_limit = fields.Integer(allow_none=True, strict=True,
+                                  validate=validate.Range(0, 100000))
+
+
+class ResultSchema(Schema):
+    scores = required(fields.List, JsonNumber())
+    ranks = required(fields.List, fields.Integer(validate=validate.Range(1, MAX_SEATS)))
+    details = required(fields.Dict)
+
+
+class ForfeitSchema(Schema):
+    seat = required(fields.Integer, validate=SEAT)
+    step = required(fields.Integer, validate=STEP)
+    fault = required(fields.String, validate=validate.OneOf(Fault.ALL))
+
+
+class MatchSchema(Schema):
+    id = required(fields.String)
+    game = required(fields.String)
+    game_version = required(fields.String)
+    status = required(fields.String,
+                      validate=validate.OneOf(["queued", "running", "finished", "failed"]))
+    num_players = required(fields.Integer)
+    seats = required(fields.List, fields.Nested(SeatInfoSchema))
+    options = required(fields.Dict)
+    policy = required(fields.Nested, PolicySchema)
+    deadline_ms = required(fields.Integer)
+    pull_deadline_ms = required(fields.Integer)
+    seed = required(fields.Integer, allow_none=True, metadata={
+        "description": "hidden (null) until the match is over, unless asked with the admin "
+                       "token: the seed determines every hidden card"})
+    step = required(fields.Integer, metadata={"description": "decisions played so far"})
+    to_move = required(fields.Integer, allow_none=True)
+    result = required(fields.Nested, ResultSchema, allow_none=True)
+    forfeit = required(fields.Nested, ForfeitSchema, allow_none=True)
+    error = required(fields.String, allow_none=True)
+    created_at = required(fields.String)
+    started_at = required(fields.String, allow_none=True)
+    finished_at = required(fields.String, allow_none=True)
+
+
+class MatchCreatedSchema(MatchSchema):
+    tokens = required(fields.List, fields.Nested(SeatTokenSchema), metadata={
+        "description": "one token per pull seat, shown only in this answer"})
+
+
+class MatchListQuerySchema(ListQuerySchema):
+    game = fields.String(validate=known_game, metadata={"description": "only this game's"})
+
+
+class MatchListSchema(PageSchema):
+    matches = required(fields.List, fields.Nested(MatchSchema))
+
+
+def _match_links(match_id: str) -> dict:
+    """Where a match's id leads."""
+    return {"GetMatch": link("getMatch", match_id=match_id),
+            "GetObservation": link("getObservation", match_id=match_id),
+            "GetReplay": link("getReplay", match_id=match_id),
+            "GetFirstStep": link("getReplayStep", match_id=match_id, step="0")}
+
+
+PATHS = {
+    "/matches": {
+        "post": operation(
+            "createMatch", "Start a match (admin)", "matches", (201, MatchCreatedSchema),
+            (400, 401, 403, 409, 413, 422), body=MatchCreateSchema, security="admin",
+            links=_match_links("$response.body#/id"),
+            description="Answers at once; an rq worker plays the match. Each pull seat gets "
+                        "a token, shown only in this answer. When the options do not fit "
+                        "the number of seats and the game has one setup for it, that setup "
+                        "is played (one seat of Aldabas: its solo mode); a retired bot is a "
+                        "409 `bot/retired`."),
+        "get": operation("listMatches", "The matches, newest first", "matches",
+                         (200, MatchListSchema), (400,),
+                         parameters=[{"in": "query", "schema": MatchListQuerySchema}],
+                         security="admin", optional_security=True),
+    },
+    "/matches/{match_id}": {"get": operation(
+        "getMatch", "A match: status, whose turn, step, result when over", "matches",
+        (200, MatchSchema), (404,), parameters=[MATCH_ID], security="admin",
+        optional_security=True,
+        description="The seed is null until the match and every match that shares its deal "
+                    "(its tournament's seat rotations, an SPRT pair) are over, unless the "
+                    "admin asks.")},
+}
 
 
 @bp.post("/matches")
@@ -116,7 +323,7 @@ def _seat_infos(store: Store, specs: list[dict], game: str) -> list[dict]:
     if errors:
         raise unprocessable({"seats": errors})
     if retired:
-        raise conflict("bot/retired", f"retired bots play no new match: {', '.join(retired)}")
+        raise Problem(BOT_RETIRED, f"retired bots play no new match: {', '.join(retired)}")
     return seats
 
 
@@ -132,5 +339,4 @@ def _initial_state(engine: engines.Game, num_players: int, seed: int, options: d
         return engine.new_game(num_players=num_players, seed=seed,
                                options=match_options(engine, num_players, options))
     except engines.InvalidSetup as error:
-        field = "options" if options else "seats"
-        raise invalid({field: [error.reason]}) from None
+        raise engine_problem(error, "options" if options else "seats") from None

@@ -8,19 +8,32 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
 from referee.api.auth import is_admin, require_token
+from referee.api.operations import operation
 from referee.api.problems import Problem
 from referee.api.web import services
+from referee.errors import AUTH_FORBIDDEN
 from tournament.metrics import ClusterCollector
-from tournament.store import QUEUES, running_key
+from tournament.store import QUEUES
 
 bp = Blueprint("metrics", __name__)
+
+METRICS_TEXT = {
+    "description": "the whole cluster's metrics in the Prometheus text format (OpenMetrics "
+                   "when the Accept header asks for it); docs/operations.md lists them",
+    "content": {"text/plain": {"schema": {"type": "string"}}, "application/openmetrics-text": {}}}
+
+PATHS = {
+    "/metrics": {"get": {**operation(
+        "getMetrics", "Metrics for Prometheus (admin or metrics token)", "health",
+        (200, METRICS_TEXT), (401, 403, 503)), "security": [{"admin": []}, {"metrics": []}]}},
+}
 
 
 @bp.get("/metrics")
 def metrics() -> Response:
     require_metrics_reader()
     registry = CollectorRegistry()
-    registry.register(ClusterCollector(services().store.redis, QUEUES, running_key()))
+    registry.register(ClusterCollector(services().store, QUEUES))
     encode, content_type = choose_encoder(request.headers.get("Accept", ""))
     return Response(encode(registry), content_type=content_type)
 
@@ -30,5 +43,4 @@ def require_metrics_reader() -> None:
     token, config = require_token(), services().config
     if not any(is_admin(token, granted) for granted in (config.admin_token,
                                                          config.metrics_token)):
-        raise Problem(403, "auth/forbidden", "Forbidden",
-                      "this request needs the metrics token or the admin token")
+        raise Problem(AUTH_FORBIDDEN, "this request needs the metrics token or the admin token")

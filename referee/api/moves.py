@@ -12,18 +12,78 @@ import math
 import time
 
 from flask import Blueprint, Response
+from marshmallow import Schema, fields, validate
 
 import engines
 from referee.api.auth import bearer_token, require_token
-from referee.api.problems import Problem, conflict, not_found
-from referee.api.schemas import MoveAcceptedSchema, MoveSchema, ObservationSchema
+from referee.api.common import required
+from referee.api.operations import MATCH_ID, REPLAY_503, operation
+from referee.api.problems import Problem, engine_problem, not_found
 from referee.api.web import load_body, reply, services
+from referee.errors import (
+    ACTION_OUT_OF_TURN,
+    ACTION_RATE_LIMITED,
+    ACTION_STALE_STEP,
+    AUTH_FORBIDDEN,
+    MATCH_OVER,
+)
 from referee.match.rerun import state_before
 from referee.match.runner import decision_payload
-from tournament.jobs import enqueue_match
 from tournament.store import MatchStatus, seat_deadline_ms
+from tournament.wakeups import enqueue_match
 
 bp = Blueprint("moves", __name__)
+
+
+class ObservationSchema(Schema):
+    """The same fields as a push decision request, plus the match status."""
+
+    protocol = required(fields.String)
+    match_id = required(fields.String)
+    game = required(fields.String)
+    seat = required(fields.Integer)
+    step = required(fields.Integer)
+    to_move = required(fields.Integer, allow_none=True)
+    status = required(fields.String)
+    deadline_ms = required(fields.Integer)
+    observation = required(fields.Dict)
+    legal_actions = required(fields.List, fields.Dict())
+
+
+class MoveSchema(Schema):
+    step = fields.Integer(required=True, strict=True, validate=validate.Range(min=0),
+                          metadata={"description": "the step the move answers (from the "
+                                                   "observation); a stale step is refused"})
+    action = fields.Dict(required=True, keys=fields.String(), values=fields.Raw())
+
+
+class MoveAcceptedSchema(Schema):
+    match_id = required(fields.String)
+    seat = required(fields.Integer)
+    step = required(fields.Integer, metadata={"description": "the step this move played"})
+    applied = required(fields.Boolean, metadata={
+        "description": "false when the runner had not yet played it when this answer left"})
+    status = required(fields.String)
+    current_step = required(fields.Integer)
+    to_move = required(fields.Integer, allow_none=True)
+
+
+PATHS = {
+    "/matches/{match_id}/observation": {"get": operation(
+        "getObservation", "A pull seat's view and legal actions (seat token)", "seats",
+        (200, ObservationSchema), (401, 403, 404, 503), parameters=[MATCH_ID],
+        security="seat", error_text={503: REPLAY_503})},
+    "/matches/{match_id}/actions": {"post": operation(
+        "submitMove", "A pull seat's move (seat token)", "seats", (200, MoveAcceptedSchema),
+        (400, 401, 403, 404, 409, 413, 422, 429), body=MoveSchema, parameters=[MATCH_ID],
+        security="seat",
+        description="Checked against the live state: turn (409), step (409), the game's "
+                    "action schema (400 `action/invalid`: what a push bot's `malformed` "
+                    "fault is), rules (422 `action/illegal`: a push bot's `illegal`), rate "
+                    "(429, per token, REFEREE_MOVE_RATE); both refusals carry the engine's "
+                    "reason in `detail`. The answer waits briefly until the runner has "
+                    "played it.")},
+}
 
 
 @bp.get("/matches/<match_id>/observation")
@@ -42,10 +102,10 @@ def post_action(match_id: str) -> Response:
     move = load_body(MoveSchema)
     store = services().store
     if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
-        raise conflict("match/over", f"the match is {match['status']}: no more moves")
+        raise Problem(MATCH_OVER, f"the match is {match['status']}: no more moves")
     _check_turn(engines.get(match["game"]), live, seat, move)
     if not store.post_move(match_id, seat, move["step"], move["action"]):
-        raise conflict("action/stale-step", f"a move for step {move['step']} was already accepted")
+        raise Problem(ACTION_STALE_STEP, f"a move for step {move['step']} was already accepted")
     enqueue_match(store, match, reason=f"s{move['step']}")
     applied = store.wait_applied(match_id, move["step"], services().config.move_wait_s)
     now = store.get_match(match_id)
@@ -64,8 +124,7 @@ def _seat_request(match_id: str) -> tuple[dict, int, dict]:
         raise not_found(f"match {match_id!r}")
     require_token()
     if seat is None:
-        raise Problem(403, "auth/forbidden", "Forbidden",
-                      "this token is not a seat token of this match")
+        raise Problem(AUTH_FORBIDDEN, "this token is not a seat token of this match")
     return match, seat, live or _final_state(match)
 
 
@@ -84,7 +143,7 @@ def _check_rate() -> None:
     wait_s = services().store.count_move(require_token(), limit, window_s, time.time())
     if wait_s is not None:
         retry_s = max(1, math.ceil(wait_s))
-        raise Problem(429, "action/rate-limited", "Too Many Requests",
+        raise Problem(ACTION_RATE_LIMITED,
                       f"at most {limit} moves per {window_s} s with one seat token; "
                       f"retry in {retry_s} s", headers={"Retry-After": str(retry_s)})
 
@@ -96,14 +155,11 @@ def _check_turn(engine: engines.Game, live: dict, seat: int, move: dict) -> None
     to_move = engine.current_seat(live["state"])
     if to_move != seat:
         whose = "nobody's: the game is over" if to_move is None else f"seat {to_move}'s"
-        raise conflict("action/out-of-turn", f"it is {whose} turn, not seat {seat}'s")
+        raise Problem(ACTION_OUT_OF_TURN, f"it is {whose} turn, not seat {seat}'s")
     if move["step"] != live["step"]:
-        raise conflict("action/stale-step", f"the match is at step {live['step']}; "
-                                            f"this move answers step {move['step']}")
+        raise Problem(ACTION_STALE_STEP, f"the match is at step {live['step']}; "
+                                         f"this move answers step {move['step']}")
     try:
         engine.apply(live["state"], move["action"])
-    except engines.IllegalAction as error:
-        raise Problem(422, "action/illegal", "Illegal action", error.reason) from None
-    except engines.InvalidAction as error:
-        raise Problem(400, "action/invalid", "Invalid action", error.reason,
-                      errors={"action": [error.reason]}) from None
+    except (engines.IllegalAction, engines.InvalidAction) as error:
+        raise engine_problem(error, "action") from None

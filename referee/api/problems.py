@@ -1,14 +1,16 @@
 """Every failure of the API as `application/problem+json` (RFC 9457).
 
-Views raise `Problem` (or let marshmallow's ValidationError, werkzeug's HTTP errors and
-engine errors escape); one handler turns each into `{"type", "title", "status", "detail"}`
-plus `errors` (field -> messages) for validation failures. Unexpected exceptions become a
-500 that says nothing about internals.
+Views raise `Problem`, of a type of the catalogue (`referee.errors`), or let marshmallow's
+ValidationError, werkzeug's HTTP errors and the errors of Redis and stored replays escape;
+one handler turns each into `{"type", "title", "status", "detail"}` plus `errors` (field ->
+messages) for validation failures. Unexpected exceptions become a 500 that says nothing
+about internals.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 import orjson
 import redis
@@ -16,29 +18,30 @@ from flask import Flask, Response
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
+import engines
+from referee import errors as catalogue
+from referee.errors import ProblemType, RefereeError
 from referee.match.compact import StoredReplayError
 
 log = logging.getLogger(__name__)
 
 MEDIA_TYPE = "application/problem+json"
-TYPE_BASE = "/problems/"
 
 
-class Problem(Exception):
-    """An API error with a stable `type` slug, e.g. `action/stale-step`."""
+class Problem(RefereeError):
+    """An API error: its type (`kind`, from the catalogue), what happened (`detail`), the
+    offending fields for validation errors, and headers to send with it."""
 
-    def __init__(self, status: int, slug: str, title: str, detail: str,
-                 errors: dict | None = None, headers: dict | None = None):
+    def __init__(self, kind: ProblemType, detail: str, errors: dict | None = None,
+                 headers: dict | None = None):
         super().__init__(detail)
-        self.status = status
-        self.slug = slug
-        self.title = title
+        self.kind = kind
         self.detail = detail
         self.errors = errors
         self.headers = headers or {}
 
     def body(self) -> dict:
-        body = {"type": TYPE_BASE + self.slug, "title": self.title, "status": self.status,
+        body = {"type": self.kind.uri, "title": self.kind.title, "status": self.kind.status,
                 "detail": self.detail}
         if self.errors is not None:
             body["errors"] = self.errors
@@ -51,7 +54,7 @@ def invalid(errors: dict, detail: str | None = None) -> Problem:
     names = ", ".join(sorted(errors))
     only = next(iter(errors.values())) if len(errors) == 1 else None
     why = f" ({only[0]})" if isinstance(only, list) and len(only) == 1 else ""
-    return Problem(400, "request/invalid", "Invalid request",
+    return Problem(catalogue.REQUEST_INVALID,
                    detail or f"the request has invalid fields: {names}{why}", errors=errors)
 
 
@@ -59,36 +62,33 @@ def unprocessable(errors: dict) -> Problem:
     """422: the request is well formed (the spec admits it) but refused on what it means,
     e.g. a seat naming a bot that is not registered; `errors` names the fields."""
     problem = invalid(errors)
-    return Problem(422, "request/unprocessable", "Unprocessable request", problem.detail,
-                   errors=problem.errors)
+    return Problem(catalogue.REQUEST_UNPROCESSABLE, problem.detail, errors=problem.errors)
 
 
 def not_found(what: str) -> Problem:
-    return Problem(404, "not-found", "Not found", f"{what} does not exist")
+    return Problem(catalogue.NOT_FOUND, f"{what} does not exist")
 
 
-def conflict(slug: str, detail: str) -> Problem:
-    return Problem(409, slug, "Conflict", detail)
-
-
-_HTTP_SLUGS = {
-    400: "request/malformed", 401: "auth/missing-token", 403: "auth/forbidden",
-    404: "not-found", 405: "method-not-allowed", 413: "request/too-large",
-    415: "request/unsupported-media-type",
-}
+def engine_problem(error: engines.EngineError, field: str | None = None) -> Problem:
+    """An engine's refusal of what the request gave (in `field`, named in `errors` when
+    given): the type the catalogue answers its code with, the engine's reason as detail."""
+    return Problem(catalogue.engine_problem_type(error), error.reason,
+                   errors={field: [error.reason]} if field else None)
 
 
 def from_http_exception(error: HTTPException) -> Problem:
     status = error.code or 500
+    kind = catalogue.HTTP_PROBLEMS.get(status) or replace(
+        catalogue.HTTP_ERROR, status=status, title=error.name)
     headers = {}
     if status == 405 and error.valid_methods:
         headers["Allow"] = ", ".join(error.valid_methods)
-    return Problem(status, _HTTP_SLUGS.get(status, "http-error"), error.name,
-                   error.description or error.name, headers=headers)
+    return Problem(kind, error.description or error.name, headers=headers)
 
 
 def problem_response(problem: Problem) -> Response:
-    response = Response(orjson.dumps(problem.body()), status=problem.status, mimetype=MEDIA_TYPE)
+    response = Response(orjson.dumps(problem.body()), status=problem.kind.status,
+                        mimetype=MEDIA_TYPE)
     response.headers.update(problem.headers)
     return response
 
@@ -119,19 +119,19 @@ def register(app: Flask) -> None:
     @app.errorhandler(redis.ConnectionError)
     def handle_redis_down(error: redis.ConnectionError) -> Response:
         log.error("Redis unreachable: %s", error)
-        return problem_response(Problem(503, "redis/unreachable", "Service Unavailable",
+        return problem_response(Problem(catalogue.REDIS_UNREACHABLE,
                                         "the referee's Redis does not answer"))
 
     @app.errorhandler(StoredReplayError)
     def handle_unreadable_replay(error: StoredReplayError) -> Response:
         log.error("stored replay unreadable: %s", error)
         return problem_response(Problem(
-            503, "replay/unavailable", "Service Unavailable",
+            catalogue.REPLAY_UNAVAILABLE,
             "the stored replay cannot be read by this server now (an archived replay out of "
             "reach, or one stored under another engine version); the error is logged"))
 
     @app.errorhandler(Exception)
     def handle_unexpected(error: Exception) -> Response:
         log.exception("unexpected error")
-        return problem_response(Problem(500, "internal", "Internal Server Error",
+        return problem_response(Problem(catalogue.INTERNAL,
                                         "the server failed to answer; the error is logged"))

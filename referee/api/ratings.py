@@ -7,25 +7,76 @@ from __future__ import annotations
 
 import orjson
 from flask import Blueprint, Response
+from marshmallow import Schema, fields, validate
 
-import engines
+from referee.api.common import MAX_OFFSET, JsonNumber, ListQuerySchema, PageSchema, required
+from referee.api.operations import GAME, PAGE, operation
 from referee.api.problems import not_found
-from referee.api.schemas import (
-    HistoryQuerySchema,
-    LeaderboardEntrySchema,
-    ListQuerySchema,
-    RatingHistorySchema,
-)
-from referee.api.web import load_query, reply, services, shared
+from referee.api.tournaments import TournamentBotSchema
+from referee.api.web import load_query, path_game, reply, services, shared
 from tournament.store import Store
 from tournament.tournaments import leaderboard_rows, rating_history
 
 bp = Blueprint("ratings", __name__)
 
 
+class LeaderboardEntrySchema(TournamentBotSchema):
+    rating = required(fields.Float, metadata={"description": "live Elo"})
+    low = required(fields.Float, allow_none=True, metadata={
+        "description": "the bot's latest tournament's Bradley-Terry 95% interval, centred on "
+                       "the live Elo; null when it played no finished tournament"})
+    high = required(fields.Float, allow_none=True)
+    games = required(fields.Integer, metadata={"description": "rated matches"})
+
+
+class RatingsSchema(PageSchema):
+    game = required(fields.String)
+    leaderboard = required(fields.List, fields.Nested(LeaderboardEntrySchema), metadata={
+        "description": "bots by live Elo, best first; each bot's history: "
+                       "GET /ratings/{game}/history?bot={bot_id}"})
+
+
+MAX_HISTORY_PAGE = 1000
+
+
+class HistoryQuerySchema(Schema):
+    bot = fields.String(required=True, validate=validate.Length(min=1, max=100),
+                        metadata={"description": "the bot's id"})
+    offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_OFFSET),
+                            metadata={"description": "points to skip (oldest first); the "
+                                                     "latest L points: offset = games - L"})
+    limit = fields.Integer(load_default=200, validate=validate.Range(min=1,
+                                                                      max=MAX_HISTORY_PAGE))
+
+
+class RatingHistorySchema(PageSchema):
+    game = required(fields.String)
+    bot_id = required(fields.String)
+    history = required(fields.List, fields.List(JsonNumber(), validate=validate.Length(
+        equal=2)), metadata={"description": "[n, Elo after the bot's n-th rated match], n "
+                                            "from offset + 1; total: its rated matches"})
+
+
+PATHS = {
+    "/ratings/{game}": {"get": operation(
+        "getRatings", "A game's leaderboard: live Elo, interval, games (a page)", "ratings",
+        (200, RatingsSchema), (400, 404), parameters=[GAME, PAGE],
+        description="Bots by live Elo, best first. A bot's rating history is "
+                    "`/ratings/{game}/history?bot={bot_id}`.")},
+    "/ratings/{game}/history": {"get": operation(
+        "getRatingHistory", "A bot's rating history in a game (a page)", "ratings",
+        (200, RatingHistorySchema), (400, 404),
+        parameters=[GAME, {"in": "query", "schema": HistoryQuerySchema}],
+        description="`[n, Elo]` after each of the bot's rated matches, oldest first; the "
+                    "latest L points start at offset = games - L (`games` of the "
+                    "leaderboard). 404 for an unknown game or bot; a bot with no rated match "
+                    "has none (total 0).")},
+}
+
+
 @bp.get("/ratings/<game>")
 def get_ratings(game: str) -> Response:
-    _check_game(game)
+    path_game(game)
     query = load_query(ListQuerySchema)
     return Response(leaderboard_page(services().store, game, query["offset"], query["limit"]),
                     mimetype="application/json")
@@ -43,7 +94,7 @@ def leaderboard_page(store: Store, game: str, offset: int, limit: int) -> bytes:
 
 @bp.get("/ratings/<game>/history")
 def get_history(game: str) -> Response:
-    _check_game(game)
+    path_game(game)
     query = load_query(HistoryQuerySchema)
     store = services().store
     if store.get_bot(query["bot"]) is None:
@@ -53,7 +104,3 @@ def get_history(game: str) -> Response:
                                        "total": total, "offset": query["offset"],
                                        "limit": query["limit"]})
 
-
-def _check_game(game: str) -> None:
-    if game not in engines.names():
-        raise not_found(f"game {game!r}")

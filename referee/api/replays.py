@@ -6,28 +6,203 @@ is for the admin only."""
 from __future__ import annotations
 
 from flask import Blueprint, Response
+from marshmallow import Schema, fields, validate
 
 import engines
 from referee.api.auth import require_admin
-from referee.api.matches import find_match
-from referee.api.problems import Problem, invalid, not_found
-from referee.api.schemas import (
-    ReplaySchema,
-    ReplayStepQuerySchema,
-    ReplayStepSchema,
-    ReplaySubmissionSchema,
-    VerifyReportSchema,
+from referee.api.common import (
+    MAX_SEATS,
+    MAX_SEED,
+    SEAT,
+    SHA256_HEX,
+    STEP,
+    JsonNumber,
+    known_game,
+    required,
 )
+from referee.api.matches import (
+    PULL_DEADLINE_MS,
+    PUSH_DEADLINE_MS,
+    ForfeitSchema,
+    PolicySchema,
+    ResultSchema,
+    SeatInfoSchema,
+    find_match,
+)
+from referee.api.operations import MATCH_ID, REPLAY_503, operation, path_parameter
+from referee.api.problems import Problem, invalid, not_found
 from referee.api.web import load_json, load_query, reply, services, shared, whole_numbers
+from referee.errors import REPLAY_UNSUPPORTED
 from referee.match import replay
 from referee.match import verify as audit
+from referee.match.botclient import Fault
 from referee.match.rerun import state_before
+from referee.match.runner import POLICY_CHOICES
 from referee.match.step_views import Viewer, see_step
-from tournament import metrics
 from tournament.deals import secret_deals
 from tournament.store import MatchStatus, seat_deadline_ms
 
 bp = Blueprint("replays", __name__)
+
+MAX_REPLAY_SEED = (1 << 63) - 1  # what the engines accept: referee-replay/1 records used it
+
+
+class FaultSchema(Schema):
+    code = required(fields.String, validate=validate.OneOf(Fault.ALL))
+    detail = required(fields.String)
+    raw = required(fields.String, metadata={"description": "the answer, truncated"})
+    policy = required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
+
+
+class StepSchema(Schema):
+    step = required(fields.Integer, validate=STEP)
+    seat = required(fields.Integer, validate=SEAT)
+    action = required(fields.Dict, allow_none=True)
+    fault = required(fields.Nested, FaultSchema, allow_none=True)
+    elapsed_ms = required(JsonNumber)
+    state_hash = required(fields.String, validate=SHA256_HEX)
+
+
+class ChainSchema(Schema):
+    algorithm = required(fields.String, validate=validate.OneOf(["sha256"]))
+    length = required(fields.Integer, validate=STEP)
+    head = required(fields.String, validate=SHA256_HEX)
+
+
+class SignatureSchema(Schema):
+    algorithm = required(fields.String, validate=validate.OneOf(["hmac-sha256"]))
+    key_id = required(fields.String)
+    value = required(fields.String, validate=SHA256_HEX)
+
+
+class ReplaySeatSchema(SeatInfoSchema):
+    deadline_ms = required(fields.Integer, validate=validate.Range(PUSH_DEADLINE_MS[0],
+                                                                  PULL_DEADLINE_MS[1]))
+
+
+class ReplaySchema(Schema):
+    format = required(fields.String, validate=validate.OneOf([replay.FORMAT]))
+    match_id = required(fields.String)
+    game = required(fields.String, validate=known_game)
+    game_version = required(fields.String, metadata={
+        "description": "the rules version it was played under; POST /replays/verify "
+                       "answers 422 for a version other than this referee's"})
+    num_players = required(fields.Integer, validate=validate.Range(1, MAX_SEATS))
+    options = required(fields.Dict)
+    seed = required(fields.Integer, validate=validate.Range(0, MAX_SEED))
+    seats = required(fields.List, fields.Nested(ReplaySeatSchema))
+    policy = required(fields.Nested, PolicySchema)
+    initial_state_hash = required(fields.String, validate=SHA256_HEX)
+    steps = required(fields.List, fields.Nested(StepSchema))
+    result = required(fields.Nested, ResultSchema, allow_none=True)
+    forfeit = required(fields.Nested, ForfeitSchema, allow_none=True)
+    strikes = required(fields.List, fields.Integer(validate=STEP))
+    started_at = required(fields.String, allow_none=True)
+    finished_at = required(fields.String, allow_none=True)
+    chain = required(fields.Nested, ChainSchema, allow_none=True, metadata={
+        "description": "hash chain over the steps; null until the match is over"})
+    signature = required(fields.Nested, SignatureSchema, allow_none=True, metadata={
+        "description": "HMAC of the record; null when unsigned or not over"})
+
+
+class ReplaySubmissionSchema(ReplaySchema):
+    """A record to verify: as a replay, but a seed up to 2**63 - 1, which records of format
+    referee-replay/1 may carry."""
+
+    seed = required(fields.Integer, validate=validate.Range(min=0, max=MAX_REPLAY_SEED))
+    format = required(fields.String, validate=validate.OneOf(sorted(replay.CANONICAL_FORMS)))
+
+
+class ReplayStepQuerySchema(Schema):
+    seat = fields.Integer(validate=validate.Range(min=0), metadata={
+        "description": "the seat whose view to show; absent: the spectator's view"})
+
+
+class SeenFaultSchema(Schema):
+    code = required(fields.String, validate=validate.OneOf(Fault.ALL))
+    policy = required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
+    detail = fields.String(metadata={"description": "for the seat that committed it only"})
+    raw = fields.String(metadata={"description": "for the seat that committed it only"})
+
+
+class SeenStepSchema(Schema):
+    """A recorded step as one viewer knows it."""
+
+    step = required(fields.Integer)
+    seat = required(fields.Integer, metadata={"description": "the seat that played it"})
+    action = required(fields.Dict, allow_none=True, metadata={
+        "description": "the action, shown to the seat that played it only (null for any "
+                       "other viewer, and for a forfeited step): `events` say what the "
+                       "others learnt of it"})
+    fault = required(fields.Nested, SeenFaultSchema, allow_none=True)
+    elapsed_ms = required(JsonNumber)
+    state_hash = required(fields.String, validate=SHA256_HEX)
+    events = required(fields.List, fields.Dict(), metadata={
+        "description": "the entries this step added to the viewer's event log, exactly as "
+                       "the viewer's observation shows them"})
+
+
+class ReplayStepSchema(Schema):
+    match_id = required(fields.String)
+    step = required(fields.Integer, metadata={
+        "description": "the state before the decision of this step (the number of steps: "
+                       "the final state)"})
+    seat = required(fields.Integer, allow_none=True)
+    to_move = required(fields.Integer, allow_none=True)
+    view = required(fields.Dict, metadata={
+        "description": "exactly the observation the seat had, or the spectator's view"})
+    played = required(fields.Nested, SeenStepSchema, allow_none=True, metadata={
+        "description": "the step played from this state, as the viewer knows it; null at "
+                       "the end"})
+
+
+class VerifyProblemSchema(Schema):
+    step = required(fields.Integer, allow_none=True)
+    field = required(fields.String)
+    reason = required(fields.String)
+
+
+class VerifyReportSchema(Schema):
+    valid = required(fields.Boolean)
+    steps_checked = required(fields.Integer)
+    problem = required(fields.Nested, VerifyProblemSchema, allow_none=True, metadata={
+        "description": "the first inconsistency found while re-running the match"})
+    chain = required(fields.String, validate=validate.OneOf(["valid", "invalid", "missing"]))
+    signature = required(fields.String, validate=validate.OneOf(
+        ["valid", "invalid", "missing", "unknown-key", "not-checked"]))
+    key_id = required(fields.String, allow_none=True)
+    notes = required(fields.List, fields.String())
+
+
+STEP_NUMBER = path_parameter("step", {"type": "integer", "minimum": 0})
+
+PATHS = {
+    "/matches/{match_id}/replay": {"get": operation(
+        "getReplay",
+        "The replay record (while the match or one on its deal runs: admin only)", "replays",
+        (200, ReplaySchema), (401, 403, 404, 503), parameters=[MATCH_ID], security="admin",
+        optional_security=True, error_text={503: REPLAY_503},
+        description="Served as an attachment: the file `referee verify` checks. A "
+                    "tournament match's replay is public once every match on its deal is "
+                    "over (it tells the seed, so the deck and hidden cards). An archived "
+                    "replay (`referee archive`) is read from the archive.")},
+    "/matches/{match_id}/replay/{step}": {"get": operation(
+        "getReplayStep", "A step as a seat (or a spectator) saw it", "replays",
+        (200, ReplayStepSchema), (400, 401, 403, 404, 503),
+        parameters=[MATCH_ID, STEP_NUMBER, {"in": "query", "schema": ReplayStepQuerySchema}],
+        security="admin", optional_security=True, error_text={503: REPLAY_503},
+        description="With `seat`: exactly the observation that seat had before the "
+                    "decision of `step`, and the step played from it as that seat knows it "
+                    "(another seat's move only through `played.events`); without: what "
+                    "every seat could see. Public when the replay is.")},
+    "/replays/verify": {"post": operation(
+        "verifyReplay", "Re-run a replay and check its steps, result, chain and signature",
+        "replays", (200, VerifyReportSchema), (400, 413, 422), body=ReplaySubmissionSchema,
+        description="422 when the replay was made under another game version (or an "
+                    "unknown game or format): refused rather than mis-verified. A record "
+                    "over the body limit (MAX_BODY_BYTES, 1 MiB) is a 413: `referee verify "
+                    "FILE` checks it offline.")},
+}
 
 
 @bp.get("/matches/<match_id>/replay")
@@ -66,9 +241,8 @@ def verify_replay() -> Response:
     try:
         report = audit.verify(record, [secret] if secret else [])
     except audit.UnsupportedReplay as error:
-        raise Problem(422, "replay/unsupported", "Replay cannot be verified here",
-                      str(error)) from None
-    metrics.record_verification(services().store.redis, report.valid)
+        raise Problem(REPLAY_UNSUPPORTED, str(error)) from None
+    services().store.count_verification(report.valid)
     return reply(VerifyReportSchema, report.to_dict())
 
 

@@ -14,8 +14,8 @@ from marshmallow.decorators import POST_DUMP, PRE_DUMP
 from werkzeug.exceptions import RequestEntityTooLarge
 
 import engines
-from referee.api.problems import invalid
-from referee.api.schemas import JsonNumber, SafeInteger
+from referee.api.common import JsonNumber, SafeInteger
+from referee.api.problems import engine_problem, invalid
 from referee.config import Config
 from tournament.store import Store
 
@@ -30,6 +30,14 @@ class Services:
 
 def services() -> Services:
     return current_app.extensions["referee"]
+
+
+def path_game(name: str) -> engines.Game:
+    """The engine a path names (404 for an unknown game)."""
+    try:
+        return engines.get(name)
+    except engines.UnknownGame as error:
+        raise engine_problem(error) from None
 
 
 def load_json() -> object:

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import engines
-from referee.api.schemas import MAX_SEED
+from referee.api.common import MAX_SEED
 from referee.bridge import BadCommand, bot_urls
 from referee.match.botclient import DEFAULT_DEADLINE_MS
 from referee.match.runner import POLICY_CHOICES, FailurePolicy, PushSeat, run_match

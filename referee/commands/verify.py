@@ -21,7 +21,7 @@ from pathlib import Path
 
 import orjson
 
-from referee.api.schemas import ReplaySubmissionSchema
+from referee.api.replays import ReplaySubmissionSchema
 from referee.match.verify import INVALID, MISSING, UNKNOWN_KEY, Report, UnsupportedReplay, verify
 
 HELP = ("re-run a replay file through the engine and check its hashes, result and signature "

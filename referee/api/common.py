@@ -1,0 +1,99 @@
+"""What the resources' marshmallow schemas share: number limits, field kinds, the problem
+body and pages.
+
+Request schemas refuse unknown fields; response schemas declare every field they send, so
+the generated `openapi.yaml` (components) is exactly what the views produce.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from marshmallow import Schema, ValidationError, fields, validate
+
+import engines
+from referee.errors import CATALOGUE
+
+MAX_SAFE_INTEGER = (1 << 53) - 1  # the largest integer a JavaScript number holds exactly
+MAX_SEED = MAX_SAFE_INTEGER
+SEED_RANGE = validate.Range(min=0, max=MAX_SEED, error=(
+    "a seed is an integer from 0 to 2**53 - 1 = 9007199254740991, the largest integer "
+    "every JSON client (JavaScript's JSON.parse) reads exactly"))
+SHA256_HEX = validate.Regexp(r"^[0-9a-f]{64}$", error="not a sha256 hex digest")
+MAX_PAGE = 200
+MAX_OFFSET = 1 << 40
+MAX_SEATS = 16
+MAX_STEPS = (1 << 31) - 1
+SEAT = validate.Range(min=0, max=MAX_SEATS - 1)
+STEP = validate.Range(min=0, max=MAX_STEPS)
+
+
+def random_seed() -> int:
+    """A seed drawn by the server for a match or tournament created without one."""
+    return secrets.randbelow(MAX_SEED + 1)
+
+
+# a validator (an enum in the spec)
+known_game = validate.OneOf(engines.names(), error="unknown game; known games: {choices}")
+
+
+class JsonNumber(fields.Field):
+    """A JSON number passed through as it is (an int stays an int), so records dumped
+    through a schema keep their canonical form."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValidationError("not a number")
+        return value
+
+
+class SafeInteger(fields.Integer):
+    """An integer at most 2**53 - 1 (documented as the `maximum`), so that it survives a
+    JavaScript `JSON.parse`: every integer the API emits is one."""
+
+    def __init__(self, *args, **kwargs):
+        validators = kwargs.get("validate")
+        validators = [] if validators is None else (
+            list(validators) if isinstance(validators, list | tuple) else [validators])
+        if not any(isinstance(v, validate.Range) and v.max is not None for v in validators):
+            validators.append(validate.Range(max=MAX_SAFE_INTEGER))
+        super().__init__(*args, **{**kwargs, "validate": validators})
+
+
+def required(field_class: type[fields.Field], *args, **kwargs) -> fields.Field:
+    """A response field that is always present (it may still be null when allowed);
+    integers are strict, so a submitted replay with "5" for 5 is refused, and safe."""
+    if field_class is fields.Integer:
+        field_class = SafeInteger
+        kwargs.setdefault("strict", True)
+    return field_class(*args, required=True, **kwargs)
+
+
+def _catalogue_text() -> str:
+    lines = [f"- `{kind.uri}` ({kind.status or 'its HTTP status'} {kind.title}): "
+             f"{kind.meaning}" for kind in CATALOGUE]
+    return "the problem's type, one of the catalogue (`referee.errors`):\n" + "\n".join(lines)
+
+
+class ProblemSchema(Schema):
+    type = required(fields.String, validate=validate.OneOf(sorted({
+        kind.uri for kind in CATALOGUE})), metadata={"description": _catalogue_text()})
+    title = required(fields.String)
+    status = required(fields.Integer)
+    detail = required(fields.String)
+    errors = fields.Dict(keys=fields.String(), values=fields.Raw(),
+                         metadata={"description": "field -> messages, for validation errors"})
+
+
+class ListQuerySchema(Schema):
+    offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_OFFSET),
+                            metadata={"description": "items to skip"})
+    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=MAX_PAGE))
+
+
+class PageSchema(Schema):
+    """What every list answers besides its items: the total and the page asked for."""
+
+    total = required(fields.Integer)
+    offset = required(fields.Integer)
+    limit = required(fields.Integer)

@@ -28,8 +28,8 @@ if str(ROOT) not in sys.path:
 from referee.match.runner import FailurePolicy, PushSeat, run_match  # noqa: E402
 from referee.processes import python_module, spawn  # noqa: E402
 from referee.redis_server import RedisServer, free_port  # noqa: E402
-from tournament.progress import Progress  # noqa: E402
 from tournament.store import bot_seats, new_match_meta  # noqa: E402
+from tournament.store.progress import Progress  # noqa: E402
 
 
 def load() -> str:
@@ -149,7 +149,7 @@ def elapsed(started: float) -> float:
 
 def store_finished(redis_url: str, match_id: str, record: dict) -> None:
     """Store a sealed record as the finished match `match_id` (created before), the way a
-    driver does: under the match's lease, through `tournament.progress`."""
+    driver does: under the match's lease, through `tournament.store.progress`."""
 
     async def finish() -> None:
         client = aioredis.Redis.from_url(redis_url)

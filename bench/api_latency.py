@@ -6,7 +6,7 @@ against `referee serve` (gunicorn, 2 gevent workers). Goal: p99 <= 10 ms.
     python3 bench/api_latency.py [--matches 10000] [--requests 400] [--quick]
 
 Redis is seeded through the store's own functions (`create_match`, a driver's
-`tournament.progress` writes, `tournament.results.count_finished`), with replays of a few
+`tournament.store.progress` writes, `tournament.results.count_finished`), with replays of a few
 real matches (played in-process by random seats) copied under new match ids: every match
 is rated, so
 each bot's Elo history holds about 2,500 points (a page of 200 is read). The client is one

@@ -30,8 +30,8 @@ import requests
 import engines
 from referee.match.runner import FailurePolicy, decision_payload
 from referee.processes import python_module, stop_all
-from tournament.jobs import enqueue_match
 from tournament.store import MatchStatus, Store
+from tournament.wakeups import enqueue_match
 
 GOAL = 1.10
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tournament.store import MatchStatus, Store, match_key
+from tournament.store import MatchStatus, Store
 
 OVER = (MatchStatus.FINISHED.value, MatchStatus.FAILED.value)
 
@@ -49,10 +49,5 @@ def deal_in_play(store: Store, match: dict) -> bool:
 
 def _not_over(store: Store, match_ids: set[str]) -> set[str]:
     """Those of `match_ids` that exist and are not over, in one round trip."""
-    ids = sorted(match_ids)
-    with store.redis.pipeline(transaction=False) as pipe:
-        for match_id in ids:
-            pipe.hget(match_key(match_id), "status")
-        statuses = pipe.execute()
-    return {match_id for match_id, status in zip(ids, statuses, strict=True)
-            if status is not None and status.decode() not in OVER}
+    return {match_id for match_id, status in store.match_statuses(sorted(match_ids)).items()
+            if status is not None and status not in OVER}

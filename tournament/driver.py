@@ -37,9 +37,10 @@ from referee.config import Config
 from referee.match import replay
 from referee.match.botclient import PROTOCOL, RAW_LIMIT, BotReply, Fault
 from referee.match.runner import FailurePolicy, MatchPlay, PushSeat
-from tournament import jobs, metrics, results
-from tournament.progress import LeaseLost, Loaded, Progress
+from tournament import results, wakeups
 from tournament.store import MatchStatus, Store, seat_deadline_ms
+from tournament.store.metrics import PULL_SEAT
+from tournament.store.progress import LeaseLost, Loaded, Progress
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,7 @@ async def _drive_leased(context: Context, match_id: str, holder: str) -> dict:
     bots = _seated_bots(match)
     cap = context.config.bot_max_matches
     if bots and not await context.persist(progress.take_bot_slots, match_id, bots, cap):
-        await context.in_thread(jobs.defer_match, context.store, match, DEFER_S)
+        await context.in_thread(wakeups.defer_match, context.store, match, DEFER_S)
         log.info("match deferred: a bot plays as many matches as allowed",
                  extra={"match_id": match_id})
         return _summary(match_id, "deferred")
@@ -154,7 +155,7 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
             if reply is None:
                 return _summary(match_id, "parked")
         entry = play.advance(seat, reply, payload["legal_actions"])
-        bot = match["seats"][seat].get("bot_id") or metrics.PULL_SEAT
+        bot = match["seats"][seat].get("bot_id") or PULL_SEAT
         await context.persist(progress.record, match_id, holder, entry, play.state_json,
                               play.to_move, seat not in seats, match["game"], bot)
         if entry["fault"]:
@@ -177,13 +178,13 @@ async def _pull_reply(context: Context, match: dict, holder: str, seat: int, ste
         move = await context.persist(progress.take_move, match_id, seat, step)
         asked_at, now = await context.persist(progress.decision_clock, match_id)
         if move is not None:
-            await context.in_thread(jobs.cancel_deadline, context.store, match_id)
+            await context.in_thread(context.store.cancel_deadline_timer, match_id)
             return BotReply(action=move["action"], fault=None,
                             raw=replay.canonical(move["action"]).decode()[:RAW_LIMIT],
                             elapsed_ms=float(max(now - asked_at, 0)))
         due = asked_at + deadline_ms
         if now < due:
-            await context.in_thread(jobs.schedule_deadline, context.store, match, step,
+            await context.in_thread(wakeups.schedule_deadline, context.store, match, step,
                                     (due - now) / 1000)
             if await context.persist(progress.park, match_id, holder, seat, step):
                 context.leases.pop(match_id, None)

@@ -15,8 +15,8 @@ its view adds.
 
 `advance` is the one hook of the counting (`tournament.results.finish_tournament_of`, after
 every counted match, and the tournament's sweep): SPRT and Swiss progress lives in one JSON
-value per tournament (`tournament:{id}:sprt` or `tournament:{id}:swiss`), changed only in a
-WATCH/MULTI transaction on that key together with the matches it schedules. So a pair is
+value per tournament (`Store.format_state`), changed only in a WATCH/MULTI transaction on
+that key together with the matches it schedules (`Store.advance_format`). So a pair is
 counted and a pair or round is scheduled exactly once, however many workers call `advance`
 at the same moment, and whatever call comes after a worker died picks up what it left.
 """
@@ -27,10 +27,10 @@ from collections import Counter
 from fractions import Fraction
 from typing import Any
 
-import redis
-
+from referee.errors import RefereeError
 from tournament import pairing, ratings, scheduling, sprt, swiss
-from tournament.store import Store, dumps, loads, match_meta, tournament_key
+from tournament.store import Store
+from tournament.store.tournaments import FormatTransaction
 
 ROUND_ROBIN, SPRT, GAUNTLET, SWISS = "round_robin", "sprt", "gauntlet", "swiss"
 FORMATS = (ROUND_ROBIN, SPRT, GAUNTLET, SWISS)
@@ -38,7 +38,7 @@ PROGRESSIVE = (SPRT, SWISS)  # formats whose matches are scheduled as others fin
 MAX_MATCHES = 5000
 
 
-class SetupError(ValueError):
+class SetupError(RefereeError, ValueError):
     """A tournament that cannot be started, naming the request field at fault. `in_spec`:
     the refusal follows from what `openapi.yaml` says of the field alone (a 400); else it
     depends on other fields or on stored data, which no schema can say (a 422)."""
@@ -150,55 +150,31 @@ def first_plan(meta: dict) -> tuple[list[dict], dict | None]:
     return _next_swiss_round(meta, state, []), state
 
 
-def state_key(meta: dict) -> str:
-    return tournament_key(meta["id"], format_of(meta))
-
-
 # ----- advancing ----------------------------------------------------------------------
 def advance(store: Store, tournament_id: str, match_id: str | None = None) -> None:
     """Count what finished and schedule what is due (see the module docstring); given a
     match, only its pair or round is looked at, else everything not counted yet. Safe to
     call any number of times, from any number of processes."""
-    meta = loads(store.redis.hget(tournament_key(tournament_id), "meta"))
+    meta = store.tournament_meta(tournament_id)
     if meta is None or format_of(meta) not in PROGRESSIVE:
         return
     step = _advance_sprt if format_of(meta) == SPRT else _advance_swiss
 
-    def apply(pipe: redis.client.Pipeline) -> None:
-        state = loads(pipe.get(state_key(meta)))
+    def apply(txn: FormatTransaction) -> None:
+        state = txn.state()
         if state is not None:
-            step(store, pipe, meta, state, match_id)
+            step(store, txn, meta, state, match_id)
 
-    store.redis.transaction(apply, state_key(meta))
+    store.advance_format(tournament_id, format_of(meta), apply)
 
 
-def _commit(store: Store, pipe: redis.client.Pipeline, meta: dict, state: dict,
+def _commit(store: Store, txn: FormatTransaction, meta: dict, state: dict,
             planned: list[dict], total: int | None = None) -> None:
     """Write the new bookkeeping with the matches it schedules (and the shrunk total of a
     decided SPRT), in one MULTI."""
     metas = scheduling.match_metas(meta, planned)
-    pipe.multi()
-    pipe.set(state_key(meta), dumps(state))
-    if total is not None:
-        pipe.hset(tournament_key(meta["id"]), "meta", dumps({**meta, "total": total}))
+    pipe = txn.commit(state, None if total is None else {**meta, "total": total})
     scheduling.queue_matches(store, pipe, meta, metas)
-
-
-def _over(pipe: redis.client.Pipeline, tournament_id: str,
-          match_ids: list[str]) -> tuple[list[dict | None], list[bool]]:
-    """Each match's counted result (None if not counted as played) and whether it was
-    counted as failed."""
-    results = [loads(raw) for raw in pipe.hmget(tournament_key(tournament_id, "results"),
-                                                match_ids)]
-    failed = [bool(flag) for flag in pipe.smismember(tournament_key(tournament_id, "failed"),
-                                                     match_ids)]
-    return results, failed
-
-
-def _match_ids(pipe: redis.client.Pipeline, tournament_id: str, first: int,
-               count: int) -> list[str]:
-    return [raw.decode() for raw in pipe.lrange(tournament_key(tournament_id, "matches"),
-                                                first, first + count - 1)]
 
 
 # ----- SPRT ---------------------------------------------------------------------------
@@ -213,11 +189,11 @@ def pairs_in_flight(meta: dict) -> int:
     return max(1, meta["sprt"]["concurrency"] // 2)
 
 
-def _advance_sprt(store: Store, pipe: redis.client.Pipeline, meta: dict, state: dict,
+def _advance_sprt(store: Store, txn: FormatTransaction, meta: dict, state: dict,
                   match_id: str | None) -> None:
     counted = set(state["counted"])
     if match_id is not None:
-        index = _index_of(pipe, meta["id"], match_id)
+        index = txn.tournament_index(match_id)
         candidates = [] if index is None else [index // 2]
     else:
         candidates = [pair for pair in range(state["pairs"]) if pair not in counted]
@@ -225,7 +201,7 @@ def _advance_sprt(store: Store, pipe: redis.client.Pipeline, meta: dict, state: 
     for pair in candidates:
         if pair in counted or pair >= state["pairs"]:
             continue
-        bucket = _pair_bucket(pipe, meta, _match_ids(pipe, meta["id"], 2 * pair, 2))
+        bucket = _pair_bucket(txn, meta, txn.match_ids(2 * pair, 2))
         if bucket is None:
             continue
         _count_pair(meta, state, pair, bucket)
@@ -235,23 +211,15 @@ def _advance_sprt(store: Store, pipe: redis.client.Pipeline, meta: dict, state: 
     if not finished and not planned:
         return
     decided = state["decision"] is not None
-    _commit(store, pipe, meta, state, planned, 2 * state["pairs"] if decided else None)
+    _commit(store, txn, meta, state, planned, 2 * state["pairs"] if decided else None)
 
 
-def _index_of(pipe: redis.client.Pipeline, tournament_id: str, match_id: str) -> int | None:
-    """The match's place in its tournament (its `tournament_index`)."""
-    meta = match_meta(pipe, match_id)
-    if meta is None or meta.get("tournament_id") != tournament_id:
-        return None
-    return meta["tournament_index"]
-
-
-def _pair_bucket(pipe: redis.client.Pipeline, meta: dict, match_ids: list[str]) -> int | str | None:
+def _pair_bucket(txn: FormatTransaction, meta: dict, match_ids: list[str]) -> int | str | None:
     """The pair's pentanomial bucket, "void" when one of its matches failed, None while one
     is not over."""
     if len(match_ids) < 2:
         return None
-    results, failed = _over(pipe, meta["id"], match_ids)
+    results, failed = txn.outcomes(match_ids)
     if any(failed) and all(r is not None or f for r, f in zip(results, failed, strict=True)):
         return "void"
     if None in results:
@@ -337,19 +305,18 @@ def sprt_view(meta: dict, state: dict) -> dict:
 
 
 # ----- Swiss --------------------------------------------------------------------------
-def _advance_swiss(store: Store, pipe: redis.client.Pipeline, meta: dict, state: dict,
+def _advance_swiss(store: Store, txn: FormatTransaction, meta: dict, state: dict,
                    match_id: str | None) -> None:
     if len(state["rounds"]) >= meta["rounds"]:
         return
     current = state["rounds"][-1]
-    ids = _match_ids(pipe, meta["id"], current["first"], current["count"])
-    results, failed = _over(pipe, meta["id"], ids)
+    ids = txn.match_ids(current["first"], current["count"])
+    results, failed = txn.outcomes(ids)
     if len(ids) < current["count"] or any(r is None and not f
                                           for r, f in zip(results, failed, strict=True)):
         return
-    everything = [loads(raw) for raw in pipe.hvals(tournament_key(meta["id"], "results"))]
-    planned = _next_swiss_round(meta, state, everything)
-    _commit(store, pipe, meta, state, planned)
+    planned = _next_swiss_round(meta, state, txn.results())
+    _commit(store, txn, meta, state, planned)
 
 
 def swiss_tally(meta: dict, state: dict, results: list[dict]
@@ -417,7 +384,7 @@ def format_view(store: Store, meta: dict, results: list[dict], match_ids: list[s
     """What the format adds to the tournament view: `format`, `deals`, `challenger`,
     `sprt` and `swiss` (null where they do not apply)."""
     kind = format_of(meta)
-    state = loads(store.redis.get(state_key(meta))) if kind in PROGRESSIVE else None
+    state = store.format_state(meta["id"], kind) if kind in PROGRESSIVE else None
     return {
         "format": kind, "deals": meta.get("deals", pairing.PAIRED),
         "challenger": meta["bots"][0]["bot_id"] if kind in (GAUNTLET, SPRT) else None,

@@ -13,12 +13,12 @@ and is listed in the `running` index. Three signals find one whose driver died:
   maintenance of any worker, which calls `on_job_failure` (also called when a match job
   raised: the match is then already marked failed, and only counted here).
 
-Taking a match over is one transaction (WATCH on the match, its lease and the index): the
-match leaves the index and is queued again under the next attempt number; the new job
-finds the recorded steps and continues (`tournament.driver`). A driver presumed dead that
-wakes up has lost its lease and writes nothing. A match found over but not yet counted
-(its worker died between storing and counting the result) is counted; `tournament.results`
-counts each match once.
+Taking a match over is one transaction (`Store.take_over`: WATCH on the match, its lease
+and the index): the match leaves the index and is queued again under the next attempt
+number; the new job finds the recorded steps and continues (`tournament.driver`). A
+driver presumed dead that wakes up has lost its lease and writes nothing. A match found
+over but not yet counted (its worker died between storing and counting the result) is
+counted; `tournament.results` counts each match once.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job
 from rq.utils import now
 
-from tournament import jobs, results
-from tournament.store import MatchStatus, Store, lease_key, match_key, running_key
+from tournament import results, wakeups
+from tournament.store import MatchStatus, Store
 
 log = logging.getLogger(__name__)
 
@@ -47,16 +47,15 @@ STUCK_DEQUEUED_S = 5.0
 def sweep(store: Store) -> list[str]:
     """Queue again every running match whose driver died, and every match whose job died
     with the worker that took it; the ids queued."""
-    ids = [raw.decode() for raw in store.redis.zrange(running_key(), 0, -1)]
-    return requeue_abandoned(store, ids) + rescue_dequeued(store)
+    return requeue_abandoned(store, store.running_match_ids()) + rescue_dequeued(store)
 
 
 def rescue_dequeued(store: Store) -> list[str]:
     """Queue again the match of each job stuck in rq's intermediate queue (taken from the
     queue, never started) for `STUCK_DEQUEUED_S`; the ids queued. A job of a live but
     stalled worker queued again as well only finds its match busy or over."""
-    queue = jobs.match_queue(store)
-    intermediate = IntermediateQueue(queue.key, connection=store.redis)
+    queue = store.queue()
+    intermediate = IntermediateQueue(queue.key, connection=queue.connection)
     rescued = []
     for job_id in intermediate.get_job_ids():
         if job_id in queue.started_job_registry or intermediate.set_first_seen(job_id):
@@ -68,7 +67,7 @@ def rescue_dequeued(store: Store) -> list[str]:
         job = queue.fetch_job(job_id)
         if job is None:
             continue
-        match = store.get_match(jobs.match_of_job(job))
+        match = store.get_match(wakeups.match_of_job(job))
         job.delete()
         if match is not None and _recover(store, match, from_running=False):
             log.warning("match %s: job %s was taken by a worker that died before starting "
@@ -83,12 +82,7 @@ def requeue_abandoned(store: Store, match_ids: Iterable[str]) -> list[str]:
     ids = list(match_ids)
     if not ids:
         return []
-    with store.redis.pipeline(transaction=False) as pipe:
-        for match_id in ids:
-            pipe.exists(lease_key(match_id))
-        leased = pipe.execute()
-    orphans = [match_id for match_id, held in zip(ids, leased, strict=True) if not held]
-    return [match["id"] for match in store.get_matches(orphans)
+    return [match["id"] for match in store.get_matches(store.unleased(ids))
             if match is not None and _recover(store, match, from_running=True)]
 
 
@@ -96,7 +90,7 @@ def on_job_failure(job: Job, connection: redis.Redis, kind: type[BaseException] 
                    error: BaseException | None, trace: TracebackType | None) -> None:
     """rq's failure callback of every match job (see the module docstring)."""
     store = Store(connection)
-    match = store.get_match(jobs.match_of_job(job))
+    match = store.get_match(wakeups.match_of_job(job))
     if match is not None and _recover(store, match, from_running=False):
         log.warning("match %s: job %s is dead (%s); queued again", match["id"], job.id,
                     kind.__name__ if kind else "unknown")
@@ -105,34 +99,14 @@ def on_job_failure(job: Job, connection: redis.Redis, kind: type[BaseException] 
 def _recover(store: Store, match: dict, from_running: bool) -> bool:
     """Count the match if it is over (and drop it from the running index, where a lease
     renewal racing with its end may have put it back), else queue it again if nobody
-    drives it."""
+    drives it (`Store.take_over`)."""
     if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
         results.count_outcome(store, match)
-        store.redis.zrem(running_key(), match["id"])
+        store.leave_running(match["id"])
         return False
-    attempt = take_over(store, match["id"], from_running)
+    attempt = store.take_over(match["id"], from_running)
     if attempt is None:
         return False
-    jobs.enqueue_match(store, match, reason=f"r{attempt}")
+    wakeups.enqueue_match(store, match, reason=f"r{attempt}")
     log.info("match %s queued again (attempt %d)", match["id"], attempt)
     return True
-
-
-def take_over(store: Store, match_id: str, from_running: bool = True) -> int | None:
-    """Atomically mark an undriven match queued for its next attempt; None when a driver
-    holds it, it is over, or (`from_running`) it is not in the running index any more."""
-    key, lease, running = match_key(match_id), lease_key(match_id), running_key()
-
-    def apply(pipe: redis.client.Pipeline) -> int | None:
-        status, attempt = pipe.hmget(key, "status", "attempt")
-        if status not in (MatchStatus.QUEUED.encode(), MatchStatus.RUNNING.encode()):
-            return None
-        if pipe.exists(lease) or (from_running and pipe.zscore(running, match_id) is None):
-            return None
-        pipe.multi()
-        pipe.hset(key, mapping={"status": MatchStatus.QUEUED.value,
-                                "attempt": int(attempt or 0) + 1})
-        pipe.zrem(running, match_id)
-        return int(attempt or 0) + 1
-
-    return store.redis.transaction(apply, key, lease, running, value_from_callable=True)

@@ -8,9 +8,11 @@ caller decides what else commits with them (the format's bookkeeping, in one tra
 
 from __future__ import annotations
 
+import redis
+
 import engines
-from tournament import deals, jobs
-from tournament.store import Store, bot_seats, new_match_meta, tournament_key
+from tournament import deals, wakeups
+from tournament.store import Store, bot_seats, new_match_meta
 
 
 def match_metas(tournament: dict, planned: list[dict]) -> list[dict]:
@@ -26,7 +28,8 @@ def match_metas(tournament: dict, planned: list[dict]) -> list[dict]:
     return metas
 
 
-def queue_matches(store: Store, pipe, tournament: dict, metas: list[dict]) -> None:
+def queue_matches(store: Store, pipe: redis.client.Pipeline, tournament: dict,
+                  metas: list[dict]) -> None:
     """Store `metas` as queued matches, append them to the tournament's match list and
     queue one rq job each, on `pipe` (in MULTI; the caller executes it)."""
     engine = engines.get(tournament["game"])
@@ -34,6 +37,6 @@ def queue_matches(store: Store, pipe, tournament: dict, metas: list[dict]) -> No
         state = engine.new_game(num_players=meta["num_players"], seed=meta["seed"],
                                 options=tournament["options"])
         store.create_match(meta, state, engine.current_seat(state), {}, pipe)
-        jobs.enqueue_match(store, meta, pipeline=pipe)
+        wakeups.enqueue_match(store, meta, pipeline=pipe)
     if metas:
-        pipe.rpush(tournament_key(tournament["id"], "matches"), *[m["id"] for m in metas])
+        store.append_matches(pipe, tournament["id"], [meta["id"] for meta in metas])

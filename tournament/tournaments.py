@@ -16,7 +16,6 @@ histories are read a page at a time (`Store.rating_history`).
 from __future__ import annotations
 
 import secrets
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,16 +24,8 @@ from referee.match.replay import utc_now
 from referee.match.setups import match_options
 from tournament import formats, pairing, ratings, recovery, results, scheduling
 from tournament.formats import SetupError
-from tournament.store import (
-    MatchStatus,
-    Store,
-    dumps,
-    loads,
-    match_key,
-    ratings_key,
-    tournament_key,
-    tournaments_key,
-)
+from tournament.store import MatchStatus, Store
+from tournament.store.tournaments import TournamentState
 
 __all__ = ["SetupError"]  # raised by create_tournament, caught by the API
 
@@ -69,12 +60,10 @@ def create_tournament(store: Store, spec: dict[str, Any]) -> dict:
     }
     planned, state = formats.first_plan(meta)
     metas = scheduling.match_metas(meta, planned)
-    _store_tournament(store, meta, state)
+    store.save_tournament(meta, state)
     for first in range(0, len(metas), CREATE_BATCH):
-        with store.redis.pipeline() as pipe:
-            pipe.multi()  # rq's enqueue on a caller's pipeline wants it in MULTI already
+        with store.writes() as pipe:
             scheduling.queue_matches(store, pipe, meta, metas[first:first + CREATE_BATCH])
-            pipe.execute()
     return meta
 
 
@@ -105,49 +94,27 @@ def checked_options(engine: engines.Game, players: int, options: dict) -> dict:
                          in_spec=True) from None
 
 
-def _store_tournament(store: Store, meta: dict, state: dict | None) -> None:
-    """The meta and the format's bookkeeping; the matches follow (their list is empty until
-    then, and nothing counts before they are queued)."""
-    with store.redis.pipeline() as pipe:
-        pipe.hset(tournament_key(meta["id"]), "meta", dumps(meta))
-        if state is not None:
-            pipe.set(formats.state_key(meta), dumps(state))
-        pipe.zadd(tournaments_key(), {meta["id"]: time.time()})
-        pipe.execute()
-
-
 # ----- reading ------------------------------------------------------------------------
 def get_meta(store: Store, tournament_id: str) -> dict | None:
-    return loads(store.redis.hget(tournament_key(tournament_id), "meta"))
+    return store.tournament_meta(tournament_id)
 
 
 def list_tournaments(store: Store, offset: int, limit: int) -> tuple[list[dict], int]:
     """Newest first: one page of summaries and the total count."""
-    with store.redis.pipeline(transaction=False) as pipe:
-        pipe.zrevrange(tournaments_key(), offset, offset + limit - 1)
-        pipe.zcard(tournaments_key())
-        ids, total = pipe.execute()
-    return summaries(store, [i.decode() for i in ids]), total
+    ids, total = store.tournament_page(offset, limit)
+    return summaries(store, ids), total
 
 
 def summaries(store: Store, tournament_ids: list[str]) -> list[dict]:
     """Meta, status and progress of each tournament that exists, in one round trip."""
-    with store.redis.pipeline(transaction=False) as pipe:
-        for tournament_id in tournament_ids:
-            pipe.hmget(tournament_key(tournament_id), "meta", "finished_at")
-            pipe.scard(tournament_key(tournament_id, "done"))
-            pipe.scard(tournament_key(tournament_id, "failed"))
-        replies = pipe.execute()
-    return [summary(loads(meta), finished_at, done, failed)
-            for (meta, finished_at), done, failed in zip(replies[0::3], replies[1::3],
-                                                         replies[2::3], strict=True)
-            if meta is not None]
+    return [summary(state) for state in store.tournament_states(tournament_ids)]
 
 
-def summary(meta: dict, finished_at: bytes | None, done: int, failed: int) -> dict:
+def summary(state: TournamentState) -> dict:
     """A tournament as listed: `done` and `failed` are the sizes of its counted sets."""
+    meta, finished_at, done, failed = state
     return {**meta, "status": "finished" if finished_at else "running",
-            "finished_at": finished_at.decode() if finished_at else None,
+            "finished_at": finished_at,
             "progress": {"total": meta["total"], "done": done + failed, "failed": failed}}
 
 
@@ -159,13 +126,13 @@ def tournament_view(store: Store, tournament_id: str, admin: bool = False) -> di
     """
     if get_meta(store, tournament_id) is None:
         return None
-    sweep(store, tournament_id, _match_ids(store, tournament_id))
-    meta, match_ids = get_meta(store, tournament_id), _match_ids(store, tournament_id)
+    sweep(store, tournament_id, store.tournament_match_ids(tournament_id))
+    meta, match_ids = get_meta(store, tournament_id), store.tournament_match_ids(tournament_id)
     (view,) = summaries(store, [tournament_id])
-    statuses = list(_statuses(store, _pending(store, tournament_id, match_ids)).values())
+    statuses = list(store.match_statuses(_pending(store, tournament_id, match_ids)).values())
     view["progress"].update(running=statuses.count(MatchStatus.RUNNING),
                             queued=statuses.count(MatchStatus.QUEUED))
-    counted = results.tournament_results(store, tournament_id)
+    counted = store.tournament_results(tournament_id)
     names = {bot["bot_id"]: bot["name"] for bot in meta["bots"]}
     view.update(tables(store, meta, counted), matches=match_ids[:VIEW_MATCHES],
                 matches_total=len(match_ids),
@@ -177,24 +144,14 @@ def tournament_view(store: Store, tournament_id: str, admin: bool = False) -> di
 def match_id_page(store: Store, tournament_id: str, offset: int,
                   limit: int) -> tuple[list[str], int]:
     """One page of the tournament's match ids in schedule order, and how many it has."""
-    key = tournament_key(tournament_id, "matches")
-    with store.redis.pipeline(transaction=False) as pipe:
-        pipe.lrange(key, offset, offset + limit - 1)
-        pipe.llen(key)
-        ids, total = pipe.execute()
-    return [i.decode() for i in ids], total
-
-
-def _match_ids(store: Store, tournament_id: str) -> list[str]:
-    return [m.decode() for m in store.redis.lrange(tournament_key(tournament_id, "matches"),
-                                                   0, -1)]
+    return store.tournament_match_page(tournament_id, offset, limit)
 
 
 def sweep(store: Store, tournament_id: str, match_ids: list[str]) -> None:
     """Queue again the unfinished matches whose worker died, count the ones found over but
     not counted, let the format catch up (a worker may have died before it did), and store
     the final ratings if every match is over."""
-    statuses = _statuses(store, _pending(store, tournament_id, match_ids))
+    statuses = store.match_statuses(_pending(store, tournament_id, match_ids))
     recovery.requeue_abandoned(store, [match_id for match_id, status in statuses.items()
                                        if status not in (None, MatchStatus.QUEUED)])
     formats.advance(store, tournament_id)
@@ -206,7 +163,7 @@ def tables(store: Store, meta: dict, counted: list[dict]) -> dict:
     solo ranking) once stored."""
     names = {bot["bot_id"]: bot["name"] for bot in meta["bots"]}
     table = ratings.standings(counted)
-    final = loads(store.redis.hget(tournament_key(meta["id"]), "ratings"))
+    final = store.final_ratings(meta["id"])
     rows = None if final is None else [named(row, names) for row in final]
     solo = meta["players"] == 1
     return {
@@ -220,18 +177,8 @@ def tables(store: Store, meta: dict, counted: list[dict]) -> dict:
 
 
 def _pending(store: Store, tournament_id: str, match_ids: list[str]) -> list[str]:
-    over = {m.decode() for m in store.redis.sunion(tournament_key(tournament_id, "done"),
-                                                    tournament_key(tournament_id, "failed"))}
+    over = store.counted_match_ids(tournament_id)
     return [match_id for match_id in match_ids if match_id not in over]
-
-
-def _statuses(store: Store, match_ids: list[str]) -> dict[str, str | None]:
-    with store.redis.pipeline(transaction=False) as pipe:
-        for match_id in match_ids:
-            pipe.hget(match_key(match_id), "status")
-        found = pipe.execute()
-    return {match_id: status.decode() if status else None
-            for match_id, status in zip(match_ids, found, strict=True)}
 
 
 def named(row: dict, names: dict[str, str]) -> dict:
@@ -267,13 +214,7 @@ def leaderboard(store: Store, game: str) -> list[dict]:
     """A game's bots by live Elo; low/high: the bot's latest tournament's Bradley-Terry
     95% interval, shifted so that it is centred on the live Elo (null without one).
     Two round trips to Redis, whatever the number of bots."""
-    with store.redis.pipeline(transaction=False) as pipe:
-        for part in ("elo", "games", "intervals"):
-            pipe.hgetall(ratings_key(game, part))
-        elo_raw, games_raw, intervals_raw = pipe.execute()
-    elos = {k.decode(): loads(v) for k, v in elo_raw.items()}
-    games = {k.decode(): int(v) for k, v in games_raw.items()}
-    intervals = {k.decode(): loads(v) for k, v in intervals_raw.items()}
+    elos, games, intervals = store.leaderboard_ratings(game)
     order = sorted(elos, key=lambda bot: (-elos[bot], bot))
     bots = dict(zip(order, store.get_bots(order), strict=True))
     return [leaderboard_row(bots[bot], bot, elos[bot], games.get(bot, 0), intervals.get(bot))

@@ -11,7 +11,7 @@ the event loop. No process is forked per match.
 The event loop also keeps, for the whole process:
 - every held match lease renewed (`RENEW_EVERY_S`), in one round trip;
 - the recovery sweep (`tournament.recovery.sweep`) and the due timers (parked matches'
-  deadlines, deferred matches: `tournament.jobs.fire_due_timers`);
+  deadlines, deferred matches: `tournament.wakeups.fire_due_timers`);
 - each running job's rq heartbeat, so rq does not take a long match for a dead one.
 
 rq's own clean-up of its registries runs every `MAINTENANCE_S` (rq's default is ten
@@ -48,9 +48,8 @@ from rq.utils import now
 from rq.worker import BaseWorker
 
 from referee.config import DEFAULT_CONCURRENCY, Config
-from tournament import driver, jobs, recovery
-from tournament.progress import Progress
-from tournament.store import Store, timers_key
+from tournament import driver, recovery, wakeups
+from tournament.store import Progress, Store
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +72,7 @@ class MatchWorker(BaseWorker):
         super().__init__(queues, connection=connection, serializer=JSONSerializer,
                          maintenance_interval=MAINTENANCE_S, **kwargs)
         self.config = config
+        self.store = Store(connection)
         self.concurrency = concurrency
         self.free_slots = threading.Semaphore(concurrency)
         self.running: dict[str, tuple[Job, Queue, Execution, concurrent.futures.Future]] = {}
@@ -159,7 +159,7 @@ class MatchWorker(BaseWorker):
         with self.running_lock:
             if self.running:
                 return False
-        return (not self.connection.zcard(timers_key())
+        return (not self.store.timers_set()
                 and all(queue.count == 0 for queue in self.queues))
 
     def _wait_for_redis(self) -> None:
@@ -193,8 +193,7 @@ class MatchWorker(BaseWorker):
     async def _start_loop(self) -> driver.Context:
         client = aioredis.Redis.from_url(
             self.config.redis_url, retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3))
-        context = driver.Context(Progress(client), Store(self.connection), self.config,
-                                 name=self.name)
+        context = driver.Context(Progress(client), self.store, self.config, name=self.name)
         for every, task in ((RENEW_EVERY_S, self._renew_leases),
                             (recovery.SWEEP_EVERY_S, self._sweep),
                             (TIMERS_EVERY_S, self._fire_timers),
@@ -206,7 +205,7 @@ class MatchWorker(BaseWorker):
         """Drive the job's match, then hand rq its outcome (off the loop)."""
         try:
             try:
-                summary = await driver.drive(self.context, jobs.match_of_job(job))
+                summary = await driver.drive(self.context, wakeups.match_of_job(job))
             except Exception:
                 await self._bookkeep(self._finalize_failure, job, queue, execution,
                                      sys.exc_info())
@@ -232,7 +231,7 @@ class MatchWorker(BaseWorker):
         await self.context.in_thread(recovery.sweep, self.context.store)
 
     async def _fire_timers(self) -> None:
-        await self.context.in_thread(jobs.fire_due_timers, self.context.store)
+        await self.context.in_thread(wakeups.fire_due_timers, self.context.store)
 
     async def _heartbeat_jobs(self) -> None:
         with self.running_lock:
@@ -249,7 +248,7 @@ class MatchWorker(BaseWorker):
         concurrent.futures.wait([future for *_, future in running], timeout=10)
         try:
             recovery.requeue_abandoned(self.context.store,
-                                       [jobs.match_of_job(job) for job, *_ in running])
+                                       [wakeups.match_of_job(job) for job, *_ in running])
         except redis.RedisError:
             self.log.warning("Worker %s: matches left to the recovery sweep", self.name)
         concurrent.futures.wait([self._in_loop(self._stop_periodic())], timeout=10)

@@ -1,0 +1,100 @@
+"""Everything the referee keeps in Redis: every key, hash field and Lua script, and every
+read and write of them, one module per concept.
+
+- `keys`: every key builder, the fields of the hashes, the statuses, the channel messages
+- `scripts`: every Lua script, registered once per client
+- `codec`: values as JSON; `base`: the client every part shares, its connection limits
+- `matches`, `pull`, `bots`, `tournaments`, `ratings` (counting, leaderboard), `timers`,
+  `running` (the recovery's reads), `live` (event streams), `metrics` (the cluster's
+  counters), `limits`, `archive` (its Redis side), `queues` (rq's, on the same Redis):
+  the operations of each concept, composed into `Store` (a synchronous client)
+- `progress`: the driver's lease-fenced writes, on an asyncio client (`Progress`)
+
+Values are JSON (orjson), never a Python-only format; the bigger values of a match are
+stored compactly (`referee.match.compact`: deflated with a preset dictionary, read back as
+they were written; plain JSON written by earlier versions reads as it is).
+"""
+
+from __future__ import annotations
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+
+from tournament.archive_files import ReplayArchive
+from tournament.store.archive import ArchiveSide
+from tournament.store.base import MAX_CONNECTIONS, RETRIES, SOCKET_TIMEOUT_S
+from tournament.store.bots import Bots
+from tournament.store.codec import dumps, loads
+from tournament.store.keys import (
+    FINISHED,
+    MATCH_QUEUE,
+    QUEUES,
+    MatchStatus,
+    archive_cursor_key,
+    bot_key,
+    events_channel,
+    lease_key,
+    match_key,
+    playing_key,
+    ratings_events_channel,
+    ratings_key,
+    running_key,
+    tournament_events_channel,
+    tournament_key,
+)
+from tournament.store.limits import Limits
+from tournament.store.live import Channels
+from tournament.store.matches import (
+    Matches,
+    bot_seats,
+    match_fields,
+    new_match_meta,
+    seat_deadline_ms,
+)
+from tournament.store.metrics import CounterStore
+from tournament.store.progress import Progress
+from tournament.store.pull import PullSeats, token_digest
+from tournament.store.queues import Queues
+from tournament.store.ratings import Ratings
+from tournament.store.running import Running
+from tournament.store.scripts import Scripts
+from tournament.store.timers import Timers
+from tournament.store.tournaments import Tournaments
+
+__all__ = [
+    "FINISHED", "MATCH_QUEUE", "QUEUES", "MatchStatus", "Progress", "Store", "archive_cursor_key",
+    "bot_key", "bot_seats", "dumps", "events_channel", "lease_key", "loads", "match_fields",
+    "match_key", "new_match_meta", "playing_key", "ratings_events_channel", "ratings_key",
+    "running_key", "seat_deadline_ms", "token_digest", "tournament_events_channel",
+    "tournament_key",
+]
+
+
+class Store(Bots, Matches, PullSeats, Tournaments, Ratings, Timers, Running, Channels,
+            CounterStore, Limits, ArchiveSide, Queues):
+    """The referee's Redis data, through one synchronous client."""
+
+    def __init__(self, client: redis.Redis, archive: ReplayArchive | None = None):
+        self.redis = client
+        self.archive = archive
+        self.scripts = Scripts(client)
+
+    @classmethod
+    def from_url(cls, url: str, archive: ReplayArchive | None = None) -> Store:
+        """A client that retries briefly (under a second in all), so an unreachable Redis
+        turns into a quick 503 rather than a hanging request. Its socket timeout
+        (`SOCKET_TIMEOUT_S`) bounds a hung Redis and outlasts every blocking wait
+        (`wait_applied`). `archive` reads the replays moved out of Redis (`referee
+        archive`)."""
+        pool = redis.BlockingConnectionPool.from_url(
+            url, max_connections=MAX_CONNECTIONS, timeout=SOCKET_TIMEOUT_S,
+            socket_timeout=SOCKET_TIMEOUT_S,
+            retry=Retry(ExponentialBackoff(cap=0.4, base=0.05), RETRIES))
+        return cls(redis.Redis(connection_pool=pool), archive)
+
+    def ping(self) -> bool:
+        try:
+            return bool(self.redis.ping())
+        except redis.RedisError:
+            return False

@@ -1,0 +1,94 @@
+"""The Redis side of the archive (`tournament.archive` moves the replays, `ReplayArchive`
+writes the files): each game's cursor, the matches to look at, and the one transaction
+that swaps a match's replay for its summary."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import redis
+
+from referee.match import compact
+from tournament.store.base import StoreBase
+from tournament.store.codec import text
+from tournament.store.keys import (
+    MatchField,
+    MatchPart,
+    MatchStatus,
+    RatingsPart,
+    archive_cursor_key,
+    match_key,
+    matches_key,
+    ratings_key,
+)
+
+MatchFields = dict[bytes, bytes]  # a match's hash as stored
+
+
+class ArchiveCandidate(NamedTuple):
+    """What decides whether a match is archived now: its status and end, whether it is
+    archived already and whether its outcome was counted."""
+
+    status: str | None
+    finished_at: str | None
+    archived: bool
+    counted: bool
+
+
+class ArchiveSide(StoreBase):
+    """The archiver's reads and writes."""
+
+    def archive_cursor(self, game: str) -> float:
+        """The creation time before which every match of the game is settled (-inf: none)."""
+        return float(self.redis.get(archive_cursor_key(game)) or "-inf")
+
+    def advance_archive_cursor(self, game: str, score: float) -> None:
+        """Move the game's cursor to `score`, never backwards (a script)."""
+        self.scripts.advance_cursor(keys=[archive_cursor_key(game)], args=[repr(score)])
+
+    def created_between(self, game: str, low: float, high: float, start: int,
+                        count: int) -> list[tuple[str, float]]:
+        """(match id, creation time) of up to `count` of the game's matches created from
+        `low` to `high`, skipping the first `start`, oldest first."""
+        page = self.redis.zrangebyscore(matches_key(game), low, high, start=start, num=count,
+                                        withscores=True)
+        return [(member.decode(), score) for member, score in page]
+
+    def archive_candidates(self, game: str, match_ids: list[str]) -> list[ArchiveCandidate]:
+        """Each match's `ArchiveCandidate`, in one round trip."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            for match_id in match_ids:
+                pipe.hmget(match_key(match_id), MatchField.STATUS, MatchField.FINISHED_AT)
+                pipe.hexists(match_key(match_id), MatchField.ARCHIVED)
+                pipe.sismember(ratings_key(game, RatingsPart.COUNTED), match_id)
+            answers = pipe.execute()
+        candidates = []
+        for at in range(0, len(answers), 3):
+            (status, finished_at), archived, counted = answers[at:at + 3]
+            candidates.append(ArchiveCandidate(text(status), text(finished_at), bool(archived),
+                                               bool(counted)))
+        return candidates
+
+    def stored_match(self, match_id: str) -> tuple[MatchFields, bytes | None]:
+        """The match's hash as stored and its replay's stored form, in one transaction."""
+        with self.redis.pipeline() as pipe:
+            pipe.hgetall(match_key(match_id))
+            pipe.get(match_key(match_id, MatchPart.REPLAY))
+            fields, stored = pipe.execute()
+        return fields, stored
+
+    def replace_with_summary(self, match_id: str, fields: MatchFields, summary: dict) -> bool:
+        """Delete the replay and keep only the summary, if the match hash is still `fields`;
+        False when it changed meanwhile (the caller reads it again)."""
+        key = match_key(match_id)
+
+        def apply(pipe: redis.client.Pipeline) -> bool:
+            if pipe.hgetall(key) != fields:
+                return False
+            pipe.multi()
+            pipe.delete(key, match_key(match_id, MatchPart.REPLAY))
+            pipe.hset(key, mapping={MatchField.STATUS: MatchStatus.FINISHED.value,
+                                    MatchField.ARCHIVED: compact.pack(summary)})
+            return True
+
+        return self.redis.transaction(apply, key, value_from_callable=True)

@@ -1,0 +1,62 @@
+"""Registered bots: their records, the registration order, the lookup by name.
+
+A bot's name is unique, compared without case and outer spaces ("MyBot" is "mybot "),
+retired bots included: a name in the history and the ratings names one bot.
+"""
+
+from __future__ import annotations
+
+import time
+
+from tournament.store.base import StoreBase
+from tournament.store.codec import dumps, loads
+from tournament.store.keys import bot_key, bots_key
+
+
+def name_key(name: str) -> str:
+    """What two names are compared by."""
+    return name.strip().casefold()
+
+
+class Bots(StoreBase):
+    """The bots' records, by id and in registration order."""
+
+    def save_bot(self, bot: dict) -> None:
+        """Register a bot (last in the registration order)."""
+        with self.redis.pipeline() as pipe:
+            pipe.set(bot_key(bot["id"]), dumps(bot))
+            pipe.zadd(bots_key(), {bot["id"]: time.time()})
+            pipe.execute()
+
+    def update_bot(self, bot: dict) -> None:
+        """Write a registered bot's changed record, keeping its place in the registration
+        order."""
+        self.redis.set(bot_key(bot["id"]), dumps(bot), xx=True)
+
+    def get_bot(self, bot_id: str) -> dict | None:
+        return loads(self.redis.get(bot_key(bot_id)))
+
+    def get_bots(self, bot_ids: list[str]) -> list[dict | None]:
+        """`get_bot` of every id, in one round trip."""
+        if not bot_ids:
+            return []
+        return [loads(raw) for raw in self.redis.mget([bot_key(i) for i in bot_ids])]
+
+    def list_bots(self) -> list[dict]:
+        """Every registered bot, by registration time."""
+        return self.bot_page(0, -1)[0]
+
+    def bot_page(self, offset: int, limit: int) -> tuple[list[dict], int]:
+        """One page of the bots by registration time (`limit` -1: all after `offset`), and
+        how many there are."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zrange(bots_key(), offset, offset + limit - 1 if limit >= 0 else -1)
+            pipe.zcard(bots_key())
+            ids, total = pipe.execute()
+        return [bot for bot in self.get_bots([i.decode() for i in ids]) if bot], total
+
+    def bot_named(self, name: str, other_than: str | None = None) -> dict | None:
+        """The registered bot (retired ones included) with this name, if any."""
+        wanted = name_key(name)
+        return next((bot for bot in self.list_bots()
+                     if name_key(bot["name"]) == wanted and bot["id"] != other_than), None)

@@ -1,0 +1,262 @@
+"""Every Redis key the referee uses, built here and nowhere else (rq's `key_for` habit), with
+the fields of its hashes, the statuses of a match and the messages of its channels.
+
+Keys, all under the prefix `referee:`, and the module of `tournament.store` that reads and
+writes each:
+
+- `bot:{id}` (string): a registered bot; `bots` (sorted set): bot ids by registration
+  time; `bot:{id}:playing` (set): the matches holding one of the bot's concurrent-match
+  slots (`bots`; the slots: `progress`)
+- `match:{id}` (hash, `MatchField`): `meta` (packed JSON, fixed at creation), `status`,
+  `step`, `to_move`, `result` (packed JSON), `forfeit`, `error`, `started_at`,
+  `finished_at`, `attempt` (after a dead worker), while it runs `asked_at` (Redis time in
+  ms when the current decision was put) and `parked` (the step a parked match waits at for
+  its pull seat), `deadline_timer` (the timer set at that seat's deadline), `wakes` and
+  `deferrals` (counters that make those jobs' ids unique). Once its replay is archived
+  only `status` and `archived` (packed: everything `get_match` answers, and `archive`, the
+  replay's file under REFEREE_ARCHIVE_DIR) are left (`matches`, `progress`, `timers`,
+  `running`, `archive`)
+- `match:{id}:tokens` (hash): seat -> sha256 of its token, never the token (`pull`)
+- `match:{id}:live` (string): `{"step", "state"}`, the state the current decision is asked
+  in (while the match runs: with the steps, what a worker continues the match from)
+- `match:{id}:steps` (list): step records as they are played (while the match runs)
+- `match:{id}:replay` (string): the finished replay record in its stored form
+  (`referee.match.compact`), until it is archived
+- `match:{id}:inbox:{seat}` (list): moves posted by a pull seat's client, `{"step", "action"}`
+- `match:{id}:claim:{step}` (string, expires): set by the first move accepted for that step
+- `match:{id}:applied:{step}` (list, expires): pushed once the driver has moved past that
+  step (popped by the request waiting for it)
+- `match:{id}:lease` (string, expires): the driver playing the match, renewed while it runs
+- `match:{id}:events` (pub/sub channel, no key): each recorded step's number, then `END`
+- `matches`, `matches:{game}` (sorted sets): match ids by creation time, all and per game
+- `running` (sorted set): matches with a driver (not parked), for the recovery sweep
+  (`progress` adds and drops them, `running` reads them)
+- `timers` (sorted set): `"{match id} {reason}"` by when (Redis time, ms) the match's job
+  `reason` is to be queued (`timers`)
+- `archive:cursor:{game}` (string): a creation time (the score in `matches:{game}`) before
+  which every match of the game is archived or has nothing to archive (`archive`)
+- `tournament:{id}` (hash, `TournamentField`): `meta` (JSON), `finished_at`, `ratings`
+  (JSON, at the end); `tournaments` (sorted set): tournament ids by creation time
+- `tournament:{id}:matches` (list): match ids in schedule order
+- `tournament:{id}:done` / `:failed` (sets): match ids counted as played / failed
+- `tournament:{id}:results` (hash): match id -> the match's result (seats, ranks, scores,
+  faults)
+- `tournament:{id}:sprt` / `:swiss` (string, JSON): an SPRT's or a Swiss tournament's
+  bookkeeping (`tournament.formats`)
+- `tournament:{id}:events` (pub/sub channel): the id of each match counted, then `FINISHED`
+- `ratings:{game}:counted` (set): every match id whose outcome was counted (once)
+- `ratings:{game}:elo` / `:games` (hashes): bot id -> live Elo / rated matches
+- `ratings:{game}:results` (list): rated results in the order they were counted
+- `ratings:{game}:history:{bot}` (list): `[n, rating]` after each of the bot's rated matches
+- `ratings:{game}:intervals` (hash): bot id -> its latest tournament's Bradley-Terry row
+- `ratings:{game}:page` (string): the leaderboard's rows as `GET /ratings/{game}` answers
+  them, `{version}\\n{row}\\n{row}...`, valid while the version is unchanged
+- `ratings:{game}:events` (pub/sub channel): the id of each rated match counted, and
+  `INTERVALS` when a tournament's intervals are stored (`ratings`, `tournaments`)
+- `ratelimit:moves:{token sha256}:{window}` (string, expires): moves posted with one seat
+  token in one fixed window of the move rate limit (`limits`)
+- `metrics:{counter}` (hashes): the cluster's counters, fields JSON arrays of label values
+  (`metrics`)
+
+rq keeps its own keys under `rq:`; the match queue is `MATCH_QUEUE` (`queues`).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+PREFIX = "referee:"
+MATCH_QUEUE = "referee-matches"
+QUEUES = (MATCH_QUEUE,)
+
+# Messages on the channels, besides match ids and step numbers.
+END = "end"  # on a match's channel: it is over
+FINISHED = "finished"  # on a tournament's channel: its final ratings are stored
+INTERVALS = "intervals"  # on a game's ratings channel: a tournament's intervals are stored
+
+
+class MatchStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+
+
+class MatchField(StrEnum):
+    """The fields of a match's hash, `match:{id}`."""
+
+    META = "meta"
+    STATUS = "status"
+    STEP = "step"
+    TO_MOVE = "to_move"
+    RESULT = "result"
+    FORFEIT = "forfeit"
+    ERROR = "error"
+    STARTED_AT = "started_at"
+    FINISHED_AT = "finished_at"
+    ATTEMPT = "attempt"
+    ASKED_AT = "asked_at"
+    PARKED = "parked"
+    DEADLINE_TIMER = "deadline_timer"
+    WAKES = "wakes"
+    DEFERRALS = "deferrals"
+    ARCHIVED = "archived"  # the one field besides `status` of an archived match
+
+
+class MatchPart(StrEnum):
+    """The keys of a match beside its hash: `match:{id}:{part}`."""
+
+    TOKENS = "tokens"
+    LIVE = "live"
+    STEPS = "steps"
+    REPLAY = "replay"
+    LEASE = "lease"
+    EVENTS = "events"
+
+
+class TournamentField(StrEnum):
+    """The fields of a tournament's hash, `tournament:{id}`."""
+
+    META = "meta"
+    FINISHED_AT = "finished_at"
+    RATINGS = "ratings"
+
+
+class TournamentPart(StrEnum):
+    """The keys of a tournament beside its hash: `tournament:{id}:{part}` (a progressive
+    format's bookkeeping is `tournament:{id}:{format}`)."""
+
+    MATCHES = "matches"
+    DONE = "done"
+    FAILED = "failed"
+    RESULTS = "results"
+    EVENTS = "events"
+
+
+class RatingsPart(StrEnum):
+    """The keys of a game's ratings: `ratings:{game}:{part}`."""
+
+    COUNTED = "counted"
+    ELO = "elo"
+    GAMES = "games"
+    RESULTS = "results"
+    INTERVALS = "intervals"
+    PAGE = "page"
+    EVENTS = "events"
+
+
+# ----- bots -------------------------------------------------------------------------------
+def bot_key(bot_id: str) -> str:
+    return f"{PREFIX}bot:{bot_id}"
+
+
+def bots_key() -> str:
+    return f"{PREFIX}bots"
+
+
+def playing_key(bot_id: str) -> str:
+    return f"{bot_key(bot_id)}:playing"
+
+
+# ----- matches ----------------------------------------------------------------------------
+def matches_key(game: str | None = None) -> str:
+    """Every match id by creation time, or only those of one game."""
+    return f"{PREFIX}matches" if game is None else f"{PREFIX}matches:{game}"
+
+
+def match_key(match_id: str, part: str | None = None) -> str:
+    """`match:{id}` or one of its parts (a `MatchPart`, an inbox, a claim, a signal)."""
+    base = f"{PREFIX}match:{match_id}"
+    return f"{base}:{part}" if part else base
+
+
+def inbox_key(match_id: str, seat: int) -> str:
+    return match_key(match_id, f"inbox:{seat}")
+
+
+def claim_key(match_id: str, step: int) -> str:
+    return match_key(match_id, f"claim:{step}")
+
+
+def applied_key(match_id: str, step: int) -> str:
+    return match_key(match_id, f"applied:{step}")
+
+
+def lease_key(match_id: str) -> str:
+    return match_key(match_id, MatchPart.LEASE)
+
+
+def lease_key_pattern() -> tuple[str, str]:
+    """(prefix, suffix) of every lease key, for a script that builds them from match ids."""
+    prefix, _, suffix = lease_key("{}").partition("{}")
+    return prefix, suffix
+
+
+def events_channel(match_id: str) -> str:
+    """Where a match's driver announces each recorded step (its number) and the end
+    (`END`)."""
+    return match_key(match_id, MatchPart.EVENTS)
+
+
+def running_key() -> str:
+    return f"{PREFIX}running"
+
+
+def timers_key() -> str:
+    return f"{PREFIX}timers"
+
+
+def archive_cursor_key(game: str) -> str:
+    return f"{PREFIX}archive:cursor:{game}"
+
+
+def rate_key(token_sha256: str, window: int) -> str:
+    return f"{PREFIX}ratelimit:moves:{token_sha256}:{window}"
+
+
+# ----- tournaments and ratings ------------------------------------------------------------
+def tournaments_key() -> str:
+    return f"{PREFIX}tournaments"
+
+
+def tournament_key(tournament_id: str, part: str | None = None) -> str:
+    """`tournament:{id}` or one of its parts (a `TournamentPart`, or a format's name)."""
+    base = f"{PREFIX}tournament:{tournament_id}"
+    return f"{base}:{part}" if part else base
+
+
+def tournament_events_channel(tournament_id: str) -> str:
+    """Where counting announces a tournament's counted matches (their ids) and its end
+    (`FINISHED`)."""
+    return tournament_key(tournament_id, TournamentPart.EVENTS)
+
+
+def ratings_key(game: str, part: str) -> str:
+    """`ratings:{game}:{part}`, a `RatingsPart`."""
+    return f"{PREFIX}ratings:{game}:{part}"
+
+
+def history_key(game: str, bot_id: str) -> str:
+    return ratings_key(game, f"history:{bot_id}")
+
+
+def ratings_events_channel(game: str) -> str:
+    """Where counting announces a change of the game's leaderboard."""
+    return ratings_key(game, RatingsPart.EVENTS)
+
+
+# ----- metrics ----------------------------------------------------------------------------
+class MetricCounter(StrEnum):
+    """The cluster's counters: hashes `metrics:{counter}` whose fields are JSON arrays of
+    label values (`tournament.store.metrics`)."""
+
+    DECISIONS = "decisions"  # [game, bot] -> decisions asked
+    DECISION_US = "decision_us"  # [game, bot] -> their summed duration, in microseconds
+    DECISION_BUCKETS = "decision_buckets"  # [game, bot, le] -> decisions in that bucket
+    FAULTS = "faults"  # [game, code] -> faults (timeout, crash, malformed, illegal)
+    MATCHES = "matches"  # [game, status] -> matches that entered the status
+    VERIFICATIONS = "verifications"  # [result] -> replays verified, valid or invalid
+
+
+def metrics_key(counter: MetricCounter) -> str:
+    return f"{PREFIX}metrics:{counter}"

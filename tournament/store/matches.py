@@ -1,0 +1,167 @@
+"""A match's record in Redis: its creation, its hash as the API reads it, the match lists,
+its recorded steps and its replay (from Redis or, once archived, from its file)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+import redis
+
+from referee.match import compact
+from referee.match.replay import utc_now
+from tournament.store.base import StoreBase
+from tournament.store.codec import dumps, loads, text
+from tournament.store.keys import MatchField, MatchPart, MatchStatus, match_key, matches_key
+
+
+def new_match_meta(game: str, game_version: str, seats: list[dict], options: dict, seed: int,
+                   policy: dict, deadline_ms: int, pull_deadline_ms: int,
+                   match_id: str | None = None, **tags: Any) -> dict:
+    """A new match's record as `create_match` stores it (a fresh id unless given); `tags`
+    add fields such as the tournament it belongs to."""
+    return {
+        "id": match_id or f"m-{secrets.token_hex(8)}", "game": game,
+        "game_version": game_version, "num_players": len(seats), "seats": seats,
+        "options": options, "seed": seed, "policy": policy, "deadline_ms": deadline_ms,
+        "pull_deadline_ms": pull_deadline_ms, "created_at": utc_now(), **tags,
+    }
+
+
+def seat_deadline_ms(match: dict, seat: int) -> int:
+    """A seat's deadline per decision: its own when it was given one, else the match's for
+    its kind (`deadline_ms` for a bot, `pull_deadline_ms` for a pull seat)."""
+    info = match["seats"][seat]
+    default = match["deadline_ms"] if info["kind"] == "bot" else match["pull_deadline_ms"]
+    return info.get("deadline_ms", default)
+
+
+def bot_seats(bots: list[tuple[str, str]]) -> list[dict]:
+    """The seats of a match between registered bots, from (bot id, seat name) in seat order."""
+    return [{"seat": seat, "kind": "bot", "bot_id": bot_id, "name": name}
+            for seat, (bot_id, name) in enumerate(bots)]
+
+
+def match_fields(fields: dict[bytes, bytes]) -> dict | None:
+    """A match hash as `Store.get_match` answers it: meta merged with the status fields
+    (an archived match: its packed summary, with `archive`, the replay's file)."""
+    if not fields:
+        return None
+    named = {k.decode(): v for k, v in fields.items()}
+    if MatchField.ARCHIVED in named:
+        return compact.unpack(named[MatchField.ARCHIVED])
+    match = compact.unpack(named[MatchField.META])
+    match.update(
+        status=named[MatchField.STATUS].decode(),
+        step=int(named[MatchField.STEP]),
+        to_move=loads(named.get(MatchField.TO_MOVE)),
+        result=compact.unpack(named.get(MatchField.RESULT)),
+        forfeit=loads(named.get(MatchField.FORFEIT)),
+        error=text(named.get(MatchField.ERROR)),
+        started_at=text(named.get(MatchField.STARTED_AT)),
+        finished_at=text(named.get(MatchField.FINISHED_AT)),
+    )
+    return match
+
+
+def match_meta(client: redis.Redis | redis.client.Pipeline, match_id: str) -> dict | None:
+    """The match's meta (archived or not) read on `client`, e.g. a pipeline in WATCH."""
+    meta, archived = client.hmget(match_key(match_id), MatchField.META, MatchField.ARCHIVED)
+    return compact.unpack(meta if meta is not None else archived)
+
+
+class Matches(StoreBase):
+    """Matches: created, read one or many, listed, their steps and replays."""
+
+    def create_match(self, meta: dict, state: dict, to_move: int | None,
+                     token_digests: dict[int, str],
+                     pipe: redis.client.Pipeline | None = None) -> None:
+        """Store a new match, queued, with its initial state as the live state; on `pipe`,
+        which the caller executes, when given (many matches in one round trip)."""
+        if pipe is None:
+            with self.redis.pipeline() as own:
+                self.create_match(meta, state, to_move, token_digests, own)
+                own.execute()
+            return
+        match_id = meta["id"]
+        pipe.hset(match_key(match_id), mapping={
+            MatchField.META: compact.pack(meta), MatchField.STATUS: MatchStatus.QUEUED.value,
+            MatchField.STEP: 0, MatchField.TO_MOVE: dumps(to_move),
+        })
+        if token_digests:
+            pipe.hset(match_key(match_id, MatchPart.TOKENS),
+                      mapping={str(seat): digest for seat, digest in token_digests.items()})
+        pipe.set(match_key(match_id, MatchPart.LIVE), dumps({"step": 0, "state": state}))
+        created = time.time()
+        pipe.zadd(matches_key(), {match_id: created})
+        pipe.zadd(matches_key(meta["game"]), {match_id: created})
+
+    def get_match(self, match_id: str) -> dict | None:
+        """The match's meta merged with its current status fields, or None."""
+        return match_fields(self.redis.hgetall(match_key(match_id)))
+
+    def get_matches(self, match_ids: list[str]) -> list[dict | None]:
+        """`get_match` of every id, in one round trip."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            for match_id in match_ids:
+                pipe.hgetall(match_key(match_id))
+            return [match_fields(fields) for fields in pipe.execute()]
+
+    def match_statuses(self, match_ids: list[str]) -> dict[str, str | None]:
+        """Each match's status (None: no such match), in one round trip."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            for match_id in match_ids:
+                pipe.hget(match_key(match_id), MatchField.STATUS)
+            found = pipe.execute()
+        return {match_id: text(status) for match_id, status in zip(match_ids, found,
+                                                                     strict=True)}
+
+    def current_attempt(self, match_id: str) -> int:
+        """How many times the match was queued again after its worker died (0 at first)."""
+        return int(self.redis.hget(match_key(match_id), MatchField.ATTEMPT) or 0)
+
+    def list_match_ids(self, offset: int, limit: int,
+                       game: str | None = None) -> tuple[list[str], int]:
+        """Newest first (of one game, or all): one page of ids and the total count."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zrevrange(matches_key(game), offset, offset + limit - 1)
+            pipe.zcard(matches_key(game))
+            ids, total = pipe.execute()
+        return [i.decode() for i in ids], total
+
+    def steps(self, match_id: str) -> list[dict]:
+        return [loads(raw) for raw in self.redis.lrange(match_key(match_id, MatchPart.STEPS),
+                                                        0, -1)]
+
+    def get_replay(self, match_id: str) -> dict | None:
+        """The finished match's sealed replay, from Redis or from the archive
+        (`referee.match.compact.StoredReplayError` when it cannot be read back here)."""
+        data, archived = self._stored_replay(match_id)
+        if archived is not None:
+            return self._archived_replay(match_id, archived)
+        return None if data is None else compact.decode(data)
+
+    def get_replay_steps(self, match_id: str) -> dict | None:
+        """The finished match's replay, its steps without state hashes unless archived (no
+        re-run)."""
+        data, archived = self._stored_replay(match_id)
+        if archived is not None:
+            return self._archived_replay(match_id, archived)
+        return None if data is None else compact.decode_steps(data)
+
+    def _stored_replay(self, match_id: str) -> tuple[bytes | None, str | None]:
+        """(the stored form in Redis, None) or (None, the archive file): the archiver
+        replaces one with the other atomically, so one transaction sees one of them."""
+        with self.redis.pipeline() as pipe:
+            pipe.get(match_key(match_id, MatchPart.REPLAY))
+            pipe.hget(match_key(match_id), MatchField.ARCHIVED)
+            data, archived = pipe.execute()
+        return data, None if archived is None else compact.unpack(archived)["archive"]
+
+    def _archived_replay(self, match_id: str, relative: str) -> dict:
+        if self.archive is None:
+            raise compact.StoredReplayError(
+                f"the replay of match {match_id} is archived ({relative}) and this process "
+                "has no REFEREE_ARCHIVE_DIR")
+        return self.archive.read(relative, match_id)

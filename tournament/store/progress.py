@@ -1,0 +1,217 @@
+"""A match's recorded progress in Redis, as the worker's driver reads and writes it (asyncio).
+
+Every write of a driver is fenced by the match's lease (`match:{id}:lease`, holding the
+driver's name): a Lua script checks the holder before it writes, so a driver presumed dead
+(its lease expired, another worker took the match over) can never write a step, park or
+finish the match. A step is recorded together with the state after it, atomically, which
+is what lets any worker continue the match from its last recorded step.
+
+The scripts are in `tournament.store.scripts`; they read the time from Redis (`TIME`), so
+a pull seat's deadline does not depend on the clocks of the machines that park and resume
+it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+import redis.asyncio as aioredis
+from redis.commands.core import AsyncScript
+
+from referee.errors import RefereeError
+from referee.match import compact
+from tournament.store.codec import loads
+from tournament.store.keys import (
+    MatchField,
+    MatchPart,
+    MatchStatus,
+    applied_key,
+    claim_key,
+    events_channel,
+    inbox_key,
+    lease_key,
+    lease_key_pattern,
+    match_key,
+    playing_key,
+    running_key,
+)
+from tournament.store.matches import match_fields
+from tournament.store.metrics import decision_increments, record_match_status
+from tournament.store.pull import SIGNAL_TTL_S
+from tournament.store.scripts import Scripts
+
+LEASE_TTL_MS = 6000
+
+
+class LeaseLost(RefereeError):
+    """Another driver holds the match now: this one must stop without writing."""
+
+
+@dataclass
+class Loaded:
+    """What a driver reads to continue a match, in one round trip."""
+
+    match: dict
+    state: dict
+    steps: list[dict]
+
+
+class Progress:
+    """The driver's reads and fenced writes of one Redis (asyncio client)."""
+
+    def __init__(self, client: aioredis.Redis):
+        self.redis = client
+        self.scripts = Scripts(client)
+
+    async def load(self, match_id: str) -> Loaded | None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hgetall(match_key(match_id))
+            pipe.get(match_key(match_id, MatchPart.LIVE))
+            pipe.lrange(match_key(match_id, MatchPart.STEPS), 0, -1)
+            fields, live, steps = await pipe.execute()
+        match = match_fields(fields)
+        if match is None:
+            return None
+        state = loads(live)["state"] if live else None
+        return Loaded(match, state, [orjson.loads(step) for step in steps])
+
+    async def take_lease(self, match_id: str, holder: str) -> bool:
+        return bool(await self.scripts.take_lease(keys=[lease_key(match_id), running_key()],
+                                                  args=[holder, LEASE_TTL_MS, match_id]))
+
+    async def renew_leases(self, leases: dict[str, str]) -> list[str]:
+        """Renew every lease held (match id -> holder) in one round trip; the ids of those
+        found taken by another driver."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for match_id, holder in leases.items():
+                await self.scripts.renew_lease(keys=[lease_key(match_id), running_key()],
+                                               args=[holder, LEASE_TTL_MS, match_id],
+                                               client=pipe)
+            answers = await pipe.execute()
+        return [match_id for match_id, answer in zip(leases, answers, strict=True)
+                if answer == 0]
+
+    async def release_lease(self, match_id: str, holder: str) -> None:
+        await self.scripts.release_lease(keys=[lease_key(match_id), running_key()],
+                                         args=[holder, match_id])
+
+    async def start(self, match_id: str, game: str, holder: str,
+                    started_at: str) -> str:
+        """Mark the match running under this driver; its `started_at` (the first one's).
+        Its first start counts in the cluster's metrics."""
+        answer = await self.scripts.start(keys=[match_key(match_id), lease_key(match_id)],
+                                          args=[holder, match_id, started_at])
+        if not answer:
+            raise LeaseLost(match_id)
+        first_started_at, first = answer
+        if first:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                record_match_status(pipe, game, MatchStatus.RUNNING.value)
+                await pipe.execute()
+        return first_started_at.decode()
+
+    async def record(self, match_id: str, holder: str, entry: dict, state_json: bytes,
+                     to_move: int | None, pull_move_played: bool, game: str, bot: str) -> None:
+        """Record a step with the state after it, and count its decision in the cluster's
+        metrics, in one round trip (idempotent: a step already recorded by this very write,
+        before a lost connection, is not recorded twice). `state_json`: the state's
+        canonical JSON, as hashed for the step."""
+        step = entry["step"]
+        live = b'{"step":%d,"state":%b}' % (step + 1, state_json)
+        counts = decision_increments(game, bot, entry["elapsed_ms"] / 1000,
+                                     (entry["fault"] or {}).get("code"))
+        answer = await self.scripts.record(
+            keys=[match_key(match_id), match_key(match_id, MatchPart.STEPS),
+                  match_key(match_id, MatchPart.LIVE), lease_key(match_id),
+                  applied_key(match_id, step), events_channel(match_id)],
+            args=[holder, step, orjson.dumps(entry), live, orjson.dumps(to_move),
+                  "1" if pull_move_played else "0", SIGNAL_TTL_S, orjson.dumps(counts)])
+        if answer == 0:
+            raise LeaseLost(match_id)
+        if answer == -1:
+            raise LeaseLost(f"{match_id}: step {step} does not follow the recorded steps")
+
+    async def park(self, match_id: str, holder: str, seat: int, step: int) -> bool:
+        """Park the match at a pull seat's decision; False when a move is already waiting."""
+        answer = await self.scripts.park(
+            keys=[match_key(match_id), lease_key(match_id), running_key(),
+                  inbox_key(match_id, seat)], args=[holder, match_id, step])
+        if answer == 0:
+            raise LeaseLost(match_id)
+        return answer == 1
+
+    async def take_move(self, match_id: str, seat: int, step: int) -> dict | None:
+        """The move posted for `step` by the seat's client, if any; moves posted for
+        other (older) steps are dropped."""
+        while (raw := await self.redis.lpop(inbox_key(match_id, seat))) is not None:
+            move = orjson.loads(raw)
+            if move["step"] == step:
+                return move
+        return None
+
+    async def claim_step(self, match_id: str, seat: int, step: int) -> bool:
+        """Claim `step` for its timeout: False when a move was accepted for it first."""
+        return bool(await self.redis.set(claim_key(match_id, step), seat, nx=True,
+                                         ex=SIGNAL_TTL_S))
+
+    async def decision_clock(self, match_id: str) -> tuple[int, int]:
+        """(when the current decision was put, now), in ms of Redis time."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hget(match_key(match_id), MatchField.ASKED_AT)
+            pipe.time()
+            asked_at, (seconds, micros) = await pipe.execute()
+        return int(asked_at or 0), seconds * 1000 + micros // 1000
+
+    async def finish(self, match_id: str, holder: str, record: dict, seats: int) -> None:
+        """Store the sealed replay and the result, drop what only a running match needs
+        and release the lease, atomically."""
+        await self._fenced(self.scripts.end_match, _end_keys(match_id, seats), [
+            holder, match_id, MatchStatus.FINISHED.value, compact.encode(record),
+            MatchField.RESULT, compact.pack(record["result"]),
+            MatchField.FORFEIT, orjson.dumps(record["forfeit"]),
+            MatchField.FINISHED_AT, record["finished_at"]],
+            (record["game"], MatchStatus.FINISHED))
+
+    async def fail(self, match_id: str, game: str, holder: str, error: str, finished_at: str,
+                   seats: int) -> None:
+        await self._fenced(self.scripts.end_match, _end_keys(match_id, seats, True), [
+            holder, match_id, MatchStatus.FAILED.value, "", MatchField.ERROR, error,
+            MatchField.FINISHED_AT, finished_at], (game, MatchStatus.FAILED))
+
+    async def take_bot_slots(self, match_id: str, bot_ids: list[str], cap: int) -> bool:
+        """Take one concurrent-match slot of every bot for `match_id`, all or none, in one
+        round trip; False when a bot already plays `cap` other matches. A slot whose match
+        has no lease (its driver finished, parked or died) is free again."""
+        prefix, suffix = lease_key_pattern()
+        return bool(await self.scripts.take_slots(
+            keys=[playing_key(bot) for bot in sorted(set(bot_ids))],
+            args=[match_id, cap, prefix, suffix]))
+
+    async def release_bot_slots(self, match_id: str, bot_ids: list[str]) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for bot in sorted(set(bot_ids)):
+                pipe.srem(playing_key(bot), match_id)
+            await pipe.execute()
+
+    async def _fenced(self, script: AsyncScript, keys: list[str], args: list,
+                      status: tuple[str, MatchStatus] | None = None) -> None:
+        """Run a lease-checking script (and count the status a match enters, in the same
+        round trip); LeaseLost when the lease is not ours."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            await script(keys=keys, args=args, client=pipe)
+            if status:
+                record_match_status(pipe, status[0], status[1].value)
+            answer, *_ = await pipe.execute()
+        if not answer:
+            raise LeaseLost(keys[0])
+
+
+def _end_keys(match_id: str, seats: int, keep_progress: bool = False) -> list[str]:
+    """KEYS of the END_MATCH script; a failed match keeps its steps and last state (to
+    look into)."""
+    progress = [] if keep_progress else [match_key(match_id, MatchPart.LIVE),
+                                          match_key(match_id, MatchPart.STEPS)]
+    return [match_key(match_id), lease_key(match_id), running_key(),
+            match_key(match_id, MatchPart.REPLAY), events_channel(match_id), *progress,
+            *(inbox_key(match_id, seat) for seat in range(seats))]

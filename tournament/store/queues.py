@@ -1,0 +1,27 @@
+"""rq's side of the store's Redis: the queues on its connection and the workers alive (rq
+keeps its own keys under `rq:`)."""
+
+from __future__ import annotations
+
+import rq
+from rq import worker_registration
+from rq.serializers import JSONSerializer
+
+from tournament.store.base import StoreBase
+from tournament.store.keys import MATCH_QUEUE
+
+
+class Queues(StoreBase):
+    """rq's queues and workers, on the store's connection."""
+
+    def queue(self, name: str = MATCH_QUEUE) -> rq.Queue:
+        """An rq queue with JSON job payloads (the match queue unless named)."""
+        return rq.Queue(name, connection=self.redis, serializer=JSONSerializer)
+
+    def workers_alive(self) -> int:
+        """Registered rq workers whose key still lives: rq's heartbeat renews it, so a
+        worker killed without unregistering drops out within rq's worker TTL.
+        (`Worker.count` counts it until a live worker cleans the registry, which never
+        happens when all are dead.)"""
+        keys = worker_registration.get_keys(connection=self.redis)
+        return self.redis.exists(*keys) if keys else 0

@@ -1,0 +1,151 @@
+"""A game's ratings in Redis: counting a match once (live Elo, history, the game's and the
+tournament's results, the announcements, in one transaction), the leaderboard's data and
+its kept page, a bot's rating history."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+import redis
+
+from tournament.store.base import StoreBase
+from tournament.store.codec import dumps, loads
+from tournament.store.keys import (
+    RatingsPart,
+    TournamentPart,
+    history_key,
+    ratings_events_channel,
+    ratings_key,
+    tournament_events_channel,
+    tournament_key,
+)
+
+Result = dict[str, Any]
+# The live Elo of the bots of a rated result after it, from their Elo before it (a new bot
+# is absent).
+EloUpdate = Callable[[dict[str, float]], dict[str, float]]
+
+
+class Ratings(StoreBase):
+    """Counting, the leaderboard, the history."""
+
+    def is_counted(self, game: str, match_id: str) -> bool:
+        return bool(self.redis.sismember(ratings_key(game, RatingsPart.COUNTED), match_id))
+
+    def count_match(self, match: dict, result: Result | None,
+                    update_elo: EloUpdate | None) -> bool:
+        """Count a match once (`result` None: it failed; `update_elo` None: not rated); True
+        if this call counted it. WATCH the game's counted set, then MULTI/EXEC every update:
+        a count of another match of the game in between makes EXEC fail and this one start
+        over on the new ratings, so Elo updates never interleave."""
+        game, match_id = match["game"], match["id"]
+        counted_key = ratings_key(game, RatingsPart.COUNTED)
+        rated = result is not None and update_elo is not None
+        bots = sorted(set(result["seats"])) if rated else []
+
+        def apply(pipe: redis.client.Pipeline) -> bool:
+            if pipe.sismember(counted_key, match_id):
+                return False
+            before = _ratings_before(pipe, game, bots)
+            pipe.multi()
+            pipe.sadd(counted_key, match_id)
+            if result is not None and update_elo is not None:
+                _rate(pipe, game, result, before, update_elo)
+            if match.get("tournament_id"):
+                _tally(pipe, match["tournament_id"], match_id, result)
+            _announce(pipe, match, rated)
+            return True
+
+        return self.redis.transaction(apply, counted_key, value_from_callable=True)
+
+    def leaderboard_ratings(self, game: str
+                            ) -> tuple[dict[str, float], dict[str, int], dict[str, dict]]:
+        """Every bot's live Elo, rated matches and latest tournament interval, in one round
+        trip."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            for part in (RatingsPart.ELO, RatingsPart.GAMES, RatingsPart.INTERVALS):
+                pipe.hgetall(ratings_key(game, part))
+            elo_raw, games_raw, intervals_raw = pipe.execute()
+        return ({k.decode(): loads(v) for k, v in elo_raw.items()},
+                {k.decode(): int(v) for k, v in games_raw.items()},
+                {k.decode(): loads(v) for k, v in intervals_raw.items()})
+
+    def kept_leaderboard(self, game: str) -> tuple[str, list[bytes] | None]:
+        """(the version of the game's ratings, the leaderboard rows kept for that version
+        or None).
+
+        The version changes whenever the rows may: a rated match counted (the results
+        list grows, with Elo, games and history, in the same transaction) or a tournament's
+        intervals stored. Bots are never renamed."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.llen(ratings_key(game, RatingsPart.RESULTS))
+            pipe.hgetall(ratings_key(game, RatingsPart.INTERVALS))
+            pipe.get(ratings_key(game, RatingsPart.PAGE))
+            counted, intervals, kept = pipe.execute()
+        digest = hashlib.sha256(b"\n".join(k + b"=" + v for k, v in sorted(intervals.items()))
+                                ).hexdigest()[:16]
+        version = f"{counted}/{digest}"
+        if kept is None:
+            return version, None
+        kept_version, *rows = kept.split(b"\n")
+        return version, rows if kept_version.decode() == version else None
+
+    def keep_leaderboard(self, game: str, version: str, rows: list[bytes]) -> None:
+        """Keep rows (JSON, one line each) built after reading `version` (a count in
+        between only makes them look older than they are, so they are rebuilt on the next
+        read, never served stale)."""
+        self.redis.set(ratings_key(game, RatingsPart.PAGE),
+                       b"\n".join([version.encode(), *rows]))
+
+    def rating_history(self, game: str, bot_id: str, offset: int,
+                       limit: int) -> tuple[list[list], int]:
+        """One page of the bot's `[n, Elo]` points, oldest first, and how many it has."""
+        key = history_key(game, bot_id)
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.lrange(key, offset, offset + limit - 1)
+            pipe.llen(key)
+            points, total = pipe.execute()
+        return [loads(point) for point in points], total
+
+
+def _ratings_before(pipe: redis.client.Pipeline, game: str,
+                    bots: list[str]) -> dict[str, tuple[float, int]]:
+    """Each bot's live Elo and rated matches so far (absent: a new bot)."""
+    if not bots:
+        return {}
+    elos = pipe.hmget(ratings_key(game, RatingsPart.ELO), bots)
+    games = pipe.hmget(ratings_key(game, RatingsPart.GAMES), bots)
+    return {bot: (loads(elo), int(played)) for bot, elo, played in zip(bots, elos, games,
+                                                                        strict=True)
+            if elo is not None}
+
+
+def _rate(pipe: redis.client.Pipeline, game: str, result: Result,
+          before: dict[str, tuple[float, int]], update_elo: EloUpdate) -> None:
+    after = update_elo({bot: elo for bot, (elo, _) in before.items()})
+    for bot, rating in sorted(after.items()):
+        played = before.get(bot, (0.0, 0))[1] + 1
+        pipe.hset(ratings_key(game, RatingsPart.ELO), bot, dumps(rating))
+        pipe.hset(ratings_key(game, RatingsPart.GAMES), bot, played)
+        pipe.rpush(history_key(game, bot), dumps([played, rating]))
+    pipe.rpush(ratings_key(game, RatingsPart.RESULTS), dumps(result))
+
+
+def _tally(pipe: redis.client.Pipeline, tournament_id: str, match_id: str,
+           result: Result | None) -> None:
+    if result is None:
+        pipe.sadd(tournament_key(tournament_id, TournamentPart.FAILED), match_id)
+        return
+    pipe.hset(tournament_key(tournament_id, TournamentPart.RESULTS), match_id, dumps(result))
+    pipe.sadd(tournament_key(tournament_id, TournamentPart.DONE), match_id)
+
+
+def _announce(pipe: redis.client.Pipeline, match: dict, rated: bool) -> None:
+    """Tell the followers of its tournament and of its game's leaderboard (the event
+    streams) that the match was counted, in the counting transaction."""
+    if match.get("tournament_id"):
+        pipe.publish(tournament_events_channel(match["tournament_id"]), match["id"])
+    if rated:
+        pipe.publish(ratings_events_channel(match["game"]), match["id"])

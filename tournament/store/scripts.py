@@ -1,0 +1,200 @@
+"""Every Lua script the referee runs in Redis, each registered once per client (`Scripts`).
+
+The names a script writes (the match hash's fields, its statuses, the channel messages)
+come from `tournament.store.keys`: `$STATUS` in a source is `MatchField.STATUS`, `$RUNNING`
+is `MatchStatus.RUNNING`, `$END` the match channel's last message. Scripts read the time
+from Redis (`TIME`), so deadlines and timers do not depend on the clocks of the machines
+that set and fire them. Keys a script builds itself (the metrics counters of a step, the
+leases of the matches holding a bot's slots) are not declared: one Redis, not a cluster.
+"""
+
+from __future__ import annotations
+
+from string import Template
+
+import redis
+import redis.asyncio as aioredis
+
+from tournament.store.keys import END, MatchField, MatchStatus
+
+NAMES = {**{field.name: field.value for field in MatchField},
+         **{status.name: status.value for status in MatchStatus}, "END": END}
+
+
+def lua(source: str) -> str:
+    """A script's source with the names of `NAMES` filled in."""
+    return Template(source).substitute(NAMES)
+
+
+# ----- pull seats (`tournament.store.pull`) ---------------------------------------------
+# KEYS: the step's claim, the seat's inbox; ARGV: seat, claim TTL, the move.
+CLAIM_AND_PUSH = lua("""
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then
+  redis.call('RPUSH', KEYS[2], ARGV[3])
+  return 1
+end
+return 0
+""")
+
+# ----- timers (`tournament.store.timers`) ------------------------------------------------
+# KEYS: timers; ARGV: member, delay ms. Due at Redis time + delay.
+SET_TIMER = lua("""
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[1], t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(ARGV[2]), ARGV[1])
+""")
+
+# KEYS: timers; ARGV: how many. The members due now, oldest first.
+DUE_TIMERS = lua("""
+local t = redis.call('TIME')
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', t[1] * 1000 + math.floor(t[2] / 1000),
+                  'LIMIT', 0, tonumber(ARGV[1]))
+""")
+
+# ----- the archive (`tournament.store.archive`) ------------------------------------------
+# KEYS: cursor; ARGV: score. The cursor only moves forward.
+ADVANCE_CURSOR = lua("""
+local now = redis.call('GET', KEYS[1])
+if not now or tonumber(now) < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+""")
+
+# ----- a driver's fenced writes (`tournament.store.progress`) ----------------------------
+# KEYS: lease, running; ARGV: holder, ttl ms, match id. Take the lease when free or already
+# ours; a match with a lease is in the running index, so that the recovery sweep finds it
+# should its driver die at any point.
+TAKE_LEASE = lua("""
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], 'NX', 0, ARGV[3])
+return 1
+""")
+
+# KEYS: lease, running; ARGV: holder, ttl ms, match id. Renew a lease we hold: 1; held by
+# another driver: 0; free: taken again (1) only while the match is still in the running
+# index (it lapsed during a stall), else 2, for it was given up (released, parked, ended)
+# since the renewal was sent: taking it then would hold the match for nobody.
+RENEW_LEASE = lua("""
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+if holder then return 0 end
+if not redis.call('ZSCORE', KEYS[2], ARGV[3]) then return 2 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+""")
+
+# KEYS: lease, running; ARGV: holder, match id. Give the lease up, only when it is ours.
+RELEASE_LEASE = lua("""
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[2])
+return redis.call('DEL', KEYS[1])
+""")
+
+# KEYS: match, lease; ARGV: holder, match id, started_at. Under the lease: running,
+# out of the parked state; the clock of a first decision starts now.
+# Answers the match's started_at and 1 when this is its first start.
+START = lua("""
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+local t = redis.call('TIME')
+redis.call('HSET', KEYS[1], '$STATUS', '$RUNNING')
+local first = redis.call('HSETNX', KEYS[1], '$STARTED_AT', ARGV[3])
+redis.call('HSETNX', KEYS[1], '$ASKED_AT', t[1] * 1000 + math.floor(t[2] / 1000))
+redis.call('HDEL', KEYS[1], '$PARKED')
+return {redis.call('HGET', KEYS[1], '$STARTED_AT'), first}
+""")
+
+# KEYS: match, steps, live, lease, applied signal, events channel; ARGV: holder, step index,
+# step JSON, live JSON, to_move JSON, "1" to signal a pull client that its move was played,
+# the signal's TTL, and the JSON list of [hash, field, amount] increments counting the
+# decision in the cluster's metrics (`tournament.store.metrics`). Followers of the match
+# (GET /matches/{id}/events) hear the new step's number.
+RECORD = lua("""
+if redis.call('GET', KEYS[4]) ~= ARGV[1] then return 0 end
+local index = tonumber(ARGV[2])
+local length = redis.call('LLEN', KEYS[2])
+if length == index + 1 and redis.call('LINDEX', KEYS[2], -1) == ARGV[3] then return 1 end
+if length ~= index then return -1 end
+redis.call('RPUSH', KEYS[2], ARGV[3])
+redis.call('SET', KEYS[3], ARGV[4])
+local t = redis.call('TIME')
+redis.call('HSET', KEYS[1], '$STEP', index + 1, '$TO_MOVE', ARGV[5],
+           '$ASKED_AT', t[1] * 1000 + math.floor(t[2] / 1000))
+if ARGV[6] == '1' then
+  redis.call('RPUSH', KEYS[5], '1')
+  redis.call('EXPIRE', KEYS[5], ARGV[7])
+end
+for _, count in ipairs(cjson.decode(ARGV[8])) do
+  redis.call('HINCRBY', count[1], count[2], count[3])
+end
+redis.call('PUBLISH', KEYS[6], index)
+return 1
+""")
+
+# KEYS: match, lease, running, inbox; ARGV: holder, match id, step. Park the match (no
+# driver until a move or the deadline) unless a move is already waiting in the inbox.
+PARK = lua("""
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+if redis.call('LLEN', KEYS[4]) > 0 then return -1 end
+redis.call('HSET', KEYS[1], '$PARKED', ARGV[3])
+redis.call('ZREM', KEYS[3], ARGV[2])
+redis.call('DEL', KEYS[2])
+return 1
+""")
+
+# KEYS: match, lease, running, replay, events channel, then the keys a running match needed
+# (live, steps, inboxes); ARGV: holder, match id, status, the stored replay ("" for none),
+# then field/value pairs for the match hash. Followers hear `END`.
+END_MATCH = lua("""
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+if ARGV[4] ~= '' then redis.call('SET', KEYS[4], ARGV[4]) end
+for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('HSET', KEYS[1], '$STATUS', ARGV[3])
+redis.call('HDEL', KEYS[1], '$PARKED', '$ASKED_AT')
+for i = 6, #KEYS do redis.call('DEL', KEYS[i]) end
+redis.call('ZREM', KEYS[3], ARGV[2])
+redis.call('DEL', KEYS[2])
+redis.call('PUBLISH', KEYS[5], '$END')
+return 1
+""")
+
+# KEYS: the playing sets of the match's bots; ARGV: match id, cap, the lease key prefix and
+# suffix. Take one slot of every bot, all or none; a slot whose match has no lease (its
+# driver finished, parked or died) is freed on the way.
+TAKE_SLOTS = lua("""
+for _, key in ipairs(KEYS) do
+  local held = 0
+  for _, other in ipairs(redis.call('SMEMBERS', key)) do
+    if other ~= ARGV[1] then
+      if redis.call('EXISTS', ARGV[3] .. other .. ARGV[4]) == 1 then
+        held = held + 1
+      else
+        redis.call('SREM', key, other)
+      end
+    end
+  end
+  if held >= tonumber(ARGV[2]) then return 0 end
+end
+for _, key in ipairs(KEYS) do redis.call('SADD', key, ARGV[1]) end
+return 1
+""")
+
+
+class Scripts:
+    """Every script registered on one client, sync or asyncio (registering computes its
+    SHA1 once; a call runs EVALSHA, loading the script first where Redis lacks it)."""
+
+    def __init__(self, client: redis.Redis | aioredis.Redis):
+        self.claim_and_push = client.register_script(CLAIM_AND_PUSH)
+        self.set_timer = client.register_script(SET_TIMER)
+        self.due_timers = client.register_script(DUE_TIMERS)
+        self.advance_cursor = client.register_script(ADVANCE_CURSOR)
+        self.take_lease = client.register_script(TAKE_LEASE)
+        self.renew_lease = client.register_script(RENEW_LEASE)
+        self.release_lease = client.register_script(RELEASE_LEASE)
+        self.start = client.register_script(START)
+        self.record = client.register_script(RECORD)
+        self.park = client.register_script(PARK)
+        self.end_match = client.register_script(END_MATCH)
+        self.take_slots = client.register_script(TAKE_SLOTS)

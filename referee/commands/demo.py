@@ -26,6 +26,7 @@ from referee.client import (
     print_rows,
 )
 from referee.commands.dashboard import DEFAULT_PORT as DASHBOARD_PORT
+from referee.config import Config
 from referee.processes import Supervisor, python_module
 from referee.redis_server import RedisServer, RedisServerError, free_port, port_is_free
 
@@ -55,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     logs.configure("demo")
+    Config.from_env()  # a bad setting is one line here, not a child that will not start
     state_dir = args.state_dir.resolve()
     env = dict(os.environ)
     token_generated = not env.get("REFEREE_ADMIN_TOKEN")

@@ -235,6 +235,7 @@ BAD_SETTINGS = [
     ("serve", {"REFEREE_BOT_HOSTS": "localhost,999.0.0.0/99"}, "REFEREE_BOT_HOSTS"),
     ("dashboard", {"REFEREE_BOT_MAX_MATCHES": "-1"}, "REFEREE_BOT_MAX_MATCHES"),
     ("archive", {"REDIS_URL": "nonsense"}, "REDIS_URL"),
+    ("demo", {"REFEREE_MOVE_RATE": "fast"}, "REFEREE_MOVE_RATE"),
 ]
 
 
@@ -244,7 +245,8 @@ def test_a_bad_setting_is_one_line_naming_the_variable_and_status_2(installed, c
                                                                      setting, variable):
     args = {"serve": ["--port", str(free_port())], "dashboard": ["--port", str(free_port())],
             "archive": ["--older-than", "1d", "--archive-dir", str(installed.outside)],
-            "worker": ["--burst"]}[command]
+            "worker": ["--burst"],
+            "demo": ["--exit", "--state-dir", str(installed.outside / "demo-state")]}[command]
     done = installed.run(str(installed.bin / "referee"), command, *args, timeout=120,
                          REFEREE_ADMIN_TOKEN="packaging-test-token", **setting)
     assert done.returncode == 2, done.stdout + done.stderr

@@ -1,25 +1,39 @@
-"""The Game interface every engine implements (design.md section 3, a public contract).
+"""The Game interface (design.md section 3, a public contract) and `Rules`, its one
+implementation for every game.
 
-A state is a plain JSON-able dict. `Game` holds the rules; the state holds one match.
-The public methods are templates: they check what is common to every game (setup
-arguments, the shape of an action, a finished game, seat numbers) and hand the rest to
-the few `_underscore` methods a game implements.
+A state is a plain JSON-able dict. `Game` is what the referee, bots and tools call.
+`Rules` implements it as templates: the public methods check what every game shares
+(setup arguments, the shape of an action, a finished game, seat numbers, copying the
+state) and hand the rest to a game's `phases` (engines.phases) and five `_underscore`
+methods. An earlier version of a game is a `Game` too (engines.legacy).
+
+Every state holds `log`, the events so far, each `{"event": kind, ...}`, and `end`, null
+until the game is over and then its end record `{"reason", "seat", "text"}`; the game's
+last event is `{"event": "end", **end}`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
 import orjson
 
-from .errors import IllegalAction, InvalidAction, InvalidSetup
+from .errors import IllegalAction, InvalidAction, InvalidSetup, InvalidState
+from .phases import Phases
 from .rng import Rng, seed_state
 from .schema import compile_action_check
+from .types import Action, End, Event, JsonObject, Observation, Result, State, Variant
 
-State = dict[str, Any]
-Action = dict[str, Any]
+__all__ = [  # the shapes of engines.types too, for code that imports them from here
+    "OVER", "Action", "End", "Event", "Game", "JsonObject", "Observation", "Result", "Rules",
+    "State", "Variant", "clone", "end_game", "log_event", "ranks_from_scores", "visible_log",
+]
+
+OVER = "over"
+"""The phase of a finished game, in every game."""
 
 
 def clone(value: Any) -> Any:
@@ -28,56 +42,39 @@ def clone(value: Any) -> Any:
     return orjson.loads(orjson.dumps(value))
 
 
-def ranks_from_scores(scores: list[float], tiebreak: list[Any] | None = None) -> list[int]:
+def ranks_from_scores(scores: Sequence[float], tiebreak: Sequence[Any] | None = None
+                      ) -> list[int]:
     """Competition ranks (1 is best; equal keys share a rank, the next rank is skipped)."""
     keys = [(s, tiebreak[i] if tiebreak else 0) for i, s in enumerate(scores)]
     return [1 + sum(1 for other in keys if other > key) for key in keys]
 
 
 class Game(ABC):
-    """Rules and metadata of one game; every method is pure and takes the state explicitly."""
+    """Rules and metadata of one version of one game; every method is pure and takes the
+    state explicitly."""
 
     name: str
     version: str
     min_players: int
     max_players: int
-    action_schema: dict
+    action_schema: JsonObject
     """JSON Schema (draft 2020-12) of every action: `apply` raises InvalidAction exactly for
     the actions it rejects (engines.schema)."""
-    observation_schema: dict
+    observation_schema: JsonObject
     """JSON Schema (draft 2020-12) of every `observation(state, seat)`, spectators included."""
+    open_action_types: frozenset[str] = frozenset()
+    """Action types `legal_actions` lists only some of (any other that fits the schema may
+    be sent; `apply` judges it)."""
 
-    # ----- public contract -------------------------------------------------------------
-    def describe(self) -> dict:
+    @abstractmethod
+    def describe(self) -> JsonObject:
         """JSON-able description: options, components, the action reference (each action
         type with its text) and the JSON Schemas of actions and observations."""
-        return clone({
-            **self._description(),
-            "actions": {branch["title"]: branch["description"]
-                        for branch in self.action_schema["oneOf"]},
-            "action_schema": self.action_schema,
-            "observation_schema": self.observation_schema,
-        })
 
-    def new_game(self, num_players: int, seed: int, options: dict | None = None) -> State:
+    @abstractmethod
+    def new_game(self, num_players: int, seed: int, options: Mapping[str, Any] | None = None
+                 ) -> State:
         """A fresh match; all its chance comes from `seed`."""
-        if not isinstance(num_players, int) or isinstance(num_players, bool):
-            raise InvalidSetup("num_players must be an integer")
-        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63:
-            raise InvalidSetup("seed must be an integer from 0 to 2**63 - 1")
-        options = self.normalize_options(num_players, dict(options or {}))
-        state: State = {
-            "game": self.name,
-            "version": self.version,
-            "num_players": num_players,
-            "options": options,
-            "seed": seed,
-            "log": [],
-        }
-        rng = Rng(seed_state(seed))
-        self._setup(state, rng)
-        state["rng"] = rng.state
-        return state
 
     @abstractmethod
     def current_seat(self, state: State) -> int | None:
@@ -87,9 +84,103 @@ class Game(ABC):
     def legal_actions(self, state: State) -> list[Action]:
         """Every legal action of the current seat, in a fixed order; [] when over."""
 
-    def canonical_action(self, action: Any) -> Action:
-        """The form of `action` a replay stores: a new dict with only the keys the game
-        defines, in the order of the action schema, numbers such as 3.0 as integers.
+    @abstractmethod
+    def canonical_action(self, action: object) -> JsonObject:
+        """The form of `action` a replay stores (InvalidAction when malformed)."""
+
+    @abstractmethod
+    def apply(self, state: State, action: object) -> State:
+        """The state after `action`; `state` itself is never changed."""
+
+    @abstractmethod
+    def observation(self, state: State, seat: int | None) -> JsonObject:
+        """What `seat` may see (`seat=None`: a spectator)."""
+
+    def is_over(self, state: State) -> bool:
+        return self.current_seat(state) is None
+
+    @abstractmethod
+    def result(self, state: State) -> Result:
+        """{"scores": [...], "ranks": [...], "details": {..., "end": ...}} once over."""
+
+    def to_json(self, state: State) -> JsonObject:
+        data: JsonObject = clone(state)
+        return data
+
+    def from_json(self, data: object) -> State:
+        """A saved state of this game and version (InvalidState otherwise)."""
+        if not isinstance(data, dict) or data.get("game") != self.name:
+            raise InvalidState(f"not a saved {self.name} state")
+        if data.get("version") != self.version:
+            raise InvalidState(
+                f"state of {self.name} version {data.get('version')!r}, engine is "
+                f"{self.version}: play it with engines.get({self.name!r}, version=...)")
+        state: State = clone(data)
+        return state
+
+    # ----- extensions used by the referee and the conformance suite -------------------------
+    @abstractmethod
+    def variants(self) -> list[Variant]:
+        """Every supported (num_players, options) setup, for tests and benchmarks."""
+
+    @abstractmethod
+    def normalize_options(self, num_players: int, options: JsonObject) -> JsonObject:
+        """Check the player count and options; return them with defaults filled in."""
+
+    @abstractmethod
+    def seats(self, state: State) -> int:
+        """How many seats decide in this match (solo games: one)."""
+
+    @abstractmethod
+    def hidden_variant(self, state: State, seat: int, rng: Rng) -> State:
+        """A state that differs from `state` only in what `seat` may not see (e.g. other
+        hands and the deck reshuffled). The conformance suite checks that `seat`'s
+        observation is the same for both, which proves no secret leaks."""
+
+
+class Rules(Game):
+    """A game implemented by its rules: the public methods are templates around the
+    game's `phases` and its `_underscore` methods."""
+
+    phases: Phases
+    """Every move of every phase: `legal_actions` and `apply` go through it."""
+
+    def describe(self) -> JsonObject:
+        description: JsonObject = clone({
+            **self._description(),
+            "actions": {branch["title"]: branch["description"]
+                        for branch in self.action_schema["oneOf"]},
+            "action_schema": self.action_schema,
+            "observation_schema": self.observation_schema,
+        })
+        return description
+
+    def new_game(self, num_players: int, seed: int, options: Mapping[str, Any] | None = None
+                 ) -> State:
+        if not isinstance(num_players, int) or isinstance(num_players, bool):
+            raise InvalidSetup("num_players must be an integer")
+        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63:
+            raise InvalidSetup("seed must be an integer from 0 to 2**63 - 1")
+        state: State = {
+            "game": self.name,
+            "version": self.version,
+            "num_players": num_players,
+            "options": self.normalize_options(num_players, dict(options or {})),
+            "seed": seed,
+            "log": [],
+            "end": None,
+        }
+        rng = Rng(seed_state(seed))
+        self._setup(state, rng)
+        state["rng"] = rng.state
+        return state
+
+    def legal_actions(self, state: State) -> list[Action]:
+        return self.phases.legal_actions(state)
+
+    def canonical_action(self, action: object) -> JsonObject:
+        """A new dict with only the keys the game defines, in the order of the action
+        schema, numbers such as 3.0 as integers.
 
         Raises InvalidAction when the action schema rejects `action` (not an object, an
         unknown type, missing or unknown keys, wrong JSON types, values out of range, or
@@ -97,9 +188,9 @@ class Game(ABC):
         an action or its canonical form gives the same state."""
         return self._check_action(action)
 
-    def apply(self, state: State, action: Any) -> State:
-        """The state after `action`; `state` itself is never changed. InvalidAction for an
-        action the action schema rejects, IllegalAction for one the rules forbid now."""
+    def apply(self, state: State, action: object) -> State:
+        """InvalidAction for an action the action schema rejects, IllegalAction for one the
+        rules forbid now."""
         canonical = self.canonical_action(action)
         if self.current_seat(state) is None:
             raise IllegalAction("the game is over: no more actions are accepted")
@@ -109,55 +200,37 @@ class Game(ABC):
         new_state["rng"] = rng.state
         return new_state
 
-    def observation(self, state: State, seat: int | None) -> dict:
-        """What `seat` may see: public state, its own secrets, its legal actions, the log.
-
-        `seat=None` is a spectator: only what every seat sees, nobody's secrets."""
+    def observation(self, state: State, seat: int | None) -> JsonObject:
+        """Public state, `seat`'s own secrets, its legal actions, the log, the end record;
+        a spectator (`seat=None`) gets only what every seat sees."""
         if seat is not None:
             self.check_seat(state, seat)
         to_move = self.current_seat(state)
-        view = self._view(state, seat)
-        view.update(
-            game=self.name,
-            seat=seat,
-            to_move=to_move,
-            legal_actions=self.legal_actions(state) if seat is not None and to_move == seat
+        common: Observation = {
+            "game": self.name,
+            "seat": seat,
+            "to_move": to_move,
+            "legal_actions": self.legal_actions(state) if seat is not None and to_move == seat
             else [],
-            log=visible_log(state, seat),
-        )
-        return view
+            "log": visible_log(state, seat),
+            "end": state["end"],
+        }
+        return {**self._view(state, seat), **common}
 
-    def is_over(self, state: State) -> bool:
-        return self.current_seat(state) is None
-
-    def result(self, state: State) -> dict:
-        """{"scores": [...], "ranks": [...], "details": {...}}; only once the game is over."""
+    def result(self, state: State) -> Result:
         if not self.is_over(state):
             raise IllegalAction("the game is not over yet")
-        return self._result(state)
+        result = self._result(state)
+        result["details"]["end"] = state["end"]
+        return result
 
-    def to_json(self, state: State) -> dict:
-        return clone(state)
-
-    def from_json(self, data: dict) -> State:
-        if not isinstance(data, dict) or data.get("game") != self.name:
-            raise InvalidSetup(f"not a saved {self.name} state")
-        if data.get("version") != self.version:
-            raise InvalidSetup(
-                f"state of {self.name} version {data.get('version')!r}, engine is {self.version}"
-            )
-        return clone(data)
-
-    # ----- extensions used by the referee and the conformance suite -------------------------
-    def variants(self) -> list[dict]:
-        """Every supported (num_players, options) setup, for tests and benchmarks."""
+    def variants(self) -> list[Variant]:
         return [
             {"num_players": n, "options": {}}
             for n in range(self.min_players, self.max_players + 1)
         ]
 
-    def normalize_options(self, num_players: int, options: dict) -> dict:
-        """Check the player count and options; return them with defaults filled in."""
+    def normalize_options(self, num_players: int, options: JsonObject) -> JsonObject:
         if options:
             raise InvalidSetup(f"{self.name} takes no options, got {sorted(options)}")
         self.check_player_count(num_players)
@@ -173,64 +246,68 @@ class Game(ABC):
             )
 
     def seats(self, state: State) -> int:
-        """How many seats decide in this match (solo games: one)."""
-        return state["num_players"]
+        seats: int = state["num_players"]
+        return seats
 
     def check_seat(self, state: State, seat: int) -> None:
         if not isinstance(seat, int) or not 0 <= seat < self.seats(state):
             raise InvalidAction(f"seat must be an integer from 0 to {self.seats(state) - 1}")
 
-    @abstractmethod
-    def hidden_variant(self, state: State, seat: int, rng: Rng) -> State:
-        """A state that differs from `state` only in what `seat` may not see (e.g. other
-        hands and the deck reshuffled). The conformance suite checks that `seat`'s
-        observation is the same for both, which proves no secret leaks."""
-
     @cached_property
-    def _check_action(self):
+    def _check_action(self) -> Callable[[object], JsonObject]:
         return compile_action_check(self.action_schema)
 
     # ----- what a game implements ----------------------------------------------------
     @abstractmethod
-    def _description(self) -> dict:
+    def _description(self) -> JsonObject:
         """The game's part of `describe()`: title, players, options, components, rules."""
 
     @abstractmethod
     def _setup(self, state: State, rng: Rng) -> None:
-        """Fill a fresh state (game, version, num_players, options, seed, log are set)."""
+        """Fill a fresh state (game, version, num_players, options, seed, log, end are set)."""
 
-    @abstractmethod
     def _apply(self, state: State, action: Action, rng: Rng) -> None:
         """Apply a canonical action to a private copy, raising IllegalAction."""
+        self.phases.apply(state, action, rng)
 
     @abstractmethod
-    def _view(self, state: State, seat: int | None) -> dict:
+    def _view(self, state: State, seat: int | None) -> Mapping[str, Any]:
         """The game-specific part of an observation: public state plus the seat's secrets
         (none for a spectator, `seat=None`)."""
 
     @abstractmethod
-    def _result(self, state: State) -> dict:
-        """Scores, ranks and details of a finished game."""
+    def _result(self, state: State) -> Result:
+        """Scores, ranks and details of a finished game (`Rules.result` adds the end)."""
 
 
 def _clone_for_apply(state: State) -> State:
     """Deep copy, except that log entries are shared: they are never changed once logged."""
-    copy = clone({k: v for k, v in state.items() if k != "log"})
+    copy: State = clone({k: v for k, v in state.items() if k != "log"})
     copy["log"] = list(state["log"])
     return copy
 
 
-def log_event(state: State, event: dict, private: dict[int, dict] | None = None) -> None:
-    """Append an event; `private` maps a seat to details only that seat sees.
+def log_event(state: State, kind: str, fields: Mapping[str, Any] | None = None,
+              private: Mapping[int, Mapping[str, Any]] | None = None) -> None:
+    """Append the event `{"event": kind, **fields}`; `private` maps a seat to details only
+    that seat sees.
 
     Logged entries are never changed afterwards (states share them between steps)."""
-    entry = dict(event)
+    entry: Event = {"event": kind, **(fields or {})}
     if private:
-        entry["_private"] = {str(seat): details for seat, details in private.items()}
+        entry["_private"] = {str(seat): dict(details) for seat, details in private.items()}
     state["log"].append(entry)
 
 
-def visible_log(state: State, seat: int | None) -> list[dict]:
+def end_game(state: State, reason: str, seat: int | None, text: str) -> None:
+    """The game is over: phase "over", the end record set and logged."""
+    end: End = {"reason": reason, "seat": seat, "text": text}
+    state["phase"] = OVER
+    state["end"] = end
+    log_event(state, "end", end)
+
+
+def visible_log(state: State, seat: int | None) -> list[Event]:
     """The log as `seat` knows it: public events with that seat's private details merged
     (a spectator, `seat=None`, gets the public events only). Entries without private
     details are the state's own (logged entries are never changed: read, do not modify);
@@ -240,7 +317,7 @@ def visible_log(state: State, seat: int | None) -> list[dict]:
             for event in state["log"]]
 
 
-def _merged(event: dict, key: str | None) -> dict:
+def _merged(event: Event, key: str | None) -> Event:
     entry = {k: v for k, v in event.items() if k != "_private"}
     entry.update(event["_private"].get(key, {}))
     return entry

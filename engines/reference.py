@@ -12,14 +12,19 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import engines
-from engines.schema import MAX_AMOUNT
+from engines.schema import MAX_AMOUNT, Schema
 
 BEGIN, END = "<!-- reference:begin -->", "<!-- reference:end -->"
-COMMON = ("game", "seat", "to_move", "legal_actions", "log")
+COMMON = ("game", "seat", "to_move", "legal_actions", "log", "end")
 REFS = {"#/$defs/action": "an action (see Actions)", "#/$defs/event": "an event (see Log events)"}
 SHORT_ENUM = 12
+LOG_NOTE = ("Every log entry is an object whose `event` field names its kind (the tables "
+            "below list each game's events and their fields). A finished game's `end` is its "
+            "end record, the same in every game, and its last log entry is the `end` event "
+            "with the same fields; `result.details.end` repeats it.")
 
 
 def render_all() -> str:
@@ -32,8 +37,11 @@ def common_part(game: engines.Game) -> str:
     observation = game.describe()["observation_schema"]
     common = {key: observation["properties"][key] for key in COMMON}
     common["game"] = {"type": "string", "description": "the game's name"}
+    common["end"]["anyOf"][0]["properties"]["reason"] = {
+        "type": "string", "description": "why the game ended: one of the game's end reasons "
+        "(its `end` event below)"}
     return "\n".join(["Every observation has these fields:", "",
-                      *field_table(common, list(COMMON)), ""]) + "\n"
+                      *field_table(common, list(COMMON)), "", LOG_NOTE, ""]) + "\n"
 
 
 def render_game(game: engines.Game) -> str:
@@ -58,13 +66,13 @@ def render_game(game: engines.Game) -> str:
 
 
 # ----- tables -----------------------------------------------------------------------------
-def options_table(options: dict) -> list[str]:
+def options_table(options: Schema) -> list[str]:
     rows = [f"| `{name}` | {type_text(spec)} | `{json.dumps(spec.get('default'))}` | "
             f"{cell(spec.get('doc', ''))} |" for name, spec in options.items()]
     return ["| option | type | default | meaning |", "| --- | --- | --- | --- |", *rows]
 
 
-def field_table(properties: dict, required: list[str]) -> list[str]:
+def field_table(properties: Schema, required: list[str]) -> list[str]:
     rows = []
     for name, schema in properties.items():
         rows += field_rows(f"`{name}`" if name in required else f"`{name}` (optional)",
@@ -72,7 +80,7 @@ def field_table(properties: dict, required: list[str]) -> list[str]:
     return ["| field | type | meaning |", "| --- | --- | --- |", *rows]
 
 
-def field_rows(label: str, path: str, schema: dict) -> list[str]:
+def field_rows(label: str, path: str, schema: Schema) -> list[str]:
     """A row for the field, then rows for the fields of an object it holds."""
     rows = [f"| {label} | {type_text(schema)} | {cell(schema.get('description', ''))} |"]
     inner, suffix = expandable(schema)
@@ -85,7 +93,7 @@ def field_rows(label: str, path: str, schema: dict) -> list[str]:
     return rows
 
 
-def expandable(schema: dict) -> tuple[dict | None, str]:
+def expandable(schema: Schema) -> tuple[Schema | None, str]:
     """The object whose fields get rows of their own (through arrays and null), with the
     path suffix that reaches it ("[]" per array)."""
     suffix = ""
@@ -102,7 +110,7 @@ def expandable(schema: dict) -> tuple[dict | None, str]:
     return None, ""
 
 
-def actions_table(schema: dict) -> list[str]:
+def actions_table(schema: Schema) -> list[str]:
     rows, details = [], []
     for branch in schema["oneOf"]:
         fields = {k: v for k, v in branch["properties"].items() if k != "type"}
@@ -114,7 +122,7 @@ def actions_table(schema: dict) -> list[str]:
     return ["| action | fields | meaning |", "| --- | --- | --- |", *rows, *details]
 
 
-def events_table(events: list[dict]) -> list[str]:
+def events_table(events: list[Schema]) -> list[str]:
     rows = []
     for event in events:
         key = next(iter(event["properties"]))
@@ -125,7 +133,7 @@ def events_table(events: list[dict]) -> list[str]:
     return ["| event | fields | note |", "| --- | --- | --- |", *rows]
 
 
-def fields_cell(fields: dict, required: list[str]) -> str:
+def fields_cell(fields: Schema, required: list[str]) -> str:
     """Fields on one line each: name, type and what it means."""
     return "<br>".join(
         f"`{k}`{'' if k in required else ' (optional)'}: {inline(v)}"
@@ -133,11 +141,11 @@ def fields_cell(fields: dict, required: list[str]) -> str:
         for k, v in fields.items()) or "—"
 
 
-def is_object(schema: dict) -> bool:
+def is_object(schema: Schema) -> bool:
     return schema.get("type") == "object" and "properties" in schema
 
 
-def open_action_notes(description: dict) -> list[str]:
+def open_action_notes(description: Schema) -> list[str]:
     kinds = description.get("open_action_types") or []
     if not kinds:
         return []
@@ -148,11 +156,12 @@ def open_action_notes(description: dict) -> list[str]:
 
 
 # ----- types as text ------------------------------------------------------------------------
-def type_text(schema: dict) -> str:
+def type_text(schema: Schema) -> str:
     """A compact type: `integer 0–5`, `"a" \\| "b"`, `array (61) of object`, `[integer,
     integer]`, `object: route → integer \\| null`."""
     if "$ref" in schema:
-        return REFS.get(schema["$ref"], schema["$ref"])
+        ref: str = schema["$ref"]
+        return REFS.get(ref, ref)
     if "const" in schema:
         return f"`{json.dumps(schema['const'])}`"
     if "enum" in schema:
@@ -171,7 +180,7 @@ def type_text(schema: dict) -> str:
     return str(kind)
 
 
-def alternatives_text(alternatives: list[dict]) -> str:
+def alternatives_text(alternatives: list[Schema]) -> str:
     """anyOf/oneOf: several objects are spelled out (no rows of their own), a single one is
     just "object" (its fields get rows)."""
     spelled = sum(is_object(s) for s in alternatives) > 1
@@ -179,7 +188,7 @@ def alternatives_text(alternatives: list[dict]) -> str:
                          for s in alternatives)
 
 
-def inline(schema: dict) -> str:
+def inline(schema: Schema) -> str:
     """A type on one line, objects with their fields."""
     if is_object(schema):
         fields = ", ".join(f"{k}: {inline(v)}" for k, v in schema["properties"].items())
@@ -192,14 +201,14 @@ def inline(schema: dict) -> str:
     return type_text(schema)
 
 
-def enum_text(values: list) -> str:
+def enum_text(values: list[Any]) -> str:
     if len(values) > SHORT_ENUM:
         kind = "strings" if all(isinstance(v, str) for v in values) else "values"
         return f"one of {len(values)} {kind}"
     return " \\| ".join(f"`{json.dumps(v)}`" for v in values)
 
 
-def integer_text(schema: dict) -> str:
+def integer_text(schema: Schema) -> str:
     low, high = schema.get("minimum"), schema.get("maximum")
     if low is not None and high is not None and high < MAX_AMOUNT:
         return f"integer {low}–{high}" if low >= 0 else f"integer {low} to {high}"
@@ -208,7 +217,7 @@ def integer_text(schema: dict) -> str:
     return "integer"
 
 
-def array_text(schema: dict) -> str:
+def array_text(schema: Schema) -> str:
     if "prefixItems" in schema:
         return "[" + ", ".join(type_text(s) for s in schema["prefixItems"]) + "]"
     items = schema["items"]
@@ -216,7 +225,7 @@ def array_text(schema: dict) -> str:
     return f"{count_text(schema)}{of}"
 
 
-def count_text(schema: dict) -> str:
+def count_text(schema: Schema) -> str:
     low, high = schema.get("minItems", 0), schema.get("maxItems")
     size = (f"{low}" if low == high else f"{low}–{high}" if high is not None
             else f"≥ {low}" if low else "")

@@ -29,16 +29,18 @@ exact (a JavaScript number)."""
 ANNOTATIONS = frozenset({"description", "title", "examples", "$comment", "$schema"})
 
 Check = Callable[[Any], Any]
+Schema = dict[str, Any]
+"""A JSON Schema, or a part of one."""
 
 
 # ----- building schemas ---------------------------------------------------------------
-def described(schema: dict, description: str | None) -> dict:
+def described(schema: Schema, description: str | None) -> Schema:
     return {**schema, "description": description} if description else schema
 
 
 def integer(low: int | None = None, high: int | None = None,
-            description: str | None = None) -> dict:
-    schema: dict = {"type": "integer"}
+            description: str | None = None) -> Schema:
+    schema: Schema = {"type": "integer"}
     if low is not None:
         schema["minimum"] = low
     if high is not None:
@@ -46,33 +48,33 @@ def integer(low: int | None = None, high: int | None = None,
     return described(schema, description)
 
 
-def amount(low: int = 0, description: str | None = None) -> dict:
+def amount(low: int = 0, description: str | None = None) -> Schema:
     """An open-ended amount of an action (gold, coins), bounded by MAX_AMOUNT."""
     return integer(low, MAX_AMOUNT, description)
 
 
-def string(values: Iterable[str] | None = None, description: str | None = None) -> dict:
-    schema: dict = {"type": "string"}
+def string(values: Iterable[str] | None = None, description: str | None = None) -> Schema:
+    schema: Schema = {"type": "string"}
     if values is not None:
         schema["enum"] = list(values)
     return described(schema, description)
 
 
-def boolean(description: str | None = None) -> dict:
+def boolean(description: str | None = None) -> Schema:
     return described({"type": "boolean"}, description)
 
 
-def const(value: Any, description: str | None = None) -> dict:
+def const(value: Any, description: str | None = None) -> Schema:
     return described({"const": value}, description)
 
 
-def one_of_values(values: Iterable[Any], description: str | None = None) -> dict:
+def one_of_values(values: Iterable[Any], description: str | None = None) -> Schema:
     return described({"enum": list(values)}, description)
 
 
-def array(items: dict, *, min_items: int = 0, max_items: int | None = None,
-          unique: bool = False, description: str | None = None) -> dict:
-    schema: dict = {"type": "array", "items": items}
+def array(items: Schema, *, min_items: int = 0, max_items: int | None = None,
+          unique: bool = False, description: str | None = None) -> Schema:
+    schema: Schema = {"type": "array", "items": items}
     if min_items:
         schema["minItems"] = min_items
     if max_items is not None:
@@ -82,14 +84,14 @@ def array(items: dict, *, min_items: int = 0, max_items: int | None = None,
     return described(schema, description)
 
 
-def pair(first: dict, second: dict, description: str | None = None) -> dict:
+def pair(first: Schema, second: Schema, description: str | None = None) -> Schema:
     """A two-item array such as [col, row]."""
     return described({"type": "array", "prefixItems": [first, second], "items": False,
                       "minItems": 2}, description)
 
 
-def obj(properties: dict[str, dict], optional: Iterable[str] = (),
-        description: str | None = None) -> dict:
+def obj(properties: dict[str, Schema], optional: Iterable[str] = (),
+        description: str | None = None) -> Schema:
     """An object with exactly these keys (all required but `optional`), no others."""
     skipped = set(optional)
     return described({
@@ -100,43 +102,56 @@ def obj(properties: dict[str, dict], optional: Iterable[str] = (),
     }, description)
 
 
-def map_of(keys: dict, values: dict, description: str | None = None) -> dict:
+def map_of(keys: Schema, values: Schema, description: str | None = None) -> Schema:
     """An object used as a dictionary: keys from `keys` (a string schema), any number."""
     return described({"type": "object", "propertyNames": keys,
                       "additionalProperties": values}, description)
 
 
-def any_of(*schemas: dict, description: str | None = None) -> dict:
+def any_of(*schemas: Schema, description: str | None = None) -> Schema:
     return described({"anyOf": list(schemas)}, description)
 
 
-def nullable(schema: dict, description: str | None = None) -> dict:
+def nullable(schema: Schema, description: str | None = None) -> Schema:
     return any_of(schema, {"type": "null"}, description=description)
 
 
-def action(kind: str, description: str, fields: dict[str, dict] | None = None,
-           optional: Iterable[str] = ()) -> dict:
+def action(kind: str, description: str, fields: dict[str, Schema] | None = None,
+           optional: Iterable[str] = ()) -> Schema:
     """One action type: `{"type": kind, **fields}`."""
     schema = obj({"type": const(kind), **(fields or {})}, optional, description)
     return {"title": kind, **schema}
 
 
-def event(key: str, kind: str, fields: dict[str, dict] | None = None,
-          optional: Iterable[str] = (), description: str | None = None) -> dict:
-    """One log event, `{key: kind, **fields}`; `optional` fields are not always there (e.g.
-    private details, only in the log of the seat concerned)."""
-    schema = obj({key: const(kind), **(fields or {})}, optional, description)
+def event(kind: str, fields: dict[str, Schema] | None = None,
+          optional: Iterable[str] = (), description: str | None = None) -> Schema:
+    """One log event, `{"event": kind, **fields}`; `optional` fields are not always there
+    (e.g. private details, only in the log of the seat concerned)."""
+    schema = obj({"event": const(kind), **(fields or {})}, optional, description)
     return {"title": kind, **schema}
 
 
-def action_document(title: str, actions: list[dict]) -> dict:
+def end_record(reasons: Iterable[str], max_seats: int) -> Schema:
+    """The end record every game has (engines.base.End)."""
+    return obj({
+        "reason": string(reasons, "why the game ended"),
+        "seat": nullable(integer(0, max_seats - 1),
+                         description="the seat whose move ended the game or set its end "
+                         "off; null when no seat did"),
+        "text": string(description="the same as a sentence"),
+    })
+
+
+def action_document(title: str, actions: list[Schema]) -> Schema:
     return {"$schema": DRAFT, "title": title, "oneOf": actions}
 
 
-def observation_document(title: str, game: str, max_seats: int, view: dict,
-                         actions: dict, events: list[dict]) -> dict:
-    """The whole observation: the game's view plus the fields every game has."""
+def observation_document(title: str, game: str, max_seats: int, view: Schema, actions: Schema,
+                         events: list[Schema], end_reasons: Iterable[str]) -> Schema:
+    """The whole observation: the game's view plus the fields every game has, and its
+    events plus the end event every game has."""
     seat = integer(0, max_seats - 1)
+    end = end_record(end_reasons, max_seats)
     common = {
         "game": const(game),
         "seat": nullable(seat, "the seat this view is for; null for a spectator"),
@@ -146,20 +161,20 @@ def observation_document(title: str, game: str, max_seats: int, view: dict,
             description="your legal actions when you are to move, in a fixed order; else []"),
         "log": array({"$ref": "#/$defs/event"},
                      description="every event since the start that this viewer may know"),
+        "end": nullable(end, description="how the game ended; null until it is over"),
     }
-    properties = {**view["properties"], **common}
-    document = {
+    end_event = event("end", end["properties"], description="the last event: the end record")
+    return {
         "$schema": DRAFT,
         "title": title,
         **view,
-        "properties": properties,
+        "properties": {**view["properties"], **common},
         "required": [*view["required"], *common],
         "$defs": {
             "action": {key: value for key, value in actions.items() if key != "$schema"},
-            "event": {"oneOf": events},
+            "event": {"oneOf": [*events, end_event]},
         },
     }
-    return document
 
 
 # ----- the compiled action check ------------------------------------------------------------
@@ -180,33 +195,33 @@ class _Refused(Exception):
         return f"{subject} {self.what}"
 
 
-def compile_action_check(schema: dict) -> Callable[[Any], dict]:
+def compile_action_check(schema: Schema) -> Callable[[Any], dict[str, Any]]:
     """A function that returns the canonical form of an action, or raises InvalidAction
     exactly when `schema` (an `action_document`) rejects it."""
     branches = {branch["properties"]["type"]["const"]: _compile_branch(branch)
                 for branch in schema["oneOf"]}
     known = ", ".join(branches)
 
-    def check(action: Any) -> dict:
+    def check(action: Any) -> dict[str, Any]:
         if type(action) is not dict:
             raise InvalidAction(f"an action must be a JSON object, got {_kind(action)}")
         kind = action.get("type")
-        branch = branches.get(kind) if type(kind) is str else None
-        if branch is None:
+        if type(kind) is not str or kind not in branches:
             _refuse_if_too_large(action)
             if type(kind) is not str:
                 raise InvalidAction('an action needs a string field "type"')
             raise InvalidAction(f"unknown action type {_show(kind)}; this game has {known}")
         try:
-            return branch(action)
+            canonical: dict[str, Any] = branches[kind](action)
         except _Refused as refusal:
             _refuse_if_too_large(action)
             raise InvalidAction(refusal.reason(kind)) from None
+        return canonical
 
     return check
 
 
-def _refuse_if_too_large(action: dict) -> None:
+def _refuse_if_too_large(action: dict[str, Any]) -> None:
     """The size limit, worded first when it is the problem. (An action the schema accepts
     is always far smaller, so only refused actions need measuring.)"""
     try:
@@ -218,7 +233,7 @@ def _refuse_if_too_large(action: dict) -> None:
                             f"{MAX_ACTION_BYTES}")
 
 
-def _compile(schema: dict) -> Check:
+def _compile(schema: Schema) -> Check:
     keywords = set(schema) - ANNOTATIONS
     if "const" in schema or "enum" in schema:
         _only(keywords, {"const"} if "const" in schema else {"enum", "type"})
@@ -237,7 +252,7 @@ def _only(keywords: set[str], allowed: set[str]) -> None:
         raise ValueError(f"the action check does not know {sorted(keywords - allowed)}")
 
 
-def _compile_values(schema: dict) -> Check:
+def _compile_values(schema: Schema) -> Check:
     """`const` or `enum` of strings or of flat arrays, compared as JSON values (1.0 equals
     1, true never equals 1)."""
     values = [schema["const"]] if "const" in schema else schema["enum"]
@@ -255,7 +270,7 @@ def _compile_values(schema: dict) -> Check:
     return check
 
 
-def _compile_integer(schema: dict, keywords: set[str]) -> Check:
+def _compile_integer(schema: Schema, keywords: set[str]) -> Check:
     _only(keywords, {"type", "minimum", "maximum"})
     if "minimum" not in schema or "maximum" not in schema:
         raise ValueError("every integer of an action needs a minimum and a maximum")
@@ -271,7 +286,7 @@ def _compile_integer(schema: dict, keywords: set[str]) -> Check:
     return check
 
 
-def _compile_boolean(schema: dict, keywords: set[str]) -> Check:
+def _compile_boolean(schema: Schema, keywords: set[str]) -> Check:
     _only(keywords, {"type"})
 
     def check(value: Any) -> bool:
@@ -282,7 +297,7 @@ def _compile_boolean(schema: dict, keywords: set[str]) -> Check:
     return check
 
 
-def _compile_array(schema: dict, keywords: set[str]) -> Check:
+def _compile_array(schema: Schema, keywords: set[str]) -> Check:
     _only(keywords, {"type", "items", "prefixItems", "minItems", "maxItems", "uniqueItems"})
     if "prefixItems" in schema:
         if schema.get("items") is not False or len(schema["prefixItems"]) != schema["minItems"]:
@@ -294,7 +309,7 @@ def _compile_array(schema: dict, keywords: set[str]) -> Check:
     low, high = schema.get("minItems", 0), schema["maxItems"]
     unique = schema.get("uniqueItems", False)
 
-    def check(value: Any) -> list:
+    def check(value: Any) -> list[Any]:
         if type(value) is not list or not low <= len(value) <= high:
             raise _Refused(f"must be an array of {low} to {high} items, got {_show(value)}")
         items = [_at(i, item_check, item) for i, item in enumerate(value)]
@@ -308,7 +323,7 @@ def _compile_array(schema: dict, keywords: set[str]) -> Check:
 def _compile_tuple(item_checks: list[Check]) -> Check:
     size = len(item_checks)
 
-    def check(value: Any) -> list:
+    def check(value: Any) -> list[Any]:
         if type(value) is not list or len(value) != size:
             raise _Refused(f"must be an array of {size} items, got {_show(value)}")
         return [_at(i, item_check, item)
@@ -326,13 +341,14 @@ def _at(step: str | int, check: Check, value: Any) -> Any:
         raise
 
 
-def _compile_branch(schema: dict) -> Check:
+def _compile_branch(schema: Schema) -> Check:
     """One action type: an object whose `type` the dispatch has already matched."""
     preset = {"type": schema["properties"]["type"]["const"]}
     return _compile_object(schema, set(schema) - ANNOTATIONS, preset)
 
 
-def _compile_object(schema: dict, keywords: set[str], preset: dict | None = None) -> Check:
+def _compile_object(schema: Schema, keywords: set[str], preset: dict[str, Any] | None = None
+                    ) -> Check:
     """An object with listed keys only; `preset` keys are known to be right already."""
     _only(keywords, {"type", "properties", "required", "additionalProperties"})
     if schema.get("additionalProperties") is not False:
@@ -343,7 +359,7 @@ def _compile_object(schema: dict, keywords: set[str], preset: dict | None = None
               for key, sub in schema["properties"].items() if key not in preset]
     names = ", ".join(key for key, _, _ in fields) or "none"
 
-    def check(value: Any) -> dict:
+    def check(value: Any) -> dict[str, Any]:
         if type(value) is not dict:
             raise _Refused(f"must be an object, got {_show(value)}")
         out = dict(preset)
@@ -386,7 +402,7 @@ def _show(value: Any) -> str:
     return text if len(text) <= 40 else _kind(value) if kind in (list, dict) else text[:37] + "..."
 
 
-def _choices(values: list, description: str | None) -> str:
+def _choices(values: list[Any], description: str | None) -> str:
     if len(values) == 1:
         return orjson.dumps(values[0]).decode()
     if len(values) <= 8:

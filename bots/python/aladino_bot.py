@@ -4,21 +4,61 @@ A face-up token's gain is exact; a face-down one's is the mean over the tokens w
 back that nobody has seen yet. A Titi (move again) or Magic Carpet (fly anywhere) is worth
 a little more than its points. Genies go on the square where they add the most.
 
+It reads its observation and the game's published data (`describe()`, what
+GET /games/aladino serves), and scores boards itself from `description.points`.
+
     python3 -m bots.python.aladino_bot --port 8001
 """
 
 from __future__ import annotations
 
 from statistics import fmean
+from typing import Any
 
-from engines.aladino.components import DIRECTIONS, KINDS, TOKENS, VALUES, back
-from engines.aladino.scoring import score
+import engines
 
 from .sdk import Choose, run_bot
 
 # The value of a character's extra move, on top of the token's own points.
 ABILITY_BONUS = {"titi": 3.0, "carpet": 4.0}
 Board = list[list[list[int]]]
+
+# The game's published data (GET /games/aladino): tokens, board, scoring numbers.
+DESCRIPTION = engines.get("aladino").describe()
+COMPONENTS = DESCRIPTION["components"]
+TOKENS: list[dict[str, Any]] = COMPONENTS["tokens"]
+KINDS: list[str] = COMPONENTS["kinds"]
+VALUES: list[int] = COMPONENTS["values"]
+DIRECTIONS = [(d["dq"], d["dr"]) for d in COMPONENTS["board"]["directions"]]
+POINTS: dict[str, int] = DESCRIPTION["points"]
+
+
+def back(token: dict[str, Any]) -> str:
+    """What a face-down token shows: its kind, or a lamp for a Genie."""
+    return token["kind"] or "lamp"
+
+
+def token_points(token: dict[str, Any], favourite: str) -> int:
+    """Its printed points (the Evil Sorcerer's are negative), plus the favourite bonus."""
+    points = POINTS["sorcerer"] if token["character"] == "sorcerer" else token["value"]
+    if token["kind"] == favourite:
+        points += POINTS["favourite_princess" if token["character"] == "princess"
+                         else "favourite"]
+    return points
+
+
+def score(board: Board, favourite: str) -> int:
+    """The points of a board (description.scoring): tokens, favourites, Princesses beside
+    a Magic Carpet, full rows and columns, trios."""
+    tokens = [[[TOKENS[t] for t in square] for square in row] for row in board]
+    total = sum(token_points(t, favourite) for row in tokens for square in row for t in square)
+    for row in tokens:
+        in_row = [t["character"] for square in row for t in square]
+        if "carpet" in in_row:
+            total += POINTS["princess_carpet"] * in_row.count("princess")
+    total += POINTS["row"] * sum(all(row) for row in board)
+    total += POINTS["column"] * sum(all(row[v] for row in board) for v in range(len(VALUES)))
+    return total + POINTS["trio"] * sum(len(sq) // 3 for row in board for sq in row)
 
 
 def my_board(observation: dict) -> Board:
@@ -39,10 +79,10 @@ class OwnBoard:
     def gain(self, token_id: int) -> float:
         """Points the token adds (a Genie: on its best square), plus its ability."""
         token = TOKENS[token_id]
-        if token.kind is None:
+        if token["kind"] is None:
             return max(self.placement_gain(token_id, k, v) for k in KINDS for v in VALUES)
-        points = self.placement_gain(token_id, token.kind, token.value)
-        return points + ABILITY_BONUS.get(token.character or "", 0.0)
+        points = self.placement_gain(token_id, token["kind"], token["value"])
+        return points + ABILITY_BONUS.get(token["character"] or "", 0.0)
 
     def placement_gain(self, token_id: int, kind: str, value: int) -> int:
         square = self.board[KINDS.index(kind)][value - 1]
@@ -62,8 +102,8 @@ def unseen_by_back(observation: dict) -> dict[str, list[int]]:
         seen.add(observation["pending_genie"]["id"])
     pools: dict[str, list[int]] = {}
     for token in TOKENS:
-        if token.id not in seen:
-            pools.setdefault(back(token), []).append(token.id)
+        if token["id"] not in seen:
+            pools.setdefault(back(token), []).append(token["id"])
     return pools
 
 
@@ -87,7 +127,7 @@ class Appraiser:
     def face_down_gain(self, token_back: str) -> float:
         """The mean gain of the unseen tokens with this back (each face-down token of a
         back is worth the same, so it is computed once per back and decision)."""
-        pool = self.pools.get(token_back) or [t.id for t in TOKENS if back(t) == token_back]
+        pool = self.pools.get(token_back) or [t["id"] for t in TOKENS if back(t) == token_back]
         return fmean(self.own.gain(t) for t in pool)
 
     def destination(self, start: tuple[int, int], direction: int, roll: int) -> tuple[int, int]:

@@ -5,16 +5,23 @@ Per decision: place the door (and space) worth the most, else buy the best door 
 affords, else take two coins; use every power; keep, steal, vault and discard by printed
 influence. It never withdraws vault coins. Works in multiplayer and in solo (Solidad).
 
+It reads its observation and the doors' printed data of `describe()` (what
+GET /games/aldabas serves).
+
     python3 -m bots.python.aldabas_bot --port 8001
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
-from engines.aldabas.cards import CARD_TYPE, influence
+import engines
 
 from .sdk import Choose, run_bot
+
+# Every door's printed data (GET /games/aldabas): type, profession, influence...
+CARDS: list[dict[str, Any]] = engines.get("aldabas").describe()["components"]["cards"]
 
 # What setting off a door's power is worth, in points (roughly: what it gains).
 POWER_WORTH = {"S1": 1.5, "S2": 2.0, "F1": 1.5, "F2": 2.0, "F3": 3.0, "C1": 1.0, "B2B": 1.5}
@@ -24,8 +31,8 @@ BUY_THRESHOLD = 1.0
 
 def door_worth(card: int) -> float:
     """A door's printed influence plus what its power or ongoing ability brings."""
-    kind = CARD_TYPE[card].id
-    return influence(card) + POWER_WORTH.get(kind, 0.0) + ONGOING_WORTH.get(kind, 0.0)
+    kind = CARDS[card]["type"]
+    return CARDS[card]["influence"] + POWER_WORTH.get(kind, 0.0) + ONGOING_WORTH.get(kind, 0.0)
 
 
 def block_cards(observation: dict) -> dict[tuple[int, int], int]:
@@ -39,7 +46,7 @@ def placement_worth(block: dict[tuple[int, int], int], action: dict) -> float:
     col, row = action["space"]
     neighbours = [block.get((col - 1, row)), block.get((col, row - 1))]
     return door_worth(action["card"]) + sum(
-        POWER_WORTH.get(CARD_TYPE[card].id, 0.0) for card in neighbours if card is not None)
+        POWER_WORTH.get(CARDS[card]["type"], 0.0) for card in neighbours if card is not None)
 
 
 def purchase_gain(observation: dict, buy: dict) -> float:
@@ -74,11 +81,11 @@ def strongest_door(observation: dict, options: list[dict]) -> dict:
     """Put a soldier coin, from the purse if possible, on a door of the profession in which
     the block has the most printed influence."""
     block = block_cards(observation)
-    totals = Counter()
+    totals: Counter[str] = Counter()
     for card in block.values():
-        totals[CARD_TYPE[card].profession] += influence(card)
+        totals[CARDS[card]["profession"]] += CARDS[card]["influence"]
     from_purse = [a for a in options if a["source"] == "purse"] or options
-    return max(from_purse, key=lambda a: totals[CARD_TYPE[block[tuple(a["space"])]].profession])
+    return max(from_purse, key=lambda a: totals[CARDS[block[tuple(a["space"])]]["profession"]])
 
 
 def choose_greedy(observation: dict, legal_actions: list[dict]) -> dict:

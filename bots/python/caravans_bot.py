@@ -1,27 +1,92 @@
 """A greedy Caravans bot: it weighs every build, buy and destroy by the position it leads to.
 
 A position is worth its points (controlled cities and type bonuses) less most of the best
-rival's, its gold, its cards
-and its progress towards a majority in the cities it can still reach. The bot acts while
-an action improves that worth, then ends its actions. At auctions it opens at 0 on the item
-it wants most and raises only while the price stays below the item's worth to it; it names
-itself holder of the Shah, declines trades and offers none.
+rival's, its gold, its cards and its progress towards a majority in the cities it can
+still reach. The bot acts while an action improves that worth, then ends its actions. At
+auctions it opens at 0 on the item it wants most and raises only while the price stays
+below the item's worth to it; it names itself holder of the Shah, declines trades and
+offers none.
+
+It reads its observation and the maps of `describe()` (what GET /games/caravans
+serves), and plays positions forward with its own copy of the rules of cities.
 
     python3 -m bots.python.caravans_bot --port 8001
 """
 
 from __future__ import annotations
 
-from engines.caravans.data import CARDS, DEGREE, MAP_CITIES, MAP_ROUTES, ROUTES, buy_cost
-from engines.caravans.data import destroy_cost as destroy_cost_of
-from engines.caravans.routes import owned_count, place_route, remove_route
-from engines.caravans.scoring import breakdown
+from typing import Any
+
+import engines
 
 from .sdk import Choose, run_bot
 
 POINT, RIVAL, GOLD, LAST_TURN_GOLD, CARD, PROGRESS = 10.0, 0.8, 0.6, 0.05, 0.5, 3.0
 # What an auctioned item is worth in gold (cards: when they fit a reachable free route).
 ITEM_WORTH = {"rop": 3.0, "card": 2.0, "eyes": 1.5, "pirate_queen": 1.5, "shah": 0.5}
+
+# The maps and cards (GET /games/caravans): every route with its cities, types, kind and
+# costs, every city with its degree.
+COMPONENTS = engines.get("caravans").describe()["components"]
+MAPS: dict[str, dict[str, Any]] = COMPONENTS["maps"]
+CARDS: list[dict[str, Any]] = COMPONENTS["cards"]
+ROUTES: dict[str, dict[str, Any]] = {r: route for m in MAPS.values()
+                                     for r, route in m["routes"].items()}
+DEGREE: dict[str, int] = {city: c["degree"] for m in MAPS.values()
+                          for city, c in m["cities"].items()}
+MAP_CITIES = {colour: list(m["cities"]) for colour, m in MAPS.items()}
+MAP_ROUTES = {colour: list(m["routes"]) for colour, m in MAPS.items()}
+CITY_ROUTES = {city: [r for r, route in ROUTES.items() if city in route["cities"]]
+               for city in DEGREE}
+TYPE_BONUS: int = COMPONENTS["type_bonus"]
+
+
+# ----- the rules of routes and cities (rules/caravans.md), on the public part of a state ----
+def owned_count(state: dict, seat: int, city: str) -> int:
+    return sum(1 for r in CITY_ROUTES[city] if state["owner"][r] == seat)
+
+
+def has_majority(state: dict, seat: int, city: str) -> bool:
+    return 2 * owned_count(state, seat, city) > DEGREE[city]
+
+
+def place_route(state: dict, seat: int, route: str) -> None:
+    """The route is `seat`'s; so is every city this gives them a majority of."""
+    state["owner"][route] = seat
+    for city in ROUTES[route]["cities"]:
+        if state["control"].get(city) != seat and has_majority(state, seat, city):
+            claim_city(state, seat, city)
+
+
+def claim_city(state: dict, seat: int, city: str) -> None:
+    """Control, gold equal to the degree, the other players' routes into it removed."""
+    state["control"][city] = seat
+    state["gold"][seat] += DEGREE[city]
+    removed = [r for r in CITY_ROUTES[city] if state["owner"][r] not in (None, seat)]
+    losers = {state["owner"][r] for r in removed}
+    for r in removed:
+        state["owner"][r] = None
+    touched = {c for r in removed for c in ROUTES[r]["cities"]}
+    for loser in sorted(losers):
+        drop_lost_control(state, loser, touched)
+
+
+def drop_lost_control(state: dict, seat: int, cities: set[str]) -> None:
+    for city in sorted(cities):
+        if state["control"].get(city) == seat and not has_majority(state, seat, city):
+            del state["control"][city]
+
+
+def remove_route(state: dict, route: str) -> None:
+    loser = state["owner"][route]
+    state["owner"][route] = None
+    drop_lost_control(state, loser, set(ROUTES[route]["cities"]))
+
+
+def points(state: dict, seat: int) -> int:
+    """1 per controlled city, TYPE_BONUS per extra map of a city type."""
+    types = [city.split(".")[1] for city, holder in state["control"].items() if holder == seat]
+    return len(types) + sum(TYPE_BONUS * (types.count(t) - 1) for t in set(types))
 
 
 class Position:
@@ -33,8 +98,7 @@ class Position:
         self.state = {"owner": dict(observation["owner"]),
                       "control": dict(observation["control"]),
                       "gold": list(observation["gold"]), "rop": dict(observation["rop"]),
-                      "eyes": observation["eyes"], "pirate_queen": observation["pirate_queen"],
-                      "log": []}
+                      "eyes": observation["eyes"], "pirate_queen": observation["pirate_queen"]}
         self.cards = len(observation["hand"])
         # Gold scores nothing: in the last turn it is only worth what it buys.
         self.gold_weight = LAST_TURN_GOLD if observation["final_turn"] else GOLD
@@ -45,10 +109,9 @@ class Position:
         return [c for c in self.colours if c == own or self.state["rop"][c] == self.seat]
 
     def worth(self) -> float:
-        points = breakdown(self.state, self.seat)["total"]
-        rivals = max(breakdown(self.state, s)["total"] for s in range(len(self.colours))
-                     if s != self.seat)
-        return (POINT * (points - RIVAL * rivals) + self.gold_weight * self.state["gold"][self.seat]
+        own = points(self.state, self.seat)
+        rivals = max(points(self.state, s) for s in range(len(self.colours)) if s != self.seat)
+        return (POINT * (own - RIVAL * rivals) + self.gold_weight * self.state["gold"][self.seat]
                 + CARD * self.cards + PROGRESS * self.progress())
 
     def progress(self) -> float:
@@ -74,12 +137,13 @@ class Position:
     def apply(self, action: dict) -> None:
         kind, gold = action["type"], self.state["gold"]
         if kind in ("build", "buy", "free_route"):
-            gold[self.seat] -= {"build": self.build_cost(action.get("route", "")),
-                                "buy": buy_cost(action.get("route", ""))}.get(kind, 0)
+            route = action["route"]
+            gold[self.seat] -= (self.build_cost(route) if kind == "build"
+                                else ROUTES[route]["buy_cost"] if kind == "buy" else 0)
             self.cards -= kind == "build"
             place_route(self.state, self.seat, action["route"])
         elif kind == "destroy":
-            gold[self.seat] -= destroy_cost_of(action["route"])
+            gold[self.seat] -= ROUTES[action["route"]]["destroy_cost"]
             remove_route(self.state, action["route"])
         elif kind == "sell_passage":
             colour = action["colour"]

@@ -1,6 +1,6 @@
 """Aladino's components as data: the 61-space cave, the 61 tokens, the player boards."""
 
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict
 
 RADIUS = 4
 KINDS = ("emerald", "ruby", "sapphire", "pearl")
@@ -64,5 +64,12 @@ def back(token: Token) -> str:
     return token.kind or "lamp"
 
 
-def token_json(token: Token) -> dict:
+class TokenJson(TypedDict):
+    id: int
+    kind: str | None
+    value: int
+    character: str | None
+
+
+def token_json(token: Token) -> TokenJson:
     return {"id": token.id, "kind": token.kind, "value": token.value, "character": token.character}

@@ -1,5 +1,9 @@
 """`describe()` for Aladino: everything a bot author needs, as data."""
 
+from __future__ import annotations
+
+from typing import Any
+
 from . import scoring
 from .components import (
     CELLS,
@@ -16,7 +20,8 @@ from .components import (
 )
 
 
-def description() -> dict:
+def description() -> dict[str, Any]:
+    """Also `points`: the numbers of `scoring`, for bots that score boards themselves."""
     return {
         "name": "aladino",
         "title": "Aladino y la cueva de las maravillas",
@@ -53,6 +58,15 @@ def description() -> dict:
             "column": f"+{scoring.COLUMN_BONUS} per column with all 4 squares filled",
             "trio": f"+{scoring.TRIO_BONUS} per three tokens stacked on one square (a Genie "
             "counts as a token of its square)",
+        },
+        "points": {
+            "sorcerer": scoring.SORCERER_POINTS,
+            "favourite": scoring.FAVOURITE_POINTS,
+            "favourite_princess": scoring.FAVOURITE_PRINCESS_POINTS,
+            "princess_carpet": scoring.PRINCESS_CARPET_BONUS,
+            "row": scoring.ROW_BONUS,
+            "column": scoring.COLUMN_BONUS,
+            "trio": scoring.TRIO_BONUS,
         },
         "end": [
             "the player about to move (or rolling again for Titi) has no legal direction",

@@ -1,6 +1,8 @@
 """The JSON Schemas Aladino publishes: its actions and its observations (with the log)."""
 
+from engines.base import OVER
 from engines.schema import (
+    Schema,
     action,
     action_document,
     any_of,
@@ -18,13 +20,13 @@ from engines.schema import (
 )
 
 from .components import CELLS, CHARACTERS, DIE_SIDES, DIRECTION_NAMES, KINDS, RADIUS, TOKENS, VALUES
+from .flow import CARPET, END_REASONS, MOVE, PLACE_GENIE
 
 MAX_SEATS = 4
-PHASES = ("move", "place_genie", "carpet", "over")
-END_REASONS = ("no_move", "board_full", "score_50")
+PHASES = (MOVE, PLACE_GENIE, CARPET, OVER)
 
 
-def _direction(description: str) -> dict:
+def _direction(description: str) -> Schema:
     names = ", ".join(f"{i} {name}" for i, name in enumerate(DIRECTION_NAMES))
     return integer(0, len(DIRECTION_NAMES) - 1, f"{description} ({names}; "
                    "components.board.directions)")
@@ -60,7 +62,6 @@ TOKEN = obj({
 FACE_UP = obj({"face": const("up"), **TOKEN["properties"]})
 FACE_DOWN = obj({"face": const("down"),
                  "back": string((*KINDS, "lamp"), "its kind, or lamp for a Genie")})
-END = obj({"reason": string(END_REASONS), "seat": SEAT, "text": string()})
 
 VIEW = obj({
     "phase": string(PHASES, "which decision the game waits for"),
@@ -80,22 +81,20 @@ VIEW = obj({
     "favourites": array(string(KINDS), description="per seat, the favourite kind"),
     "scores": array(integer(), description="per seat"),
     "pending_genie": nullable(TOKEN, description="the Genie to place, in phase place_genie"),
-    "end": nullable(END, description="why and by whom the game ended"),
 })
 
 EVENTS = [
-    event("type", "roll", {"seat": SEAT, "value": integer(1, DIE_SIDES)}),
-    event("type", "move", {"seat": SEAT, "direction": _direction("the direction"),
-                           "from": SPACE, "to": SPACE}),
-    event("type", "carpet", {"seat": SEAT, "from": SPACE, "to": SPACE}),
-    event("type", "take", {"seat": SEAT, "space": SPACE, "face": string(("up", "down"),
-                           "how the token lay before"), "token": TOKEN}),
-    event("type", "place", {"seat": SEAT, "token": integer(0, len(TOKENS) - 1),
-                            "square": obj({"kind": string(KINDS),
-                                           "value": integer(min(VALUES), max(VALUES))}),
-                            "score": integer(description="the seat's score after it")}),
-    event("type", "end", END["properties"]),
+    event("roll", {"seat": SEAT, "value": integer(1, DIE_SIDES)}),
+    event("move", {"seat": SEAT, "direction": _direction("the direction"),
+                   "from": SPACE, "to": SPACE}),
+    event("carpet", {"seat": SEAT, "from": SPACE, "to": SPACE}),
+    event("take", {"seat": SEAT, "space": SPACE,
+                   "face": string(("up", "down"), "how the token lay before"), "token": TOKEN}),
+    event("place", {"seat": SEAT, "token": integer(0, len(TOKENS) - 1),
+                    "square": obj({"kind": string(KINDS),
+                                   "value": integer(min(VALUES), max(VALUES))}),
+                    "score": integer(description="the seat's score after it")}),
 ]
 
 OBSERVATION = observation_document("aladino observation", "aladino", MAX_SEATS, VIEW, ACTIONS,
-                                   EVENTS)
+                                   EVENTS, END_REASONS)

@@ -1,18 +1,33 @@
-"""Treasure points: a function of one player board alone (rulebook "How to Get Treasure Points").
+"""Treasure points: a function of one player board alone (rulebook "How to Get Treasure
+Points"), and the result: the most points wins, ties shared.
 
 A board is `board[kind_index][value - 1]`: the list of token ids stacked on that square.
 """
 
+from __future__ import annotations
+
+from engines.base import ranks_from_scores
+from engines.types import Result, State
+
 from .components import KINDS, TOKENS, VALUES
+
+Board = list[list[list[int]]]
 
 ROW_BONUS = 5
 COLUMN_BONUS = 5
 TRIO_BONUS = 3
 SORCERER_POINTS = -3
 PRINCESS_CARPET_BONUS = 2
+FAVOURITE_POINTS = 1
+FAVOURITE_PRINCESS_POINTS = 2
 
 
-def empty_board() -> list[list[list[int]]]:
+def favourite_of(seat: int) -> str:
+    """Seat i's board has kind i as its favourite treasure (rules/aladino.md, Players)."""
+    return KINDS[seat]
+
+
+def empty_board() -> Board:
     return [[[] for _ in VALUES] for _ in KINDS]
 
 
@@ -29,10 +44,10 @@ def favourite_points(token_id: int, favourite: str) -> int:
     token = TOKENS[token_id]
     if token.kind != favourite:
         return 0
-    return 2 if token.character == "princess" else 1
+    return FAVOURITE_PRINCESS_POINTS if token.character == "princess" else FAVOURITE_POINTS
 
 
-def breakdown(board: list[list[list[int]]], favourite: str) -> dict[str, int]:
+def breakdown(board: Board, favourite: str) -> dict[str, int]:
     """Every source of points on a board, and their total."""
     ids = [t for row in board for square in row for t in square]
     parts = {
@@ -47,11 +62,21 @@ def breakdown(board: list[list[list[int]]], favourite: str) -> dict[str, int]:
     return parts
 
 
-def score(board: list[list[list[int]]], favourite: str) -> int:
+def score(board: Board, favourite: str) -> int:
     return breakdown(board, favourite)["total"]
 
 
-def is_full(board: list[list[list[int]]]) -> bool:
+def result(state: State) -> Result:
+    scores = list(state["scores"])
+    return {
+        "scores": scores,
+        "ranks": ranks_from_scores(scores),
+        "details": {"breakdown": [breakdown(board, favourite_of(p))
+                                  for p, board in enumerate(state["boards"])]},
+    }
+
+
+def is_full(board: Board) -> bool:
     return all(square for row in board for square in row)
 
 

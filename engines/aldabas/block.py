@@ -8,9 +8,9 @@ list of 12 integers.
 
 from __future__ import annotations
 
-from .cards import CARD_COLOUR, kind
+from .components import CARD_COLOUR, COLS, ROWS, kind
 
-COLS, ROWS = 4, 3
+Block = list[int | None]
 VAULT = 0
 SPACES = list(range(1, COLS * ROWS))
 
@@ -27,7 +27,7 @@ def on_grid(col: int, row: int) -> bool:
     return 0 <= col < COLS and 0 <= row < ROWS
 
 
-def filled(block: list, idx: int) -> bool:
+def filled(block: Block, idx: int) -> bool:
     return idx == VAULT or block[idx] is not None
 
 
@@ -49,7 +49,7 @@ def _neighbours(idx: int) -> tuple[int, ...]:
 NEIGHBOURS = tuple(_neighbours(idx) for idx in range(COLS * ROWS))
 
 
-def open_space_reason(block: list, idx: int) -> str | None:
+def open_space_reason(block: Block, idx: int) -> str | None:
     """Why no door may go in `idx` whatever its colour, or None if it is open."""
     if filled(block, idx):
         return "that space of your block is already filled"
@@ -60,30 +60,36 @@ def open_space_reason(block: list, idx: int) -> str | None:
     return None
 
 
-def colour_reason(block: list, idx: int, card: int) -> str | None:
+def colour_reason(block: Block, idx: int, card: int) -> str | None:
     """Why `card` may not go in `idx` because of its colour, or None."""
     colour = CARD_COLOUR[card]
     for other in NEIGHBOURS[idx]:
-        if other != VAULT and block[other] is not None and CARD_COLOUR[block[other]] == colour:
+        door = block[other]
+        if other != VAULT and door is not None and CARD_COLOUR[door] == colour:
             return (f"a {colour} door can not be beside, above, or below a door of the same "
                     "colour (rulebook \"Door Placement\")")
     return None
 
 
-def open_spaces(block: list) -> list[int]:
+def open_spaces(block: Block) -> list[int]:
     return [i for i in SPACES if open_space_reason(block, i) is None]
 
 
-def is_full(block: list) -> bool:
+def is_full(block: Block) -> bool:
     return all(block[i] is not None for i in SPACES)
 
 
-def count_in_block(block: list, door: str) -> int:
+def count_in_block(block: Block, door: str) -> int:
     """How many doors of type `door` (e.g. "N2") the block holds."""
     return sum(1 for card in block if card is not None and kind(card) == door)
 
 
-def soldier_count(block: list) -> int:
+def soldier_count(block: Block) -> int:
     """Coins a Soldier power moves (player or Rival): one, plus one per Noble (Influence 2)
     in the block."""
     return 1 + count_in_block(block, "N2")
+
+
+def door_spaces(block: Block) -> list[int]:
+    """The spaces holding a door."""
+    return [idx for idx, card in enumerate(block) if card is not None]

@@ -2,31 +2,43 @@
 
 from __future__ import annotations
 
-from engines.base import State, log_event
+from typing import Literal, TypedDict
+
+from engines.base import log_event
 from engines.errors import IllegalAction
+from engines.types import State
 
 from .block import count_in_block
-from .table import pay, take_from_dock
+from .table import Holder, pay, take_from_dock
 
 
-def discount(holder: dict) -> int:
+def discount(holder: Holder) -> int:
     """One coin per Builder (key Aldaba) in the block; several add up."""
     return count_in_block(holder["block"], "B2D")
 
 
-def costs(state: State, holder: dict) -> list[int]:
+def costs(state: State, holder: Holder) -> list[int]:
     """Each slot's printed cost minus the holder's discount, never below zero."""
     off = discount(holder)
     return [max(0, printed - off) for printed in state["costs"]]
 
 
-def payment_range(holder: dict, price: int) -> range:
+def payment_range(holder: Holder, price: int) -> range:
     """How many of the coins may come from the vault (the rest from the purse)."""
     return range(max(0, price - holder["purse"]), min(price, holder["vault_coins"]) + 1)
 
 
-def buy_options(state: State, holder: dict, action_type: str) -> list[dict]:
-    options = []
+class BuyAction(TypedDict):
+    """`buy`, or `builder_buy` (a Builder's power): the same fields."""
+
+    type: Literal["buy", "builder_buy"]
+    slot: int
+    from_vault: int
+
+
+def buy_options(state: State, holder: Holder, action_type: Literal["buy", "builder_buy"]
+                ) -> list[BuyAction]:
+    options: list[BuyAction] = []
     for slot, (card, price) in enumerate(zip(state["dock"], costs(state, holder), strict=True)):
         if card is None:
             continue
@@ -35,7 +47,7 @@ def buy_options(state: State, holder: dict, action_type: str) -> list[dict]:
     return options
 
 
-def check_buy(state: State, holder: dict, slot: int, from_vault: int) -> int:
+def check_buy(state: State, holder: Holder, slot: int, from_vault: int) -> int:
     """The price of a legal purchase; IllegalAction names the rule a purchase breaks."""
     if not 0 <= slot < len(state["dock"]):
         raise IllegalAction(f"the Dock has slots 0 to {len(state['dock']) - 1}, not {slot}")
@@ -57,10 +69,10 @@ def check_buy(state: State, holder: dict, slot: int, from_vault: int) -> int:
 
 def buy(state: State, seat: int, slot: int, from_vault: int) -> None:
     """Claim the door into the hand, paying into the general supply; the Dock refills."""
-    holder = state["players"][seat]
+    holder: Holder = state["players"][seat]
     price = check_buy(state, holder, slot, from_vault)
     pay(state, holder, price, from_vault)
     card = take_from_dock(state, slot)
     holder["hand"].append(card)
-    log_event(state, {"event": "buy", "seat": seat, "slot": slot, "card": card, "paid": price},
+    log_event(state, "buy", {"seat": seat, "slot": slot, "card": card, "paid": price},
               private={seat: {"from_vault": from_vault}})

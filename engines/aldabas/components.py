@@ -1,4 +1,5 @@
-"""The 81 Doors: ten door types in three colours, and the No Solidad marks.
+"""Aldabas's components as data: the 81 Doors (ten door types in three colours, some with
+the No Solidad mark), the coins, the Dock and the player's block.
 
 A card is an integer id; the tables below give its type, colour and whether it carries the
 No Solidad icon. The ids are fixed, so `describe()` can publish the whole deck once.
@@ -10,6 +11,12 @@ from dataclasses import dataclass
 
 COLOURS = ("red", "blue", "yellow")
 PROFESSIONS = ("soldier", "fisher", "noble", "clergy", "builder")
+COINS_PER_PLAYER = 12
+SOLO_SUPPLY = 15
+MULTI_DOCK_COSTS = (0, 0, 1, 2, 3)
+SOLO_DOCK_COSTS = (0, 1, 2, 3)
+COLS, ROWS = 4, 3
+"""The block: 4 x 3 spaces, the Vault in the bottom-left one."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +65,7 @@ DOOR_TYPES: dict[str, DoorType] = {
 
 def _build_cards() -> list[tuple[str, str, bool]]:
     """(type id, colour, no_solidad) for every card id, colour by colour, type by type."""
-    cards = []
+    cards: list[tuple[str, str, bool]] = []
     for colour in COLOURS:
         for door in DOOR_TYPES.values():
             for copy in range(door.copies):
@@ -86,7 +93,7 @@ def kind(card: int) -> str:
     return CARD_TYPE[card].id
 
 
-def card_table() -> list[dict]:
+def card_table() -> list[dict[str, object]]:
     """Every card with its printed data, for `describe()`."""
     return [
         {
@@ -102,7 +109,7 @@ def card_table() -> list[dict]:
     ]
 
 
-def type_table() -> list[dict]:
+def type_table() -> list[dict[str, object]]:
     """The ten door types with their counts, for `describe()`."""
     return [
         {

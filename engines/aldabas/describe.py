@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
-from .block import COLS, ROWS
+from typing import Any
+
+from .components import (
+    COINS_PER_PLAYER,
+    COLOURS,
+    COLS,
+    MULTI_DOCK_COSTS,
+    ROWS,
+    SOLO_DOCK_COSTS,
+    SOLO_SUPPLY,
+    card_table,
+    type_table,
+)
 from .flow import HAND_LIMIT
 from .scoring import SOLO_BANDS
-from .table import COINS_PER_PLAYER, MULTI_DOCK_COSTS, SOLO_DOCK_COSTS, SOLO_SUPPLY
 
 MAX_EXTRA = 10
 OPTIONS = {
@@ -59,15 +70,16 @@ SOLO = {
 }
 
 
-def description(cards: list[dict], types: list[dict], colours: tuple[str, ...]) -> dict:
+def description() -> dict[str, Any]:
+    cards = card_table()
     return {
         "name": "aldabas",
         "title": "Aldabas: Doors of Cartagena",
         "players": {"multi": [2, 4], "solo": [1, 1]},
         "options": OPTIONS,
         "components": {
-            "colours": list(colours),
-            "door_types": types,
+            "colours": list(COLOURS),
+            "door_types": type_table(),
             "cards": cards,
             "deck_size": {"multi": len(cards),
                           "solo": sum(1 for c in cards if not c["no_solidad"])},

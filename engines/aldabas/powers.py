@@ -3,14 +3,15 @@ decision inside them (rulebook "Place One Door" and "The Doors")."""
 
 from __future__ import annotations
 
-from engines.base import State, log_event
+from engines.base import log_event
 from engines.errors import IllegalAction
+from engines.types import State
 
 from .block import below, left_of, soldier_count, space
 from .buying import buy_options
-from .cards import CARD_TYPE, kind
+from .components import CARD_TYPE, kind
 from .flow import finish_action, player, set_phase
-from .table import draw, gain_coins
+from .table import Holder, draw, gain_coins
 
 FISHER_DRAW = 2
 SEAHORSE_COINS = 3
@@ -21,7 +22,8 @@ def start_powers(state: State, idx: int) -> None:
     block = player(state)["block"]
     sources = [
         source for source in (idx, left_of(idx), below(idx))
-        if source is not None and block[source] is not None and CARD_TYPE[block[source]].has_power
+        if source is not None and (door := block[source]) is not None
+        and CARD_TYPE[door].has_power
     ]
     state["pending_powers"] = sources
     power_done(state)
@@ -36,26 +38,26 @@ def power_done(state: State) -> None:
 
 
 def skip_powers(state: State) -> None:
-    log_event(state, {"event": "skip_powers", "seat": state["active"],
-                      "skipped": [space(i) for i in state["pending_powers"]]})
+    log_event(state, "skip_powers", {"seat": state["active"],
+                                     "skipped": [space(i) for i in state["pending_powers"]]})
     state["pending_powers"] = []
     power_done(state)
 
 
 def activate(state: State, idx: int) -> None:
     """Resolve the Power of the door at `idx`; open a decision where it needs one."""
-    if idx not in state["pending_powers"]:
+    holder = player(state)
+    card = holder["block"][idx]
+    if idx not in state["pending_powers"] or card is None:
         raise IllegalAction("that door's Power is not available: only the new door and the "
                             "doors directly left of and below it, each once")
     state["pending_powers"].remove(idx)
-    holder = player(state)
-    card = holder["block"][idx]
-    log_event(state, {"event": "power", "seat": state["active"], "space": space(idx),
-                      "card": card})
+    log_event(state, "power", {"seat": state["active"], "space": space(idx),
+                               "card": card})
     STARTERS[kind(card)](state, holder)
 
 
-def start_soldier_coin(state: State, holder: dict) -> None:
+def start_soldier_coin(state: State, holder: Holder) -> None:
     moves = soldier_count(holder["block"])
     if holder["purse"] + holder["vault_coins"] == 0:
         power_done(state)
@@ -63,43 +65,43 @@ def start_soldier_coin(state: State, holder: dict) -> None:
     set_phase(state, "soldier", {"kind": "S1", "coins_left": moves})
 
 
-def soldier_to_vault(state: State, holder: dict) -> None:
+def soldier_to_vault(state: State, holder: Holder) -> None:
     moved = min(holder["purse"], soldier_count(holder["block"]))
     holder["purse"] -= moved
     holder["vault_coins"] += moved
-    log_event(state, {"event": "to_vault", "seat": state["active"], "coins": moved})
+    log_event(state, "to_vault", {"seat": state["active"], "coins": moved})
     power_done(state)
 
 
-def start_fishing(state: State, holder: dict) -> None:
+def start_fishing(state: State, holder: Holder) -> None:
     drawn = [card for card in (draw(state) for _ in range(FISHER_DRAW)) if card is not None]
     if len(drawn) < FISHER_DRAW:
         holder["hand"].extend(drawn)
-        log_event(state, {"event": "draw", "seat": state["active"], "count": len(drawn)},
+        log_event(state, "draw", {"seat": state["active"], "count": len(drawn)},
                   private={state["active"]: {"cards": drawn}})
         power_done(state)
         return
     set_phase(state, "keep", {"kind": "F1", "drawn": drawn})
 
 
-def start_stealing(state: State, holder: dict) -> None:
+def start_stealing(state: State, holder: Holder) -> None:
     set_phase(state, "steal", {"kind": "F2"})
 
 
-def gain_three(state: State, holder: dict) -> None:
+def gain_three(state: State, holder: Holder) -> None:
     gain_coins(state, holder, SEAHORSE_COINS)
-    log_event(state, {"event": "gain", "seat": state["active"], "coins": SEAHORSE_COINS})
+    log_event(state, "gain", {"seat": state["active"], "coins": SEAHORSE_COINS})
     power_done(state)
 
 
-def start_clergy(state: State, holder: dict) -> None:
+def start_clergy(state: State, holder: Holder) -> None:
     if holder["hand"]:
         set_phase(state, "clergy", {"kind": "C1"})
     else:
         power_done(state)
 
 
-def start_builder(state: State, holder: dict) -> None:
+def start_builder(state: State, holder: Holder) -> None:
     if buy_options(state, holder, "builder_buy"):
         set_phase(state, "builder", {"kind": "B2B"})
     else:
@@ -120,10 +122,12 @@ STARTERS = {
 def move_soldier_coin(state: State, source: str, idx: int) -> None:
     """One coin from purse or vault onto a door of the block (+1 influence there)."""
     holder = player(state)
-    key = {"purse": "purse", "vault": "vault_coins"}[source]
-    holder[key] -= 1
+    if source == "purse":
+        holder["purse"] -= 1
+    else:
+        holder["vault_coins"] -= 1
     holder["coins"][idx] += 1
-    log_event(state, {"event": "coin_on_door", "seat": state["active"], "space": space(idx)},
+    log_event(state, "coin_on_door", {"seat": state["active"], "space": space(idx)},
               private={state["active"]: {"source": source}})
     state["power"]["coins_left"] -= 1
     if state["power"]["coins_left"] == 0 or holder["purse"] + holder["vault_coins"] == 0:
@@ -135,7 +139,7 @@ def keep_drawn(state: State, card: int) -> None:
     other = drawn[1 - drawn.index(card)]
     player(state)["hand"].append(card)
     state["discard"].append(other)
-    log_event(state, {"event": "fish", "seat": state["active"], "discarded": other},
+    log_event(state, "fish", {"seat": state["active"], "discarded": other},
               private={state["active"]: {"kept": card}})
     power_done(state)
 
@@ -150,7 +154,7 @@ def steal(state: State, victims: list[int]) -> None:
             purse["purse"] -= 1
             thief["purse"] += 1
             taken.append(victim)
-    log_event(state, {"event": "steal", "seat": state["active"], "from": taken})
+    log_event(state, "steal", {"seat": state["active"], "from": taken})
     power_done(state)
 
 
@@ -158,6 +162,6 @@ def hand_to_vault(state: State, card: int) -> None:
     holder = player(state)
     holder["hand"].remove(card)
     holder["vault_cards"].append(card)
-    log_event(state, {"event": "door_to_vault", "seat": state["active"]},
+    log_event(state, "door_to_vault", {"seat": state["active"]},
               private={state["active"]: {"card": card}})
     power_done(state)

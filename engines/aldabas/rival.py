@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from engines.base import State, log_event
+from engines.base import log_event
+from engines.types import State
 
 from .block import SPACES, below, is_full, left_of, soldier_count
-from .cards import CARD_TYPE, influence, kind
-from .table import draw, refill_dock, take_from_dock, take_from_supply, trigger_end
+from .components import CARD_TYPE, influence, kind
+from .table import (
+    RIVAL,
+    RivalHolder,
+    draw,
+    refill_dock,
+    take_from_dock,
+    take_from_supply,
+    trigger_end,
+)
 
 
 def goal_aldabas(state: State) -> set[str]:
@@ -36,10 +45,10 @@ def claim(state: State) -> None:
         return
     card = take_from_dock(state, slot)
     state["rival"]["hand"].append(card)
-    log_event(state, {"event": "rival_claim", "slot": slot, "card": card})
+    log_event(state, "rival_claim", {"slot": slot, "card": card})
 
 
-def next_space(rival: dict) -> int:
+def next_space(rival: RivalHolder) -> int:
     """Spaces 1..11 fill row by row from the Vault's row, left to right."""
     return next(idx for idx in SPACES if rival["block"][idx] is None)
 
@@ -52,7 +61,7 @@ def build(state: State) -> None:
     card = rival["hand"].pop(0)
     idx = next_space(rival)
     rival["block"][idx] = card
-    log_event(state, {"event": "rival_build", "card": card, "space": idx})
+    log_event(state, "rival_build", {"card": card, "space": idx})
     if is_full(rival["block"]):
         trigger_end(state, "block_full")
     for source in (idx, left_of(idx), below(idx)):
@@ -78,7 +87,7 @@ def use_power(state: State, card: int, new_idx: int) -> None:
         claim(state)
     else:
         return
-    log_event(state, {"event": "rival_power", "card": card})
+    log_event(state, "rival_power", {"card": card})
 
 
 def fish(state: State) -> None:
@@ -98,11 +107,11 @@ def advance_dock(state: State) -> None:
         state["discard"].append(card)
         state["dock"][0] = None
     refill_dock(state)
-    log_event(state, {"event": "rival_advance", "discarded": card})
+    log_event(state, "rival_advance", {"discarded": card})
 
 
 def rival_turn(state: State) -> None:
-    log_event(state, {"event": "turn", "seat": "rival", "turn": state["turn_number"]})
+    log_event(state, "turn", {"seat": RIVAL, "turn": state["turn_number"]})
     claim(state)
     build(state)
     advance_dock(state)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engines.schema import (
+    Schema,
     action,
     action_document,
     amount,
@@ -10,6 +11,7 @@ from engines.schema import (
     array,
     const,
     described,
+    end_record,
     event,
     integer,
     nullable,
@@ -19,14 +21,11 @@ from engines.schema import (
     string,
 )
 
-from .block import COLS, ROWS
-from .cards import CARDS
-from .table import MULTI_DOCK_COSTS, SOLO_DOCK_COSTS
+from .components import CARDS, COLS, MULTI_DOCK_COSTS, ROWS, SOLO_DOCK_COSTS
+from .flow import PHASES
+from .table import END_REASONS, RIVAL
 
 MAX_SEATS = 4
-PHASES = ("setup_vault", "setup_discard", "actions", "powers", "soldier", "keep", "steal",
-          "clergy", "builder", "hand_limit", "over")
-END_REASONS = ("block_full", "supply_empty", "deck_exhausted")
 MAX_COST = max(MULTI_DOCK_COSTS + SOLO_DOCK_COSTS)
 SLOTS = max(len(MULTI_DOCK_COSTS), len(SOLO_DOCK_COSTS))
 
@@ -72,7 +71,7 @@ ACTIONS = action_document("aldabas action", [
 ])
 
 CARDS_LIST = array(CARD)
-BY = any_of(SEAT, const("rival"), description="a seat, or rival (solo)")
+BY = any_of(SEAT, const(RIVAL), description="a seat, or rival (solo)")
 BLOCK = array(obj({"space": SPACE, "card": CARD,
                    "coins": integer(0, description="coins on the door, +1 influence each")}),
               max_items=COLS * ROWS - 1,
@@ -106,8 +105,10 @@ VIEW = {
                            "card": nullable(CARD, description="null: empty")}),
                       min_items=len(SOLO_DOCK_COSTS), max_items=SLOTS,
                       description="every Dock slot with its printed cost"),
-        "ending": nullable(obj({"by": BY, "reason": string(END_REASONS)}),
-                           description="the end trigger, once set off"),
+        "end_trigger": nullable(end_record(END_REASONS, MAX_SEATS),
+                                description="what set off the end (seat null: the Rival); "
+                                "the final round is being played, and this is the end "
+                                "record once it is over"),
         "players": array(obj({
             "seat": SEAT,
             "purse": integer(0),
@@ -134,9 +135,10 @@ VIEW = {
 }
 
 
-def _event(kind: str, fields: dict | None = None, private: tuple[str, ...] = ()) -> dict:
+def _event(kind: str, fields: dict[str, Schema] | None = None, private: tuple[str, ...] = ()
+           ) -> Schema:
     description = f"{', '.join(private)}: only in the mover's own log" if private else None
-    return event("event", kind, fields, private, description)
+    return event(kind, fields, private, description)
 
 
 EVENTS = [
@@ -165,14 +167,13 @@ EVENTS = [
     _event("gain", {"seat": SEAT, "coins": integer(0)}),
     _event("door_to_vault", {"seat": SEAT, "card": CARD}, private=("card",)),
     _event("discard", {"seat": SEAT, "card": CARD}),
-    _event("end_triggered", {"by": BY, "reason": string(END_REASONS)}),
+    _event("end_triggered", end_record(END_REASONS, MAX_SEATS)["properties"]),
     _event("rival_claim", {"slot": SLOT, "card": CARD}),
     _event("rival_build", {"card": CARD, "space": integer(1, COLS * ROWS - 1,
                                                           "block index row * 4 + col")}),
     _event("rival_power", {"card": CARD}),
     _event("rival_advance", {"discarded": nullable(CARD)}),
-    _event("game_over"),
 ]
 
 OBSERVATION = observation_document("aldabas observation", "aldabas", MAX_SEATS, VIEW, ACTIONS,
-                                   EVENTS)
+                                   EVENTS, END_REASONS)

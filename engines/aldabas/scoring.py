@@ -2,13 +2,20 @@
 
 1. two points per vault coin, which then join the purse; 2. the five Professions, first and
 second place by influence (at least one needed); the Noble (Influence 3) bonus; 3. three
-points for the most total influence. Nothing here changes the state.
+points for the most total influence. Nothing here changes the state. The winner has the
+most points; a tie goes to the most coins in purse, then is shared.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from engines.base import ranks_from_scores
+from engines.types import Result, State
+
 from .block import count_in_block
-from .cards import PROFESSIONS, influence, profession
+from .components import PROFESSIONS, influence, profession
+from .table import Holder, RivalHolder
 
 VAULT_COIN_POINTS = 2
 N3_BONUS = 3
@@ -21,13 +28,13 @@ SOLO_BANDS = [
 ]
 
 
-def block_doors(holder: dict) -> list[tuple[int, int]]:
+def block_doors(holder: Holder) -> list[tuple[int, int]]:
     """(card, coins on it) for every door in the block."""
     return [(card, holder["coins"][i]) for i, card in enumerate(holder["block"])
             if card is not None]
 
 
-def influence_by_profession(holder: dict) -> dict[str, int]:
+def influence_by_profession(holder: Holder) -> dict[str, int]:
     """Printed influence in block and vault, plus coins on block doors, per Profession."""
     totals = dict.fromkeys(PROFESSIONS, 0)
     for card, coins in block_doors(holder):
@@ -37,7 +44,7 @@ def influence_by_profession(holder: dict) -> dict[str, int]:
     return totals
 
 
-def conditions(holder: dict) -> dict[str, tuple[int, int]]:
+def conditions(holder: Holder) -> dict[str, tuple[int, int]]:
     """(primary, secondary) points each Profession would give this holder."""
     doors = block_doors(holder)
     nobles = sum(1 for card, _ in doors if profession(card) == "noble")
@@ -69,7 +76,8 @@ def places(values: list[int], award_second: bool) -> list[int | None]:
     return placed
 
 
-def score_holders(holders: list[dict], scored: int, award_second: bool) -> list[dict]:
+def score_holders(holders: list[Holder], scored: int, award_second: bool
+                  ) -> list[dict[str, Any]]:
     """Breakdowns of the first `scored` holders; the others (the Rival) only compete."""
     influences = [influence_by_profession(h) for h in holders]
     totals = [sum(i.values()) for i in influences]
@@ -84,17 +92,19 @@ def score_holders(holders: list[dict], scored: int, award_second: bool) -> list[
     ]
 
 
-def breakdown(holder: dict, influences: dict[str, int], placed: dict[str, int | None],
-              total_influence: int, most_influence: bool) -> dict:
+def breakdown(holder: Holder, influences: dict[str, int], placed: dict[str, int | None],
+              total_influence: int, most_influence: bool) -> dict[str, Any]:
     """One holder's points: vault coins, professions, N3 bonus, most influence, total."""
     points_if = conditions(holder)
-    professions = {
-        prof: {"influence": influences[prof], "place": placed[prof],
-               "points": points_if[prof][placed[prof] - 1] if placed[prof] else 0}
-        for prof in PROFESSIONS
-    }
+    professions: dict[str, dict[str, int | None]] = {}
+    profession_points = 0
+    for prof in PROFESSIONS:
+        place = placed[prof]
+        points = points_if[prof][place - 1] if place else 0
+        professions[prof] = {"influence": influences[prof], "place": place, "points": points}
+        profession_points += points
     n3 = count_in_block(holder["block"], "N3")
-    parts = {
+    parts: dict[str, Any] = {
         "vault_coins": holder["vault_coins"],
         "vault_coin_points": VAULT_COIN_POINTS * holder["vault_coins"],
         "professions": professions,
@@ -104,8 +114,8 @@ def breakdown(holder: dict, influences: dict[str, int], placed: dict[str, int | 
         "purse_at_end": holder["purse"] + holder["vault_coins"],
     }
     parts["total"] = (
-        parts["vault_coin_points"] + sum(p["points"] for p in professions.values())
-        + parts["n3_bonus"] + parts["most_influence_points"]
+        parts["vault_coin_points"] + profession_points + parts["n3_bonus"]
+        + parts["most_influence_points"]
     )
     return parts
 
@@ -114,7 +124,39 @@ def band(score: int) -> str:
     return [text for low, text in SOLO_BANDS if score >= low][-1]
 
 
-def rival_summary(rival: dict) -> dict:
+def rival_summary(rival: RivalHolder) -> dict[str, Any]:
     influences = influence_by_profession(rival)
     return {"influence": influences, "total_influence": sum(influences.values()),
             "vault_cards": list(rival["vault_cards"])}
+
+
+def result(state: State) -> Result:
+    if state["mode"] == "solo":
+        return solo_result(state)
+    breakdowns = score_holders(state["players"], len(state["players"]), award_second=True)
+    scores = [b["total"] for b in breakdowns]
+    purses = [b["purse_at_end"] for b in breakdowns]
+    return {
+        "scores": scores,
+        "ranks": ranks_from_scores(scores, purses),
+        "details": {"players": breakdowns, "tie_break": "most coins in purse, then shared"},
+    }
+
+
+def solo_result(state: State) -> Result:
+    """Solidad: the score, its band and the Rival's influence (rulebook "Solo Scoring")."""
+    holders = [state["players"][0], state["rival"]]
+    scored = score_holders(holders, 1, award_second=False)[0]
+    score: int = scored["total"]
+    return {
+        "scores": [score],
+        "ranks": [1],
+        "details": {
+            "players": [scored],
+            "score": score,
+            "band": band(score),
+            "rival": rival_summary(state["rival"]),
+            "won_profession": {prof: entry["place"] == 1
+                               for prof, entry in scored["professions"].items()},
+        },
+    }

@@ -3,16 +3,47 @@ else leaks: `hidden_variant` re-deals everything the seat can not see."""
 
 from __future__ import annotations
 
-from engines.base import State, clone
+from typing import Any, NotRequired, TypedDict
+
+from engines.base import clone
 from engines.rng import Rng
+from engines.types import End, State
 
 from .block import space
-from .table import dock_view
+from .table import DockSlot, Holder, RivalHolder, dock_view
 
 SECRET_COIN_SPREAD = 3
 
 
-def block_view(holder: dict) -> list[dict]:
+class Door(TypedDict):
+    space: list[int]
+    card: int
+    coins: int
+
+
+class PublicPlayer(TypedDict):
+    seat: int
+    purse: int
+    hand_size: int
+    vault_card_count: int
+    block: list[Door]
+
+
+class Secrets(TypedDict):
+    hand: list[int]
+    vault_cards: list[int]
+    vault_coins: int
+
+
+class RivalView(TypedDict):
+    goals: list[int]
+    hand: list[int]
+    vault_coins: int
+    vault_card_count: int
+    block: list[Door]
+
+
+def block_view(holder: Holder) -> list[Door]:
     return [
         {"space": space(i), "card": card, "coins": holder["coins"][i]}
         for i, card in enumerate(holder["block"])
@@ -20,7 +51,7 @@ def block_view(holder: dict) -> list[dict]:
     ]
 
 
-def public_player(seat: int, holder: dict) -> dict:
+def public_player(seat: int, holder: Holder) -> PublicPlayer:
     return {
         "seat": seat,
         "purse": holder["purse"],
@@ -30,17 +61,18 @@ def public_player(seat: int, holder: dict) -> dict:
     }
 
 
-def power_view(state: State, seat: int | None) -> dict | None:
+def power_view(state: State, seat: int | None) -> dict[str, Any] | None:
     """The open power decision; the two drawn doors only for the one who drew them."""
     power = state["power"]
     if power is None:
         return None
     if "drawn" in power and state["active"] != seat:
         return {"kind": power["kind"], "drawn_count": len(power["drawn"])}
-    return clone(power)
+    shown: dict[str, Any] = clone(power)
+    return shown
 
 
-def rival_view(rival: dict) -> dict:
+def rival_view(rival: RivalHolder) -> RivalView:
     return {
         "goals": list(rival["goals"]),
         "hand": list(rival["hand"]),
@@ -50,9 +82,29 @@ def rival_view(rival: dict) -> dict:
     }
 
 
-def seat_view(state: State, seat: int | None) -> dict:
+class View(TypedDict):
+    mode: str
+    phase: str
+    active: int | str | None
+    turn: int
+    actions_left: int
+    pending_powers: list[list[int]]
+    power: dict[str, Any] | None
+    """S1 {kind, coins_left}, F1 {kind, drawn} (or drawn_count), F2, C1, B2B {kind}."""
+    supply: int
+    box_used: int
+    deck_count: int
+    discard: list[int]
+    dock: list[DockSlot]
+    end_trigger: End | None
+    players: list[PublicPlayer]
+    you: Secrets | None
+    rival: NotRequired[RivalView]
+
+
+def seat_view(state: State, seat: int | None) -> View:
     """A seat's view; a spectator (`seat=None`) has no `you` part."""
-    view = {
+    view: View = {
         "mode": state["mode"],
         "phase": state["phase"],
         "active": state["active"],
@@ -65,7 +117,7 @@ def seat_view(state: State, seat: int | None) -> dict:
         "deck_count": len(state["deck"]),
         "discard": list(state["discard"]),
         "dock": dock_view(state),
-        "ending": clone(state["ending"]),
+        "end_trigger": clone(state["end_trigger"]),
         "players": [public_player(n, p) for n, p in enumerate(state["players"])],
         "you": None if seat is None else own_view(state["players"][seat]),
     }
@@ -74,7 +126,7 @@ def seat_view(state: State, seat: int | None) -> dict:
     return view
 
 
-def own_view(own: dict) -> dict:
+def own_view(own: Holder) -> Secrets:
     """A player's secrets, shown to that player only."""
     return {
         "hand": list(own["hand"]),
@@ -86,8 +138,8 @@ def own_view(own: dict) -> dict:
 def hidden_variant(state: State, seat: int, rng: Rng) -> State:
     """Shuffle the deck with every card `seat` can not see and deal them back in place;
     give the other vaults new secret coin counts and the generator a new state."""
-    variant = clone(state)
-    pockets = [variant["deck"]]
+    variant: State = clone(state)
+    pockets: list[list[int]] = [variant["deck"]]
     for n, holder in enumerate(variant["players"]):
         if n != seat:
             pockets += [holder["hand"], holder["vault_cards"]]

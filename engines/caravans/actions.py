@@ -1,94 +1,161 @@
-"""The action phase: build, buy, destroy, sell a right of passage, trade, end your actions.
-
-Clockwise from the Shah holder each player takes any number of actions, then ends. The
-game ends after the action phase of the turn in which the deck ran out, or after an
-action phase in which nobody took an action (a declined offer is not an action).
-"""
+"""Every decision a seat can take, step by step (engines.caravans.flow.step): its legal
+actions and its handler. After each action the game moves on to the next phase once the
+current one is complete (flow.advance)."""
 
 from __future__ import annotations
 
-from engines.base import Action, State, log_event
+from typing import Literal, TypedDict
+
+from engines.base import log_event
 from engines.errors import IllegalAction
+from engines.phases import Move, Phases
+from engines.rng import Rng
+from engines.types import State
 
-from . import trade
-from .data import CARDS, MAP_CITIES, MAP_ROUTES, ROUTES, buy_cost, destroy_cost
-from .hands import take_from_hand
-from .routes import (
-    accessible_maps,
-    build_gold,
-    check_access,
-    check_route_in_play,
-    place_route,
-    remove_route,
-)
-
-ACTION_TYPES = ("build", "buy", "destroy", "sell_passage", "offer_trade", "end_actions")
+from . import bidding, flow, routes, trade
+from .components import MAP_ROUTES, ROUTES, buy_cost, destroy_cost
+from .routes import accessible_maps, build_gold, open_route_matches
+from .trade import OfferAction
 
 
-def start_action_phase(state: State) -> None:
-    n = state["num_players"]
-    state["phase"] = "actions"
-    state["actions"] = {
-        "order": [(state["shah"] + k) % n for k in range(n)], "index": 0,
-        "offers": [0] * n, "acted": False, "offer": None,
-    }
-    log_event(state, {"event": "action_phase", "order": list(state["actions"]["order"])})
+class NoFields(TypedDict):
+    type: Literal["decline_auction", "pass", "accept_trade", "decline_trade", "end_actions"]
 
 
-def acting_seat(state: State) -> int:
-    phase = state["actions"]
-    return phase["order"][phase["index"]]
+class RouteAction(TypedDict):
+    """`free_route`, `buy` and `destroy`: a route."""
+
+    type: Literal["free_route", "buy", "destroy"]
+    route: str
 
 
-def actions_current_seat(state: State) -> int:
-    offer = state["actions"]["offer"]
-    return offer["to"] if offer is not None else acting_seat(state)
+class BuildAction(TypedDict):
+    type: Literal["build"]
+    route: str
+    card: int
 
 
-def actions_finished(state: State) -> bool:
-    return state["actions"]["index"] >= state["num_players"]
+class OpenAuctionAction(TypedDict):
+    type: Literal["open_auction"]
+    item: str
+    amount: int
 
 
-def actions_legal_actions(state: State) -> list[Action]:
-    if state["actions"]["offer"] is not None:
-        return trade.reply_legal_actions(state)
-    seat = acting_seat(state)
-    matches = open_route_matches(state, seat)
-    return (build_actions(state, seat, matches) + buy_actions(state, seat, matches)
-            + destroy_actions(state, seat) + sell_actions(state, seat)
-            + trade.canonical_offers(state, seat) + [{"type": "end_actions"}])
+class BidAction(TypedDict):
+    type: Literal["bid"]
+    amount: int
 
 
-def open_route_matches(state: State, seat: int) -> dict[str, list[int]]:
-    """Every unowned route `seat` may work on, with the matching cards of their hand."""
-    owner = state["owner"]
-    return {
-        r: matching_cards(state, seat, r)
-        for c in accessible_maps(state, seat) for r in MAP_ROUTES[c] if owner[r] is None
-    }
+class NameShahAction(TypedDict):
+    type: Literal["name_shah"]
+    seat: int
 
 
-def build_actions(state: State, seat: int, matches: dict[str, list[int]]) -> list[Action]:
+class SellPassageAction(TypedDict):
+    type: Literal["sell_passage"]
+    colour: str
+
+
+# ----- setup -----------------------------------------------------------------------------
+def legal_free_routes(state: State) -> list[RouteAction]:
+    seat = state["setup_queue"][0]
+    own = MAP_ROUTES[state["colours"][seat]]
+    return [{"type": "free_route", "route": r} for r in own if state["owner"][r] is None]
+
+
+def do_free_route(state: State, action: RouteAction, rng: Rng) -> None:
+    """Two free routes each, on your own map, in seat order (rules/caravans.md, Setup)."""
+    seat = state["setup_queue"][0]
+    route = action["route"]
+    routes.check_route_in_play(state, route)
+    if ROUTES[route]["map"] != state["colours"][seat]:
+        raise IllegalAction("the two free routes are built on your own map")
+    if state["owner"][route] is not None:
+        raise IllegalAction(f"route {route} is already built")
+    state["setup_queue"].pop(0)
+    log_event(state, "free_route", {"seat": seat, "route": route})
+    routes.place_route(state, seat, route)
+
+
+# ----- bidding ---------------------------------------------------------------------------
+def legal_opens(state: State) -> list[OpenAuctionAction]:
+    seat = bidding.opener_seat(state)
+    return [
+        {"type": "open_auction", "item": item, "amount": amount}
+        for item in bidding.open_items(state, seat)
+        for amount in range(bidding.max_bid(state, seat) + 1)
+    ]
+
+
+def do_open_auction(state: State, action: OpenAuctionAction, rng: Rng) -> None:
+    bidding.open_auction(state, action["item"], action["amount"])
+
+
+def legal_decline_auction(state: State) -> list[NoFields]:
+    return [{"type": "decline_auction"}]
+
+
+def do_decline_auction(state: State, action: NoFields, rng: Rng) -> None:
+    bidding.decline(state)
+
+
+def legal_bids(state: State) -> list[BidAction]:
+    auction = state["bidding"]["auction"]
+    raises = range(auction["amount"] + 1, bidding.max_bid(state, auction["to_act"]) + 1)
+    return [{"type": "bid", "amount": a} for a in raises]
+
+
+def do_bid(state: State, action: BidAction, rng: Rng) -> None:
+    bidding.raise_bid(state, action["amount"])
+
+
+def legal_pass(state: State) -> list[NoFields]:
+    return [{"type": "pass"}]
+
+
+def do_pass(state: State, action: NoFields, rng: Rng) -> None:
+    bidding.pass_bid(state)
+
+
+def legal_names(state: State) -> list[NameShahAction]:
+    return [{"type": "name_shah", "seat": s} for s in range(state["num_players"])]
+
+
+def do_name_shah(state: State, action: NameShahAction, rng: Rng) -> None:
+    bidding.name_shah(state, action["seat"])
+
+
+# ----- the action phase --------------------------------------------------------------------
+def legal_builds(state: State) -> list[BuildAction]:
+    seat = flow.acting_seat(state)
     gold = state["gold"][seat]
     return [
         {"type": "build", "route": r, "card": card}
-        for r, cards in matches.items() if build_gold(state, seat, r) <= gold
+        for r, cards in open_route_matches(state, seat).items()
+        if build_gold(state, seat, r) <= gold
         for card in sorted(cards)
     ]
 
 
-def buy_actions(state: State, seat: int, matches: dict[str, list[int]]) -> list[Action]:
+def do_build(state: State, action: BuildAction, rng: Rng) -> None:
+    routes.build(state, flow.acting_seat(state), action["route"], action["card"])
+    state["actions"]["acted"] = True
+
+
+def legal_buys(state: State) -> list[RouteAction]:
+    seat = flow.acting_seat(state)
     gold = state["gold"][seat]
-    return [{"type": "buy", "route": r} for r, cards in matches.items()
+    return [{"type": "buy", "route": r} for r, cards in open_route_matches(state, seat).items()
             if buy_cost(r) <= gold and not cards]
 
 
-def matching_cards(state: State, seat: int, route: str) -> list[int]:
-    """The cards of `seat`'s hand whose type is one of the route's two cities."""
-    return [card for card in state["hands"][seat] if CARDS[card]["type"] in ROUTES[route]["types"]]
+def do_buy(state: State, action: RouteAction, rng: Rng) -> None:
+    routes.buy(state, flow.acting_seat(state), action["route"])
+    state["actions"]["acted"] = True
 
 
-def destroy_actions(state: State, seat: int) -> list[Action]:
+def legal_destroys(state: State) -> list[RouteAction]:
+    seat = flow.acting_seat(state)
     gold, owner = state["gold"][seat], state["owner"]
     return [
         {"type": "destroy", "route": r}
@@ -97,105 +164,70 @@ def destroy_actions(state: State, seat: int) -> list[Action]:
     ]
 
 
-def sell_actions(state: State, seat: int) -> list[Action]:
+def do_destroy(state: State, action: RouteAction, rng: Rng) -> None:
+    routes.destroy(state, flow.acting_seat(state), action["route"])
+    state["actions"]["acted"] = True
+
+
+def legal_sales(state: State) -> list[SellPassageAction]:
+    seat = flow.acting_seat(state)
     return [{"type": "sell_passage", "colour": c} for c in state["colours"]
             if state["rop"][c] == seat]
 
 
-def apply_actions(state: State, action: Action) -> None:
-    kind = action["type"]
-    if state["actions"]["offer"] is not None:
-        trade.apply_reply(state, action)
-        return
-    if kind not in ACTION_TYPES:
-        raise IllegalAction(f'"{kind}" is not possible in the action phase; '
-                            f'expected one of {", ".join(ACTION_TYPES)}')
-    seat = acting_seat(state)
-    if kind == "end_actions":
-        log_event(state, {"event": "end_actions", "seat": seat})
-        state["actions"]["index"] += 1
-        return
-    if kind == "offer_trade":
-        trade.apply_offer(state, seat, action)
-        return
-    {"build": build, "buy": buy, "destroy": destroy, "sell_passage": sell_passage}[kind](
-        state, seat, action)
+def do_sell_passage(state: State, action: SellPassageAction, rng: Rng) -> None:
+    routes.sell_passage(state, flow.acting_seat(state), action["colour"])
     state["actions"]["acted"] = True
 
 
-def reachable_route(state: State, seat: int, action: Action) -> str:
-    """The action's route, in play and on a map `seat` may work on."""
-    route = action["route"]
-    check_route_in_play(state, route)
-    check_access(state, seat, route)
-    return route
+def legal_offers(state: State) -> list[OfferAction]:
+    return trade.canonical_offers(state, flow.acting_seat(state))
 
 
-def open_route_for(state: State, seat: int, action: Action) -> str:
-    route = reachable_route(state, seat, action)
-    if state["owner"][route] is not None:
-        raise IllegalAction(f"route {route} already belongs to seat {state['owner'][route]}")
-    return route
+def do_offer_trade(state: State, action: OfferAction, rng: Rng) -> None:
+    trade.apply_offer(state, flow.acting_seat(state), action)
 
 
-def pay(state: State, seat: int, cost: int, what: str) -> None:
-    if state["gold"][seat] < cost:
-        raise IllegalAction(f"{what} costs {cost} gold; you have {state['gold'][seat]}")
-    state["gold"][seat] -= cost
+def legal_end_actions(state: State) -> list[NoFields]:
+    return [{"type": "end_actions"}]
 
 
-def build(state: State, seat: int, action: Action) -> None:
-    """1 gold (Eyes: free land routes; Pirate Queen: free sea routes) and a matching card."""
-    route = open_route_for(state, seat, action)
-    card = action["card"]
-    if card not in state["hands"][seat]:
-        raise IllegalAction(f"you do not hold card {card}")
-    if card not in matching_cards(state, seat, route):
-        raise IllegalAction(f"card {card} ({CARDS[card]['type']}) matches neither city of {route}")
-    cost = build_gold(state, seat, route)
-    pay(state, seat, cost, f"building {route}")
-    take_from_hand(state, seat, card)
-    state["discard"].append(card)
-    log_event(state, {"event": "build", "seat": seat, "route": route, "card": card, "paid": cost})
-    place_route(state, seat, route)
+def do_end_actions(state: State, action: NoFields, rng: Rng) -> None:
+    log_event(state, "end_actions", {"seat": flow.acting_seat(state)})
+    state["actions"]["index"] += 1
 
 
-def buy(state: State, seat: int, action: Action) -> None:
-    """Only without a card matching either city: as much gold as there are routes out of both
-    cities."""
-    route = open_route_for(state, seat, action)
-    if matching_cards(state, seat, route):
-        raise IllegalAction(f"you hold a matching card for {route}: build it; buying outright is "
-                            "for a player who does not have a card matching either city")
-    cost = buy_cost(route)
-    pay(state, seat, cost, f"buying {route}")
-    log_event(state, {"event": "buy", "seat": seat, "route": route, "paid": cost})
-    place_route(state, seat, route)
+# ----- the answer to an offer ----------------------------------------------------------------
+def legal_accept(state: State) -> list[NoFields]:
+    return [{"type": "accept_trade"}] if trade.can_accept(state) else []
 
 
-def destroy(state: State, seat: int, action: Action) -> None:
-    """Someone else's route, at double its buying cost; never your own."""
-    route = reachable_route(state, seat, action)
-    victim = state["owner"][route]
-    if victim is None:
-        raise IllegalAction(f"route {route} belongs to nobody: there is nothing to destroy")
-    if victim == seat:
-        raise IllegalAction("players may not destroy their own routes")
-    cost = destroy_cost(route)
-    pay(state, seat, cost, f"destroying {route}")
-    log_event(state, {"event": "destroy", "seat": seat, "route": route, "victim": victim,
-                      "paid": cost})
-    remove_route(state, route)
+def do_accept_trade(state: State, action: NoFields, rng: Rng) -> None:
+    trade.accept(state)
 
 
-def sell_passage(state: State, seat: int, action: Action) -> None:
-    """Back to the bank for as much gold as the map has controlled cities."""
-    colour = action["colour"]
-    if colour not in state["colours"]:
-        raise IllegalAction(f"the {colour} map and its right of passage are not in this game")
-    if state["rop"][colour] != seat:
-        raise IllegalAction(f"you do not hold the {colour} right of passage")
-    value = sum(1 for city in MAP_CITIES[colour] if city in state["control"])
-    state["rop"][colour] = None
-    state["gold"][seat] += value
-    log_event(state, {"event": "sell_passage", "seat": seat, "colour": colour, "gold": value})
+def legal_decline_trade(state: State) -> list[NoFields]:
+    return [{"type": "decline_trade"}]
+
+
+def do_decline_trade(state: State, action: NoFields, rng: Rng) -> None:
+    trade.decline(state)
+
+
+PHASES = Phases({
+    flow.SETUP: {"free_route": Move(legal_free_routes, do_free_route)},
+    flow.OPENING: {"open_auction": Move(legal_opens, do_open_auction),
+                   "decline_auction": Move(legal_decline_auction, do_decline_auction)},
+    flow.AUCTION: {"bid": Move(legal_bids, do_bid), "pass": Move(legal_pass, do_pass)},
+    flow.NAMING: {"name_shah": Move(legal_names, do_name_shah)},
+    flow.ACTIONS: {
+        "build": Move(legal_builds, do_build),
+        "buy": Move(legal_buys, do_buy),
+        "destroy": Move(legal_destroys, do_destroy),
+        "sell_passage": Move(legal_sales, do_sell_passage),
+        "offer_trade": Move(legal_offers, do_offer_trade),
+        "end_actions": Move(legal_end_actions, do_end_actions),
+    },
+    flow.ANSWER: {"accept_trade": Move(legal_accept, do_accept_trade),
+                  "decline_trade": Move(legal_decline_trade, do_decline_trade)},
+}, flow.step)

@@ -7,6 +7,8 @@ rulebook does not publish them. A city is named `<colour>.<type>`, a route
 
 from __future__ import annotations
 
+from typing import Any, TypedDict
+
 COLOURS = ("red", "blue", "green", "yellow")
 CITY_TYPES = ("ivory", "metal", "gems", "spices", "silk", "incense")
 LAND, SEA = "land", "sea"
@@ -37,8 +39,21 @@ MAX_OFFERS_PER_PHASE = 3
 TYPE_BONUS = 3
 
 
-def _parse_routes() -> dict[str, dict]:
-    routes = {}
+class Route(TypedDict):
+    map: str
+    cities: list[str]
+    types: list[str]
+    kind: str
+
+
+class Card(TypedDict):
+    id: int
+    colour: str
+    type: str
+
+
+def _parse_routes() -> dict[str, Route]:
+    routes: dict[str, Route] = {}
     for colour, text in _ROUTE_TABLE.items():
         for entry in text.split(", "):
             pair, kind = entry.split()
@@ -52,8 +67,8 @@ def _parse_routes() -> dict[str, dict]:
     return routes
 
 
-def _parse_cards() -> list[dict]:
-    cards = []
+def _parse_cards() -> list[Card]:
+    cards: list[Card] = []
     for colour in COLOURS:
         for entry in _CARD_TABLE[colour].split(", "):
             city_type, count = entry.split()
@@ -62,8 +77,8 @@ def _parse_cards() -> list[dict]:
     return cards
 
 
-ROUTES: dict[str, dict] = _parse_routes()
-CARDS: list[dict] = _parse_cards()
+ROUTES = _parse_routes()
+CARDS = _parse_cards()
 CITY_ROUTES: dict[str, list[str]] = {}
 for _route_id, _route in ROUTES.items():
     for _city in _route["cities"]:
@@ -87,7 +102,7 @@ def destroy_cost(route_id: str) -> int:
     return 2 * buy_cost(route_id)
 
 
-def components() -> dict:
+def components() -> dict[str, Any]:
     """The published component data: every colour's map and cards."""
     return {
         "colours": list(COLOURS),
@@ -96,7 +111,7 @@ def components() -> dict:
             colour: {
                 "cities": {city: {"degree": DEGREE[city]} for city in MAP_CITIES[colour]},
                 "routes": {
-                    r: dict(ROUTES[r], buy_cost=buy_cost(r), destroy_cost=destroy_cost(r))
+                    r: {**ROUTES[r], "buy_cost": buy_cost(r), "destroy_cost": destroy_cost(r)}
                     for r in MAP_ROUTES[colour]
                 },
             }

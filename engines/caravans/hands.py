@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engines.base import State
+from engines.types import State
 
 
 def receive_card(state: State, seat: int, card: int) -> None:

@@ -1,4 +1,5 @@
-"""Routes on the maps: where a player may build, what it costs, and control of cities.
+"""Routes on the maps: where a player may build, buy or destroy, what it costs, control of
+cities, and selling a right of passage back.
 
 A player controls a city when they own more than half of its routes. The moment they
 get there they take gold equal to the city's degree and every other player's route into
@@ -7,10 +8,22 @@ the city is removed; whoever thereby drops to half or less elsewhere loses contr
 
 from __future__ import annotations
 
-from engines.base import State, log_event
+from engines.base import log_event
 from engines.errors import IllegalAction
+from engines.types import State
 
-from .data import CITY_ROUTES, DEGREE, ROUTES, SEA
+from .components import (
+    CARDS,
+    CITY_ROUTES,
+    DEGREE,
+    MAP_CITIES,
+    MAP_ROUTES,
+    ROUTES,
+    SEA,
+    buy_cost,
+    destroy_cost,
+)
+from .hands import take_from_hand
 
 
 def check_route_in_play(state: State, route: str) -> None:
@@ -20,7 +33,7 @@ def check_route_in_play(state: State, route: str) -> None:
 
 def accessible_maps(state: State, seat: int) -> list[str]:
     """Your own map and every map whose right of passage you hold."""
-    colours = state["colours"]
+    colours: list[str] = state["colours"]
     return [c for c in colours if c == colours[seat] or state["rop"][c] == seat]
 
 
@@ -62,8 +75,8 @@ def claim_city(state: State, seat: int, city: str) -> None:
     state["control"][city] = seat
     state["gold"][seat] += DEGREE[city]
     removed = [r for r in CITY_ROUTES[city] if state["owner"][r] not in (None, seat)]
-    log_event(state, {"event": "claim", "seat": seat, "city": city, "gold": DEGREE[city],
-                      "removed": removed})
+    log_event(state, "claim", {"seat": seat, "city": city, "gold": DEGREE[city],
+                               "removed": removed})
     losers = {state["owner"][r] for r in removed}
     for r in removed:
         state["owner"][r] = None
@@ -77,7 +90,7 @@ def drop_lost_control(state: State, seat: int, cities: set[str]) -> None:
     for city in sorted(cities):
         if state["control"].get(city) == seat and not has_majority(state, seat, city):
             del state["control"][city]
-            log_event(state, {"event": "control_lost", "seat": seat, "city": city})
+            log_event(state, "control_lost", {"seat": seat, "city": city})
 
 
 def remove_route(state: State, route: str) -> None:
@@ -85,3 +98,92 @@ def remove_route(state: State, route: str) -> None:
     loser = state["owner"][route]
     state["owner"][route] = None
     drop_lost_control(state, loser, set(ROUTES[route]["cities"]))
+
+
+# ----- the route actions --------------------------------------------------------------
+def matching_cards(state: State, seat: int, route: str) -> list[int]:
+    """The cards of `seat`'s hand whose type is one of the route's two cities."""
+    return [card for card in state["hands"][seat] if CARDS[card]["type"] in ROUTES[route]["types"]]
+
+
+def open_route_matches(state: State, seat: int) -> dict[str, list[int]]:
+    """Every unowned route `seat` may work on, with the matching cards of their hand."""
+    owner = state["owner"]
+    return {
+        r: matching_cards(state, seat, r)
+        for c in accessible_maps(state, seat) for r in MAP_ROUTES[c] if owner[r] is None
+    }
+
+
+def reachable_route(state: State, seat: int, route: str) -> str:
+    """`route`, checked to be in play and on a map `seat` may work on."""
+    check_route_in_play(state, route)
+    check_access(state, seat, route)
+    return route
+
+
+def open_route_for(state: State, seat: int, route: str) -> str:
+    reachable_route(state, seat, route)
+    if state["owner"][route] is not None:
+        raise IllegalAction(f"route {route} already belongs to seat {state['owner'][route]}")
+    return route
+
+
+def pay(state: State, seat: int, cost: int, what: str) -> None:
+    if state["gold"][seat] < cost:
+        raise IllegalAction(f"{what} costs {cost} gold; you have {state['gold'][seat]}")
+    state["gold"][seat] -= cost
+
+
+def build(state: State, seat: int, route: str, card: int) -> None:
+    """1 gold (Eyes: free land routes; Pirate Queen: free sea routes) and a matching card."""
+    open_route_for(state, seat, route)
+    if card not in state["hands"][seat]:
+        raise IllegalAction(f"you do not hold card {card}")
+    if card not in matching_cards(state, seat, route):
+        raise IllegalAction(f"card {card} ({CARDS[card]['type']}) matches neither city of {route}")
+    cost = build_gold(state, seat, route)
+    pay(state, seat, cost, f"building {route}")
+    take_from_hand(state, seat, card)
+    state["discard"].append(card)
+    log_event(state, "build", {"seat": seat, "route": route, "card": card, "paid": cost})
+    place_route(state, seat, route)
+
+
+def buy(state: State, seat: int, route: str) -> None:
+    """Only without a card matching either city: as much gold as there are routes out of both
+    cities."""
+    open_route_for(state, seat, route)
+    if matching_cards(state, seat, route):
+        raise IllegalAction(f"you hold a matching card for {route}: build it; buying outright is "
+                            "for a player who does not have a card matching either city")
+    cost = buy_cost(route)
+    pay(state, seat, cost, f"buying {route}")
+    log_event(state, "buy", {"seat": seat, "route": route, "paid": cost})
+    place_route(state, seat, route)
+
+
+def destroy(state: State, seat: int, route: str) -> None:
+    """Someone else's route, at double its buying cost; never your own."""
+    reachable_route(state, seat, route)
+    victim = state["owner"][route]
+    if victim is None:
+        raise IllegalAction(f"route {route} belongs to nobody: there is nothing to destroy")
+    if victim == seat:
+        raise IllegalAction("players may not destroy their own routes")
+    cost = destroy_cost(route)
+    pay(state, seat, cost, f"destroying {route}")
+    log_event(state, "destroy", {"seat": seat, "route": route, "victim": victim, "paid": cost})
+    remove_route(state, route)
+
+
+def sell_passage(state: State, seat: int, colour: str) -> None:
+    """Back to the bank for as much gold as the map has controlled cities."""
+    if colour not in state["colours"]:
+        raise IllegalAction(f"the {colour} map and its right of passage are not in this game")
+    if state["rop"][colour] != seat:
+        raise IllegalAction(f"you do not hold the {colour} right of passage")
+    value = sum(1 for city in MAP_CITIES[colour] if city in state["control"])
+    state["rop"][colour] = None
+    state["gold"][seat] += value
+    log_event(state, "sell_passage", {"seat": seat, "colour": colour, "gold": value})

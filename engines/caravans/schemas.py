@@ -4,6 +4,7 @@ observations (with the log)."""
 from __future__ import annotations
 
 from engines.schema import (
+    Schema,
     action,
     action_document,
     amount,
@@ -20,7 +21,7 @@ from engines.schema import (
 )
 
 from .bidding import SPECIAL_ITEMS
-from .data import (
+from .components import (
     CARDS,
     CITY_TYPES,
     COLOURS,
@@ -29,13 +30,12 @@ from .data import (
     MAX_OFFERS_PER_PHASE,
     ROUTES,
 )
+from .flow import END_REASONS, PHASES
 from .trade import TOKENS
 
 MAX_SEATS = 4
 ITEMS = (*(f"card:{card['id']}" for card in CARDS), *(f"rop:{c}" for c in COLOURS),
          *SPECIAL_ITEMS)
-PHASES = ("setup", "bidding", "actions", "over")
-END_REASONS = ("deck_exhausted", "no_actions")
 
 SEAT = integer(0, MAX_SEATS - 1)
 CARD = integer(0, len(CARDS) - 1, "a card: components.cards[id]")
@@ -48,7 +48,7 @@ ITEM = string(ITEMS, "card:<id> (a face-up card), rop:<colour> (a right of passa
 CARD_TYPE = string(CITY_TYPES)
 
 
-def bundle(card_key: str, cards: dict, optional: bool) -> dict:
+def bundle(card_key: str, cards: Schema, optional: bool) -> Schema:
     """One side of a trade offer: `optional` for the action (absent keys give nothing), every
     key for the offer as the observation and the log show it."""
     fields = {
@@ -111,17 +111,20 @@ SEATS = array(SEAT, max_items=MAX_SEATS)
 CARDS_LIST = array(CARD)
 GIVE = bundle("cards", CARDS_LIST, optional=False)
 TAKE = bundle("card_types", array(CARD_TYPE), optional=False)
-PER_SEAT = {"min_items": 2, "max_items": MAX_SEATS}
+
+
+def per_seat(items: Schema, description: str | None = None) -> Schema:
+    """An array with an item per seat."""
+    return array(items, min_items=2, max_items=MAX_SEATS, description=description)
+
 
 VIEW = obj({
-    "colours": array(COLOUR, **PER_SEAT, description="the maps in play; seat i plays "
-                     "colours[i]"),
+    "colours": per_seat(COLOUR, "the maps in play; seat i plays colours[i]"),
     "phase": string(PHASES),
     "turn": integer(0),
     "final_turn": boolean("true in the turn the deck ran out"),
-    "gold": array(integer(0), **PER_SEAT, description="per seat"),
-    "camel_up": array(boolean(), **PER_SEAT, description="per seat; face down after paying "
-                      "gold this turn"),
+    "gold": per_seat(integer(0), "per seat"),
+    "camel_up": per_seat(boolean(), "per seat; face down after paying gold this turn"),
     "owner": map_of(ROUTE, nullable(SEAT), "every route in play: its owner or null"),
     "control": map_of(CITY, SEAT, "every controlled city: its seat"),
     "rop": map_of(COLOUR, nullable(SEAT), "every right of passage in play: its holder or null "
@@ -147,8 +150,8 @@ VIEW = obj({
     "actions": obj({
         "order": described(SEATS, "the order of play from the Shah holder"),
         "index": integer(0, MAX_SEATS, "position in order of the seat acting"),
-        "offers": array(integer(0, MAX_OFFERS_PER_PHASE), **PER_SEAT,
-                        description="offers made this action phase, per seat"),
+        "offers": per_seat(integer(0, MAX_OFFERS_PER_PHASE),
+                           "offers made this action phase, per seat"),
         "acted": boolean("whether anyone took an action this phase"),
         "offer": nullable(obj({"from": SEAT, "to": SEAT, "give": GIVE, "take": TAKE}),
                           description="an offer waiting for its answer"),
@@ -156,18 +159,18 @@ VIEW = obj({
     "setup_queue": array(SEAT, max_items=FREE_ROUTES * MAX_SEATS,
                          description="seats still to build a free route, in order"),
     "hand": nullable(CARDS_LIST, description="your hand, sorted; null for a spectator"),
-    "hand_counts": array(integer(0), **PER_SEAT),
-    "known_cards": array(CARDS_LIST, **PER_SEAT, description="per seat, the cards everyone "
-                         "saw them receive or offer"),
+    "hand_counts": per_seat(integer(0)),
+    "known_cards": per_seat(CARDS_LIST, "per seat, the cards everyone saw them receive or "
+                            "offer"),
     "deck_count": integer(0),
     "bank": obj({"passages": array(COLOUR), "eyes": boolean(), "pirate_queen": boolean()},
                 description="what the bank holds"),
 }, optional=("bidding", "actions"))
 
 
-def _event(kind: str, fields: dict | None = None, optional: tuple[str, ...] = (),
-           description: str | None = None) -> dict:
-    return event("event", kind, fields, optional, description)
+def _event(kind: str, fields: dict[str, Schema] | None = None, optional: tuple[str, ...] = (),
+           description: str | None = None) -> Schema:
+    return event(kind, fields, optional, description)
 
 
 EVENTS = [
@@ -197,8 +200,7 @@ EVENTS = [
     _event("offer", {"seat": SEAT, "to": SEAT, "give": GIVE, "take": TAKE}),
     _event("decline_trade", {"seat": SEAT}),
     _event("accept_trade", {"seat": SEAT, "cards_given": CARDS_LIST}),
-    _event("game_over", {"reason": string(END_REASONS)}),
 ]
 
 OBSERVATION = observation_document("caravans observation", "caravans", MAX_SEATS, VIEW, ACTIONS,
-                                   EVENTS)
+                                   EVENTS, END_REASONS)

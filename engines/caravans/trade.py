@@ -11,17 +11,48 @@ never traded; at most three offers per player per action phase.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
+from typing import Any, Literal, NotRequired, TypedDict
 
-from engines.base import Action, State, clone, log_event
+from engines.base import clone, log_event
 from engines.errors import IllegalAction
+from engines.types import State
 
-from .data import CARDS, MAX_OFFERS_PER_PHASE
+from .components import CARDS, MAX_OFFERS_PER_PHASE
 from .hands import receive_card, take_from_hand
 
 TOKENS = ("eyes", "pirate_queen", "shah")
+Bundle = dict[str, Any]
+"""One side of an offer with every key: gold, cards (given) or card_types (asked for),
+passages, and a boolean per token."""
 
 
-def canonical_offers(state: State, seat: int) -> list[Action]:
+class GiveBundle(TypedDict, total=False):
+    gold: int
+    cards: list[int]
+    passages: list[str]
+    eyes: bool
+    pirate_queen: bool
+    shah: bool
+
+
+class TakeBundle(TypedDict, total=False):
+    gold: int
+    card_types: list[str]
+    passages: list[str]
+    eyes: bool
+    pirate_queen: bool
+    shah: bool
+
+
+class OfferAction(TypedDict):
+    type: Literal["offer_trade"]
+    to: int
+    give: NotRequired[GiveBundle]
+    take: NotRequired[TakeBundle]
+
+
+def canonical_offers(state: State, seat: int) -> list[OfferAction]:
     """The offers legal_actions lists: your lowest card for 1 gold, to each other player."""
     hand = state["hands"][seat]
     if state["actions"]["offers"][seat] >= MAX_OFFERS_PER_PHASE or not hand:
@@ -33,7 +64,7 @@ def canonical_offers(state: State, seat: int) -> list[Action]:
     ]
 
 
-def apply_offer(state: State, seat: int, action: Action) -> None:
+def apply_offer(state: State, seat: int, action: OfferAction) -> None:
     to = action["to"]
     if to >= state["num_players"] or to == seat:
         raise IllegalAction("an offer goes to another player's seat")
@@ -50,11 +81,11 @@ def apply_offer(state: State, seat: int, action: Action) -> None:
     for card in give["cards"]:
         if card not in state["known"][seat]:
             state["known"][seat].append(card)
-    log_event(state, {"event": "offer", "seat": seat, "to": to, "give": clone(give),
-                      "take": clone(take)})
+    log_event(state, "offer", {"seat": seat, "to": to, "give": clone(give),
+                               "take": clone(take)})
 
 
-def full_bundle(raw: dict, card_key: str) -> dict:
+def full_bundle(raw: Mapping[str, Any], card_key: str) -> Bundle:
     """One side of a canonical offer with every key: an absent key gives or asks nothing."""
     return {
         "gold": raw.get("gold", 0),
@@ -64,11 +95,11 @@ def full_bundle(raw: dict, card_key: str) -> dict:
     }
 
 
-def is_empty(bundle: dict) -> bool:
+def is_empty(bundle: Bundle) -> bool:
     return not any(bundle.values())
 
 
-def check_can_give(state: State, seat: int, to: int, give: dict) -> None:
+def check_can_give(state: State, seat: int, to: int, give: Bundle) -> None:
     """Only what the offerer holds, and never the receiver's own right of passage."""
     check_tokens_and_gold(state, seat, give, "you")
     missing = [c for c in give["cards"] if c not in state["hands"][seat]]
@@ -77,7 +108,7 @@ def check_can_give(state: State, seat: int, to: int, give: dict) -> None:
     check_passages(state, seat, to, give["passages"], "you")
 
 
-def check_can_ask(state: State, seat: int, to: int, take: dict) -> None:
+def check_can_ask(state: State, seat: int, to: int, take: Bundle) -> None:
     """Only what the other player holds (as far as you can see), never your own passage."""
     check_tokens_and_gold(state, to, take, f"seat {to}")
     if len(take["card_types"]) > len(state["hands"][to]):
@@ -85,7 +116,7 @@ def check_can_ask(state: State, seat: int, to: int, take: dict) -> None:
     check_passages(state, to, seat, take["passages"], f"seat {to}")
 
 
-def check_tokens_and_gold(state: State, holder: int, bundle: dict, who: str) -> None:
+def check_tokens_and_gold(state: State, holder: int, bundle: Bundle, who: str) -> None:
     if bundle["gold"] > state["gold"][holder]:
         raise IllegalAction(f"{who} hold(s) only {state['gold'][holder]} gold")
     for token in TOKENS:
@@ -93,7 +124,8 @@ def check_tokens_and_gold(state: State, holder: int, bundle: dict, who: str) -> 
             raise IllegalAction(f"{who} do(es) not hold the {token}")
 
 
-def check_passages(state: State, holder: int, receiver: int, passages: list, who: str) -> None:
+def check_passages(state: State, holder: int, receiver: int, passages: list[str], who: str
+                   ) -> None:
     for colour in passages:
         if colour not in state["rop"]:
             raise IllegalAction(f"the {colour} map and its right of passage are not in this game")
@@ -105,7 +137,7 @@ def check_passages(state: State, holder: int, receiver: int, passages: list, who
 
 def cards_for_types(hand: list[int], types: list[str]) -> list[int] | None:
     """The lowest-id cards of `hand` covering `types`, or None when the hand lacks one."""
-    chosen = []
+    chosen: list[int] = []
     for city_type, count in Counter(types).items():
         matching = sorted(c for c in hand if CARDS[c]["type"] == city_type)
         if len(matching) < count:
@@ -114,34 +146,32 @@ def cards_for_types(hand: list[int], types: list[str]) -> list[int] | None:
     return sorted(chosen)
 
 
-def reply_legal_actions(state: State) -> list[Action]:
+def can_accept(state: State) -> bool:
+    """The player the offer is made to holds the cards it asks for."""
     offer = state["actions"]["offer"]
-    replies = [{"type": "decline_trade"}]
-    if cards_for_types(state["hands"][offer["to"]], offer["take"]["card_types"]) is not None:
-        replies.insert(0, {"type": "accept_trade"})
-    return replies
+    return cards_for_types(state["hands"][offer["to"]], offer["take"]["card_types"]) is not None
 
 
-def apply_reply(state: State, action: Action) -> None:
-    kind = action["type"]
+def decline(state: State) -> None:
     offer = state["actions"]["offer"]
-    if kind not in ("accept_trade", "decline_trade"):
-        raise IllegalAction(f'seat {offer["to"]} must answer the offer: accept_trade or '
-                            'decline_trade')
     state["actions"]["offer"] = None
-    if kind == "decline_trade":
-        log_event(state, {"event": "decline_trade", "seat": offer["to"]})
-        return
+    log_event(state, "decline_trade", {"seat": offer["to"]})
+
+
+def accept(state: State) -> None:
+    offer = state["actions"]["offer"]
+    state["actions"]["offer"] = None
     requested = cards_for_types(state["hands"][offer["to"]], offer["take"]["card_types"])
     if requested is None:
         raise IllegalAction("you do not hold the cards asked for")
     hand_over(state, offer["from"], offer["to"], offer["give"], offer["give"]["cards"])
     hand_over(state, offer["to"], offer["from"], offer["take"], requested)
     state["actions"]["acted"] = True
-    log_event(state, {"event": "accept_trade", "seat": offer["to"], "cards_given": requested})
+    log_event(state, "accept_trade", {"seat": offer["to"], "cards_given": requested})
 
 
-def hand_over(state: State, giver: int, receiver: int, bundle: dict, cards: list[int]) -> None:
+def hand_over(state: State, giver: int, receiver: int, bundle: Bundle, cards: list[int]
+              ) -> None:
     state["gold"][giver] -= bundle["gold"]
     state["gold"][receiver] += bundle["gold"]
     for card in cards:

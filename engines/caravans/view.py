@@ -7,19 +7,57 @@ bank, the face-up and discarded cards) is public.
 
 from __future__ import annotations
 
-from engines.base import State, clone
-from engines.rng import Rng
+from typing import Any, NotRequired, TypedDict
 
-from .data import CARDS
+from engines.base import clone
+from engines.rng import Rng
+from engines.types import State
+
+from .components import CARDS
 
 PUBLIC_KEYS = ("colours", "phase", "turn", "final_turn", "gold", "camel_up", "owner", "control",
                "rop", "shah", "eyes", "pirate_queen", "face_up", "discard", "bidding",
                "actions", "setup_queue")
 
 
-def view(state: State, seat: int | None) -> dict:
+class Bank(TypedDict):
+    passages: list[str]
+    eyes: bool
+    pirate_queen: bool
+
+
+class View(TypedDict):
+    """The state's PUBLIC_KEYS as they are, then what is derived from the secret parts."""
+
+    colours: list[str]
+    phase: str
+    turn: int
+    final_turn: bool
+    gold: list[int]
+    camel_up: list[bool]
+    owner: dict[str, int | None]
+    control: dict[str, int]
+    rop: dict[str, int | None]
+    shah: int
+    eyes: int | None
+    pirate_queen: int | None
+    face_up: list[int]
+    discard: list[int]
+    bidding: NotRequired[dict[str, Any]]
+    """start, opener, auctioned, auction {item, high, amount, in, to_act} | None, naming"""
+    actions: NotRequired[dict[str, Any]]
+    """order, index, offers, acted, offer {from, to, give, take} | None"""
+    setup_queue: list[int]
+    hand: list[int] | None
+    hand_counts: list[int]
+    known_cards: list[list[int]]
+    deck_count: int
+    bank: Bank
+
+
+def view(state: State, seat: int | None) -> View:
     """A seat's view; a spectator (`seat=None`) has no hand."""
-    out = clone({key: state[key] for key in PUBLIC_KEYS if key in state})
+    out: View = clone({key: state[key] for key in PUBLIC_KEYS if key in state})
     out["hand"] = None if seat is None else sorted(state["hands"][seat])
     out["hand_counts"] = [len(hand) for hand in state["hands"]]
     out["known_cards"] = [sorted(known) for known in state["known"]]
@@ -36,11 +74,11 @@ def hidden_variant(state: State, seat: int, rng: Rng) -> State:
     """Reshuffle the unseen cards (other hands' secret cards and the deck) within each
     colour: everyone knows each player's secret cards came from their own colour's pile and
     the deck was stacked colour by colour, so only the cards of one colour may trade places."""
-    out = clone(state)
-    slots = [(p, i) for p, hand in enumerate(out["hands"]) if p != seat
+    out: State = clone(state)
+    slots: list[tuple[int | str, int]] = [(p, i) for p, hand in enumerate(out["hands"]) if p != seat
              for i, card in enumerate(hand) if card not in out["known"][p]]
     slots += [("deck", i) for i in range(len(out["deck"]))]
-    by_colour: dict[str, list] = {}
+    by_colour: dict[str, list[tuple[int | str, int]]] = {}
     for slot in slots:
         by_colour.setdefault(CARDS[_card_at(out, slot)]["colour"], []).append(slot)
     for colour_slots in by_colour.values():
@@ -51,12 +89,13 @@ def hidden_variant(state: State, seat: int, rng: Rng) -> State:
     return out
 
 
-def _card_at(state: State, slot: tuple) -> int:
+def _card_at(state: State, slot: tuple[int | str, int]) -> int:
     where, index = slot
-    return state["deck"][index] if where == "deck" else state["hands"][where][index]
+    card: int = state["deck"][index] if where == "deck" else state["hands"][where][index]
+    return card
 
 
-def _put(state: State, slot: tuple, card: int) -> None:
+def _put(state: State, slot: tuple[int | str, int], card: int) -> None:
     where, index = slot
     if where == "deck":
         state["deck"][index] = card

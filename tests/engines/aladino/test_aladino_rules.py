@@ -139,7 +139,7 @@ def test_titi_rolls_and_moves_again():
     put(state, (2, 0), RUBY4)
     after = move(state, E)
     assert after["turn"] == 0 and after["phase"] == "move"
-    rolls = [e for e in after["log"] if e["type"] == "roll"]
+    rolls = [e for e in after["log"] if e["event"] == "roll"]
     assert len(rolls) == 1 and after["roll"] == rolls[0]["value"]
 
 

@@ -2,7 +2,7 @@
 
 import engines
 from engines.aldabas.block import index
-from engines.aldabas.cards import CARD_COLOUR, CARD_TYPE
+from engines.aldabas.components import CARD_COLOUR, CARD_TYPE
 
 GAME = engines.get("aldabas")
 
@@ -36,6 +36,12 @@ def act(state: dict, kind: str, **fields) -> dict:
 
 def types_of(state: dict) -> set[str]:
     return {a["type"] for a in GAME.legal_actions(state)}
+
+
+def trigger(state: dict) -> tuple[int | None, str] | None:
+    """(seat, reason) of the end trigger, once set off; seat None is the Rival."""
+    found = state["end_trigger"]
+    return None if found is None else (found["seat"], found["reason"])
 
 
 def place_on(state: dict, seat: int, cells: dict[tuple[int, int], int]) -> None:

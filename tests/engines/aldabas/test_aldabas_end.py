@@ -1,6 +1,6 @@
 """The three end triggers, the final round and coins from the box (rulebook "Game End")."""
 
-from aldabas_helpers import GAME, act, card, place_on, started
+from aldabas_helpers import GAME, act, card, place_on, started, trigger
 
 
 def play_turn(state: dict) -> dict:
@@ -17,7 +17,7 @@ def test_supply_running_out_triggers_the_end_and_coins_then_come_from_the_box():
     state = act(state, "take_coins")
     assert state["players"][1]["purse"] == 2
     assert state["supply"] == 0 and state["box_used"] == 1
-    assert state["ending"] == {"by": 1, "reason": "supply_empty"}
+    assert trigger(state) == (1, "supply_empty")
     state = act(state, "take_coins")
     assert state["box_used"] == 3 and state["players"][1]["purse"] == 4
 
@@ -29,7 +29,7 @@ def test_the_trigger_player_finishes_then_every_other_player_has_one_final_turn(
     state = play_turn(state)
     state["supply"] = 2
     state = act(state, "take_coins")
-    assert state["active"] == 1 and state["ending"]["by"] == 1
+    assert state["active"] == 1 and trigger(state)[0] == 1
     state = act(state, "take_coins")
     assert state["active"] == 2 and not GAME.is_over(state)
     state = play_turn(state)
@@ -50,7 +50,7 @@ def test_filling_the_final_space_of_the_block_triggers_the_end():
     last = card("S2", colours[(3 + 2) % 3])
     state["players"][0]["hand"] = [last]
     state = act(state, "place", card=last, space=[3, 2])
-    assert state["ending"] == {"by": 0, "reason": "block_full"}
+    assert trigger(state) == (0, "block_full")
     state = act(state, "end_powers")
     state = act(state, "take_coins")
     assert state["active"] == 1 and not GAME.is_over(state)
@@ -62,11 +62,11 @@ def test_an_exhausted_deck_that_can_not_refill_the_dock_triggers_the_end():
     """"The Dock can not be refilled because the Door deck has been exhausted." """
     state = started(2)
     state["deck"] = []
-    assert state["ending"] is None
+    assert trigger(state) is None
     dock = list(state["dock"])
     state = act(state, "buy", slot=0, from_vault=0)
     assert state["dock"] == [*dock[1:], None]
-    assert state["ending"] == {"by": 0, "reason": "deck_exhausted"}
+    assert trigger(state) == (0, "deck_exhausted")
     state = act(state, "take_coins")
     state = play_turn(state)
     assert GAME.is_over(state)
@@ -80,7 +80,7 @@ def test_a_second_trigger_does_not_move_the_end():
     state = act(state, "take_coins")
     state["deck"] = []
     state = act(state, "buy", slot=0, from_vault=0)
-    assert state["ending"] == {"by": 0, "reason": "supply_empty"}
+    assert trigger(state) == (0, "supply_empty")
     state = play_turn(state)
     assert GAME.is_over(state)
 

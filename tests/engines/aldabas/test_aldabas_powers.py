@@ -170,7 +170,7 @@ def test_fisher_1_with_fewer_than_two_doors_left_keeps_what_it_draws():
     state["deck"] = []
     none = act(state, "power", space=[1, 0])
     assert none["players"][0]["hand"] == [] and none["phase"] == "actions"
-    assert none["ending"] is None, "drawing the deck empty is no end trigger; refilling is"
+    assert none["end_trigger"] is None, "drawing the deck empty is no end trigger; refilling is"
 
 
 def test_soldier_1_with_no_coin_does_nothing_and_soldier_2_only_takes_from_the_purse():

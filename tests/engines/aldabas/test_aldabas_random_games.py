@@ -30,5 +30,5 @@ def test_a_thousand_random_games_finish(variant):
         assert result["scores"] == [p["total"] for p in result["details"]["players"]]
         if variant["options"]["mode"] == "solo":
             assert result["details"]["band"] and result["scores"][0] >= 0
-        reasons.add(final["ending"]["reason"])
+        reasons.add(final["end"]["reason"])
     assert reasons <= {"supply_empty", "block_full", "deck_exhausted"}

@@ -2,8 +2,8 @@
 
 from aldabas_helpers import GAME, at, card, started
 
-from engines.aldabas.game import new_holder
 from engines.aldabas.scoring import places, score_holders
+from engines.aldabas.table import new_holder
 
 
 def holder(block: dict | None = None, coins: dict | None = None, **fields) -> dict:

@@ -1,13 +1,13 @@
 """Aldabas Solidad, the solo mode (rulebook "Aldabas Solidad: Solo Mode")."""
 
 import pytest
-from aldabas_helpers import GAME, act, at, card, new, started
+from aldabas_helpers import GAME, act, at, card, new, started, trigger
 
 import engines
 from engines.aldabas import rival
-from engines.aldabas.cards import CARD_TYPE, NO_SOLIDAD
-from engines.aldabas.game import new_holder
+from engines.aldabas.components import CARD_TYPE, NO_SOLIDAD
 from engines.aldabas.scoring import band, score_holders
+from engines.aldabas.table import new_holder
 
 
 def solo_table(goals: list[int], dock: list[int]) -> dict:
@@ -208,7 +208,7 @@ def test_solo_end_scores_right_after_the_triggering_turn():
     state = started(1)
     state["supply"] = 2
     state = act(state, "take_coins")
-    assert state["ending"] == {"by": 0, "reason": "supply_empty"}
+    assert trigger(state) == (0, "supply_empty")
     state = act(state, "take_coins")
     assert GAME.is_over(state)
     result = GAME.result(state)
@@ -258,7 +258,7 @@ def test_the_rival_filling_its_block_triggers_the_end():
     state["active"] = "rival"
     rival.build(state)
     assert r["block"][11] == card("N3", "blue")
-    assert state["ending"] == {"by": "rival", "reason": "block_full"}
+    assert trigger(state) == (None, "block_full")
 
 
 def test_the_rival_triggering_the_end_finishes_its_turn_then_scoring():
@@ -267,11 +267,11 @@ def test_the_rival_triggering_the_end_finishes_its_turn_then_scoring():
     state = started(1)
     state["deck"] = []
     state = act(act(state, "take_coins"), "take_coins")
-    assert state["ending"] == {"by": "rival", "reason": "deck_exhausted"}
+    assert trigger(state) == (None, "deck_exhausted")
     log = GAME.observation(state, 0)["log"]
     last_turn = max(i for i, e in enumerate(log) if e["event"] == "turn")
     assert log[last_turn]["seat"] == "rival", "no player turn after the Rival's"
-    assert [e["event"] for e in log[-2:]] == ["rival_advance", "game_over"]
+    assert [e["event"] for e in log[-2:]] == ["rival_advance", "end"]
     assert GAME.is_over(state)
 
 

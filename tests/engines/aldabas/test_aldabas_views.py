@@ -20,8 +20,8 @@ def test_a_seat_sees_its_own_hand_and_vault_and_only_sizes_of_others():
     assert seen["deck_count"] == len(state["deck"]) and "deck" not in seen
     assert set(seen) == {
         "mode", "phase", "active", "turn", "actions_left", "pending_powers", "power", "supply",
-        "box_used", "deck_count", "discard", "dock", "ending", "players", "you", "game", "seat",
-        "to_move", "legal_actions", "log"}
+        "box_used", "deck_count", "discard", "dock", "end_trigger", "players", "you", "game",
+        "seat", "to_move", "legal_actions", "log", "end"}
     secrets = state["players"][1]["hand"] + state["players"][1]["vault_cards"]
     public_cards = seen["discard"] + [slot["card"] for slot in seen["dock"]]
     assert not set(secrets) & set(public_cards)

@@ -1,8 +1,8 @@
 """Build Caravans positions by hand for the rules tests."""
 
 import engines
-from engines.caravans import actions
-from engines.caravans.data import CARDS
+from engines.caravans import flow
+from engines.caravans.components import CARDS
 
 GAME = engines.get("caravans")
 
@@ -23,7 +23,7 @@ def action_phase(num_players: int = 4, seat: int = 0, seed: int = 0) -> dict:
     state = GAME.new_game(num_players=num_players, seed=seed, options={})
     state.update(setup_queue=[], turn=1, shah=seat)
     state["deck"] = state["deck"][num_players:]
-    actions.start_action_phase(state)
+    flow.start_action_phase(state)
     return state
 
 

@@ -4,7 +4,7 @@ import pytest
 from caravans_helpers import GAME, act, skip_setup
 
 import engines
-from engines.caravans.data import CARDS, MAP_ROUTES
+from engines.caravans.components import CARDS, MAP_ROUTES
 
 DONNA, PHIL, JASON, CHRISTINA = range(4)
 

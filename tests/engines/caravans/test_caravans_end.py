@@ -6,7 +6,7 @@ import time
 import pytest
 from caravans_helpers import GAME, act, action_phase, skip_setup
 
-from engines.caravans import bidding
+from engines.caravans import flow
 
 MAX_STEPS = 5000  # the conformance suite's cap
 
@@ -26,8 +26,9 @@ def test_the_game_ends_after_the_turn_in_which_the_deck_ran_out():
     for _ in range(3):
         assert not GAME.is_over(state)
         state = act(state, "end_actions")
-    assert GAME.is_over(state) and state["end_reason"] == "deck_exhausted"
-    assert GAME.result(state)["details"]["end"] == "deck_exhausted"
+    assert GAME.is_over(state) and state["end"]["reason"] == "deck_exhausted"
+    assert GAME.result(state)["details"]["end"] == state["end"]
+    assert state["end"]["seat"] is None and state["log"][-1] == {"event": "end", **state["end"]}
 
 
 def test_seven_turns_exhaust_the_deck():
@@ -36,7 +37,7 @@ def test_seven_turns_exhaust_the_deck():
     state = skip_setup(GAME.new_game(num_players=4, seed=1, options={}))
     assert len(state["deck"]) == 28 - 4
     for _ in range(6):
-        bidding.start_turn(state)
+        flow.start_turn(state)
     assert state["turn"] == 7 and state["final_turn"] and state["deck"] == []
 
 
@@ -54,14 +55,14 @@ def test_the_game_ends_when_nobody_takes_an_action():
     state = act(state, "decline_auction")
     state = act(state, "end_actions")
     state = act(state, "end_actions")
-    assert GAME.is_over(state) and state["end_reason"] == "no_actions"
+    assert GAME.is_over(state) and state["end"]["reason"] == "no_actions"
     assert GAME.legal_actions(state) == [] and GAME.current_seat(state) is None
 
 
 def _scored(control: dict, num_players: int = 4) -> dict:
     state = action_phase(num_players=num_players)
     state["control"] = control
-    state["phase"], state["end_reason"] = "over", "no_actions"
+    state["phase"] = "over"
     return GAME.result(state)
 
 

@@ -56,7 +56,7 @@ def test_a_declined_offer_is_not_an_action():
     assert state["gold"][0] == 5 and not state["actions"]["acted"]
     state = act(state, "end_actions")
     state = act(state, "end_actions")
-    assert GAME.is_over(state) and state["end_reason"] == "no_actions"
+    assert GAME.is_over(state) and state["end"]["reason"] == "no_actions"
 
 
 def test_nobody_hands_a_player_their_own_right_of_passage():

@@ -2,7 +2,7 @@
 
 from caravans_helpers import GAME, act, skip_setup
 
-from engines.caravans.data import CARDS
+from engines.caravans.components import CARDS
 from engines.rng import Rng
 
 

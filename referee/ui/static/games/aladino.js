@@ -71,8 +71,8 @@
   function lastMove(log) {
     for (let i = (log || []).length - 1; i >= 0; i--) {
       const event = log[i];
-      if (event.type === "move" || event.type === "carpet" || event.type === "fly") return event;
-      if (event.type === "turn") return null;
+      const kind = event.event || event.type;  // "type": the log of aladino 1.0.0 replays
+      if (kind === "move" || kind === "carpet") return event;
     }
     return null;
   }
@@ -163,7 +163,7 @@
         h("span", null, "phase ", h("b", {id: "phase"}, phase)),
         observation.roll ? h("span", null, "die ", h("b", {id: "roll"}, observation.roll)) : "",
         observation.pending_genie ? h("span", null, "to place: ", h("b", null, "the Genie")) : "",
-        observation.end ? h("span", null, "end ", h("b", null, JSON.stringify(observation.end))) : ""),
+        observation.end ? h("span", null, "end ", h("b", {id: "end"}, observation.end.text)) : ""),
       cave(observation),
       h("div", {class: "muted legend", style: "max-width:520px"},
         Object.entries(KIND_COLOURS).map(([kind, colour]) => h("span", null,

@@ -192,6 +192,14 @@
     return svg;
   }
 
+  function endTrigger(observation) {
+    const trigger = observation.end_trigger;  // aldabas 1.1.0 replays: ending {by, reason}
+    const text = trigger ? trigger.text
+      : observation.ending && `${observation.ending.reason} (${observation.ending.by})`;
+    return text ? h("div", {class: "facts"}, h("span", null, observation.end ? "ended: "
+      : "final round: ", h("b", {id: "end"}, text))) : "";
+  }
+
   function tablePanel(observation, context) {
     const discard = observation.discard || [];
     const power = observation.power;
@@ -210,8 +218,7 @@
         h("span", null, "discard ", h("b", null, discard.length))),
       power ? h("div", {class: "facts"}, h("span", null, "power in progress: ",
         h("code", null, JSON.stringify(power)))) : "",
-      observation.ending ? h("div", {class: "facts"}, h("span", null, "ending: ",
-        h("b", null, Object.values(observation.ending).join(", ")))) : "",
+      endTrigger(observation),
       h("div", {class: "muted"}, "the Dock"),
       dock(observation, context),
       discard.length ? [h("div", {class: "muted"}, "top of the discard pile"),

@@ -171,6 +171,8 @@
         h("span", null, "phase ", h("b", {id: "phase"}, observation.phase)),
         h("span", null, "turn ", h("b", null, observation.turn)),
         observation.final_turn ? h("b", null, "final turn") : "",
+        observation.end ? h("span", null, "ended: ", h("b", {id: "end"}, observation.end.text))
+          : "",
         h("span", null, "deck ", h("b", null, observation.deck_count)),
         h("span", null, "discard ", h("b", null, (observation.discard || []).length))),
       h("div", {class: "facts"}, "face up ", cardsOf(observation.face_up || [], context)),

@@ -123,6 +123,8 @@ ENGINE_PROBLEMS: dict[str, ProblemType] = {
     engines.IllegalAction.code: ACTION_ILLEGAL,
     engines.UnknownGame.code: NOT_FOUND,
     engines.InvalidSetup.code: REQUEST_INVALID,
+    engines.UnknownVersion.code: NOT_FOUND,
+    engines.InvalidState.code: REQUEST_INVALID,
 }
 """The type answering an engine's refusal, by the error's `code`."""
 

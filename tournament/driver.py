@@ -143,7 +143,8 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
     match, progress = loaded.match, context.progress
     match_id = match["id"]
     play = MatchPlay.start(match["game"], match["seed"], match["options"], _seat_infos(match),
-                           FailurePolicy.from_dict(match["policy"]), match_id, started_at)
+                           FailurePolicy.from_dict(match["policy"]), match_id, started_at,
+                           version=match["game_version"])
     play.resume(loaded.steps, loaded.state or play.state)
     while (seat := play.to_move) is not None:
         deadline_ms = seat_deadline_ms(match, seat)

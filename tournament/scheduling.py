@@ -32,7 +32,7 @@ def queue_matches(store: Store, pipe: redis.client.Pipeline, tournament: dict,
                   metas: list[dict]) -> None:
     """Store `metas` as queued matches, append them to the tournament's match list and
     queue one rq job each, on `pipe` (in MULTI; the caller executes it)."""
-    engine = engines.get(tournament["game"])
+    engine = engines.get(tournament["game"], tournament["game_version"])
     for meta in metas:
         state = engine.new_game(num_players=meta["num_players"], seed=meta["seed"],
                                 options=tournament["options"])

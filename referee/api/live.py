@@ -252,7 +252,7 @@ class Rendering:
     step's event costs one `see_step` per process, not one per client)."""
 
     def __init__(self, match: dict, viewer: Viewer, shape: Shape):
-        self.engine = engines.get(match["game"])
+        self.engine = engines.get(match["game"], match["game_version"])
         self.viewer, self.match_id, self.shape = viewer, match["id"], shape
         self.state = self.engine.new_game(match["num_players"], match["seed"],
                                           match["options"])

@@ -89,8 +89,9 @@ PATHS = {
 @bp.get("/matches/<match_id>/observation")
 def observation(match_id: str) -> Response:
     match, seat, live = _seat_request(match_id)
-    payload = decision_payload(engines.get(match["game"]), live["state"], match_id, seat,
-                               live["step"], seat_deadline_ms(match, seat))
+    engine = engines.get(match["game"], match["game_version"])
+    payload = decision_payload(engine, live["state"], match_id, seat, live["step"],
+                               seat_deadline_ms(match, seat))
     return reply(ObservationSchema, {**payload, "status": match["status"],
                                        "to_move": payload["observation"]["to_move"]})
 
@@ -103,7 +104,7 @@ def post_action(match_id: str) -> Response:
     store = services().store
     if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
         raise Problem(MATCH_OVER, f"the match is {match['status']}: no more moves")
-    _check_turn(engines.get(match["game"]), live, seat, move)
+    _check_turn(engines.get(match["game"], match["game_version"]), live, seat, move)
     if not store.post_move(match_id, seat, move["step"], move["action"]):
         raise Problem(ACTION_STALE_STEP, f"a move for step {move['step']} was already accepted")
     enqueue_match(store, match, reason=f"s{move['step']}")
@@ -131,7 +132,7 @@ def _seat_request(match_id: str) -> tuple[dict, int, dict]:
 def _final_state(match: dict) -> dict:
     """A finished match keeps no live state: its last one, re-run from the replay."""
     record = services().store.get_replay(match["id"])
-    engine = engines.get(match["game"])
+    engine = engines.get(match["game"], match["game_version"])
     steps = len(record["steps"])
     return {"step": steps, "state": state_before(engine, record, steps)}
 

@@ -220,7 +220,7 @@ def get_replay_step(match_id: str, step: int) -> Response:
         raise not_found(f"seat {seat} (this match has seats 0 to {len(record['seats']) - 1})")
     if step > len(record["steps"]):
         raise not_found(f"step {step} (the record has steps 0 to {len(record['steps'])})")
-    engine = engines.get(record["game"])
+    engine = engines.get(record["game"], record["game_version"])
     state = state_before(engine, record, step)
     view = engine.observation(state, seat)
     played = (see_step(engine, state, view, record["steps"][step], Viewer(seat)).played
@@ -259,7 +259,7 @@ def _readable_record(match: dict) -> dict:
 
 def live_record(match: dict) -> dict:
     """The record of a match not over yet: its steps so far, no result, not sealed."""
-    engine = engines.get(match["game"])
+    engine = engines.get(match["game"], match["game_version"])
     state = engine.new_game(num_players=match["num_players"], seed=match["seed"],
                             options=match["options"])
     record = replay.new_record(

@@ -18,8 +18,8 @@ The preset dictionary (`compact_dictionary.json`, made by
 and player count. It never changes: its sha256 is checked, and a new one would come with a
 new magic, the old one kept for reading.
 
-Re-running needs the engine of the record's `game_version`: finished replays of a game are
-archived (`referee archive`, which writes full records) before its engine version changes.
+Re-running needs the engine of the record's `game_version` (`engines.get(game, version)`:
+the engines keep every earlier version of their rules playable).
 Earlier stored forms stay readable: `RZ1` (zlib, steps as rows) and plain JSON.
 """
 
@@ -29,45 +29,48 @@ import hashlib
 import zlib
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
+from referee.errors import RefereeError
 from referee.match import replay, rerun
+from referee.match.replay import Record
 
 MAGIC_V1 = b"RZ1\n"
 MAGIC = b"RZ2\n"
 PACKED = b"\x00z1"  # never the first byte of JSON
 DICTIONARY_FILE = Path(__file__).with_name("compact_dictionary.json")
 DICTIONARY_SHA256 = "c15eac5f047c770fe0532b23a0a43b7fce6bdc06f1607179591dc7c6fbdb3c4c"
-STEP_COLUMNS = ("seat", "action", "fault", "elapsed_ms")
+StepColumn = Literal["seat", "action", "fault", "elapsed_ms"]
+STEP_COLUMNS: tuple[StepColumn, ...] = ("seat", "action", "fault", "elapsed_ms")
 ROW_KEYS = ("step", *STEP_COLUMNS, "state_hash")
 
 
-class StoredReplayError(Exception):
+class StoredReplayError(RefereeError):
     """A stored replay cannot be read back faithfully (see the reason)."""
 
 
 # ----- replays ------------------------------------------------------------------------
-def encode(record: dict) -> bytes:
+def encode(record: Record) -> bytes:
     """The stored form of a sealed record."""
     return MAGIC + _deflate(stored_body(record))
 
 
-def stored_body(record: dict) -> bytes:
+def stored_body(record: Record) -> bytes:
     """The record without state hashes, its steps as columns when they have the usual
     shape (else as rows), as JSON: what `encode` deflates."""
     steps = record["steps"]
     if all(tuple(step) == ROW_KEYS and step["step"] == index
            for index, step in enumerate(steps)):
-        stored: list | dict = {column: [step[column] for step in steps]
+        stored: list[Any] | dict[str, Any] = {column: [step[column] for step in steps]
                                for column in STEP_COLUMNS}
     else:
         stored = [{k: v for k, v in step.items() if k != "state_hash"} for step in steps]
     return orjson.dumps({**record, "steps": stored})
 
 
-def decode(data: bytes) -> dict:
+def decode(data: bytes) -> Record:
     """The sealed record back from its stored form (or from plain JSON)."""
     record = decode_steps(data)
     if data.startswith((MAGIC, MAGIC_V1)):
@@ -75,7 +78,7 @@ def decode(data: bytes) -> dict:
     return record
 
 
-def decode_steps(data: bytes) -> dict:
+def decode_steps(data: bytes) -> Record:
     """The record without re-running it: its steps have no `state_hash` (enough to count
     faults or read actions)."""
     if data.startswith(MAGIC):
@@ -92,12 +95,11 @@ def decode_steps(data: bytes) -> dict:
     return record
 
 
-def _restore_hashes(record: dict) -> None:
+def _restore_hashes(record: Record) -> None:
     try:
         engine = rerun.engine_for(record)
     except rerun.RecordError as error:
-        raise StoredReplayError(f"{error}: archive finished replays before upgrading an "
-                                "engine (docs/operations.md)") from None
+        raise StoredReplayError(str(error)) from None
     for replayed in rerun.rerun(engine, record):
         replayed.step["state_hash"] = replay.state_hash(replayed.after, record["format"])
     chain = record.get("chain")

@@ -11,35 +11,35 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import engines
 from engines.base import State
+from referee.errors import RefereeError
+from referee.match.replay import ForfeitRecord, Record, StepRecord
 
 FORFEIT = "forfeit"
-Step = dict[str, Any]
+Step = StepRecord
 StepApplier = Callable[[engines.Game, State, Step], State]
 
 
-class RecordError(Exception):
+class RecordError(RefereeError):
     """A record that cannot be re-run here: unknown game or game version."""
 
 
-def engine_for(record: dict[str, Any]) -> engines.Game:
+def engine_for(record: Record) -> engines.Game:
     """The engine that made `record`: its game at its `game_version`."""
+    game, version = record.get("game"), record.get("game_version")
+    if not isinstance(version, str):
+        raise RecordError(f"the record names no game version ({version!r})")
     try:
-        engine = engines.get(record.get("game"))  # type: ignore[arg-type]
+        return engines.get(game, version)  # type: ignore[arg-type]  # checked by the engines
+    except engines.UnknownVersion as error:
+        raise RecordError(f"{error.reason}; this referee cannot re-run it faithfully") from None
     except engines.UnknownGame as error:
         raise RecordError(error.reason) from None
-    if record.get("game_version") != engine.version:
-        raise RecordError(
-            f"this replay was made under {engine.name} version {record.get('game_version')!r}"
-            f"; this referee has version {engine.version!r} of the rules, so it cannot "
-            "re-run it faithfully")
-    return engine
 
 
-def initial_state(engine: engines.Game, record: dict[str, Any]) -> State:
+def initial_state(engine: engines.Game, record: Record) -> State:
     """The state before the first step: the setup made again from the record."""
     return engine.new_game(record["num_players"], record["seed"], record["options"])
 
@@ -59,7 +59,7 @@ class Replayed:
     after: State
 
 
-def rerun(engine: engines.Game, record: dict[str, Any], steps: Iterable[Step] | None = None,
+def rerun(engine: engines.Game, record: Record, steps: Iterable[Step] | None = None,
           apply: StepApplier = state_after) -> Iterator[Replayed]:
     """Every step of `record` (or the first `steps` of it) re-run from its initial state;
     `apply` plays a step (a verifier checks each step as it plays it)."""
@@ -70,7 +70,7 @@ def rerun(engine: engines.Game, record: dict[str, Any], steps: Iterable[Step] | 
         state = after
 
 
-def state_before(engine: engines.Game, record: dict[str, Any], step: int) -> State:
+def state_before(engine: engines.Game, record: Record, step: int) -> State:
     """The state in which the decision of `step` was asked."""
     state = initial_state(engine, record)
     for replayed in rerun(engine, record, record["steps"][:step]):
@@ -83,7 +83,7 @@ class Tally:
     """The strikes per seat and the forfeit that recorded steps add up to."""
 
     strikes: list[int]
-    forfeit: dict[str, Any] | None = None
+    forfeit: ForfeitRecord | None = None
 
     @classmethod
     def of(cls, num_seats: int, steps: Iterable[Step] = ()) -> Tally:

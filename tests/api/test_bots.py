@@ -1,13 +1,16 @@
-"""Registered bots through the API: unique names (409), PATCH, DELETE (retire) and the
-signing secret (issues 15.9 and 18). Every response is checked against openapi.yaml."""
+"""Registered bots through the API: registration needs the admin token, its fields are
+validated and named, URLs off the allowlist are refused; unique names (409), PATCH, DELETE
+(retire) and the signing secret (issues 15.9 and 18). Every response is checked against
+openapi.yaml."""
 
 from __future__ import annotations
 
 import re
 
+import pytest
 import redis
-from apitest import ADMIN
 
+from tests.support.apitest import ADMIN
 from tournament.store import Store
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -23,6 +26,40 @@ def registered(api, url: str, name: str) -> dict:
     response = register(api, url, name)
     assert response.status_code == 201, response.get_json()
     return {k: v for k, v in response.get_json().items() if k != "secret"}
+
+
+def test_registering_a_bot_needs_the_admin_token(api, bot_server):
+    body = {"name": "r", "url": bot_server.url("/random"), "games": ["aladino"]}
+    missing = api.post("/bots", json=body)
+    assert missing.status_code == 401 and missing.headers["WWW-Authenticate"] == "Bearer"
+    assert api.post("/bots", json=body, token="wrong").status_code == 403
+    assert api.post("/bots", json=body, headers={"Authorization": "Basic abc"}).status_code == 401
+    created = api.post("/bots", json=body, token=ADMIN)
+    assert created.status_code == 201
+    bot = created.get_json()
+    assert len(bot.pop("secret")) == 64, "shown in this answer only"
+    assert created.headers["Location"] == f"/bots/{bot['id']}"
+    assert api.get(f"/bots/{bot['id']}").get_json() == bot
+    assert api.get("/bots").get_json()["bots"] == [bot]
+    assert api.get("/bots/bot-nope").status_code == 404
+
+
+def test_bot_fields_are_validated_and_named(api):
+    response = api.post("/bots", token=ADMIN, json={"name": "", "games": ["chess"], "x": 1})
+    assert response.status_code == 400
+    errors = response.get_json()["errors"]
+    assert set(errors) == {"name", "url", "games", "x"}
+
+
+@pytest.mark.parametrize("url, status", [
+    ("http://10.0.0.5/bot", 403), ("http://example.com/bot", 403),
+    ("ftp://127.0.0.1/bot", 400), ("http:///bot", 400)])
+def test_bot_urls_outside_the_allowlist_are_refused(api, url, status):
+    """A malformed URL is a 400; a well-formed one whose host is off the allowlist a 403
+    (the server's policy refuses to call it)."""
+    response = api.post("/bots", token=ADMIN, json={"name": "x", "url": url,
+                                                    "games": ["aladino"]})
+    assert response.status_code == status and list(response.get_json()["errors"]) == ["url"]
 
 
 def test_a_name_already_registered_is_a_409_naming_that_bot(api, bot_server):

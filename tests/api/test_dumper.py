@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from referee.api import schemas
+from referee.api import bots, matches, ratings, replays
 from referee.api.web import dumper, shared
 from referee.match.botclient import BotReply
 from referee.match.runner import FailurePolicy, run_match
@@ -54,18 +54,18 @@ RECORD = run_match("aladino", 3, {}, [FaultySeat(1), FaultySeat(2)],
 
 
 @pytest.mark.parametrize(("schema", "value"), [
-    (schemas.MatchSchema, match_dict()),
-    (schemas.MatchSchema, match_dict(status="running", result=None, forfeit=None,
+    (matches.MatchSchema, match_dict()),
+    (matches.MatchSchema, match_dict(status="running", result=None, forfeit=None,
                                      finished_at=None, seed=None)),
-    (schemas.MatchListSchema, {"matches": [match_dict(), match_dict(id="m-2")], "total": 9,
+    (matches.MatchListSchema, {"matches": [match_dict(), match_dict(id="m-2")], "total": 9,
                                "offset": 0, "limit": 2, "game": "aladino"}),
-    (schemas.BotListSchema, {"bots": [{"id": "bot-a", "name": "a", "games": ["aladino"],
+    (bots.BotListSchema, {"bots": [{"id": "bot-a", "name": "a", "games": ["aladino"],
                                        "url": "http://user:pw@127.0.0.1:9/x",
                                        "created_at": "t", "retired_at": None,
                                        "secret": "never shown"}],
                              "total": 1, "offset": 0, "limit": 50}),
-    (schemas.ReplaySchema, RECORD),
-    (schemas.RatingHistorySchema, {"game": "aladino", "bot_id": "bot-a", "total": 2,
+    (replays.ReplaySchema, RECORD),
+    (ratings.RatingHistorySchema, {"game": "aladino", "bot_id": "bot-a", "total": 2,
                                    "offset": 0, "limit": 2, "history": [[1, 1516.0],
                                                                         [2, 1500.25]]}),
 ])

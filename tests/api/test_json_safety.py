@@ -9,23 +9,19 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import orjson
 import pytest
 import yaml
-from apitest import ADMIN, SECRET, SPEC_PATH
-from loopback import serving
-from werkzeug.serving import make_server
 
 import engines
-from referee.api.app import create_app
-from referee.api.schemas import MAX_SAFE_INTEGER
+from referee.api.common import MAX_SAFE_INTEGER
 from referee.match import replay
 from referee.match.botclient import BotReply
 from referee.match.runner import FailurePolicy, run_match
+from tests.support.apitest import ADMIN, SECRET, SPEC_PATH, SUPPORT, V1_RECORD
 
-NODE_ROUND_TRIP = Path(__file__).parent / "js_round_trip.js"
+NODE_ROUND_TRIP = SUPPORT / "js_round_trip.js"
 
 
 def _response_schemas(spec: dict) -> set[str]:
@@ -141,13 +137,6 @@ class ThreeMillisecondSeat:
         """Nothing to release."""
 
 
-@pytest.fixture
-def served_app(config):
-    server = make_server("127.0.0.1", 0, create_app(config), threaded=True)
-    with serving(server) as port:
-        yield f"http://127.0.0.1:{port}"
-
-
 def _node_round_trip(base_url: str, sources: list[str]) -> list[dict]:
     node = shutil.which("node")
     assert node, "node is missing: run scripts/install"
@@ -157,7 +146,7 @@ def _node_round_trip(base_url: str, sources: list[str]) -> list[dict]:
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
-def test_a_replay_parsed_and_rewritten_by_javascript_verifies(api, served_app, bot_server,
+def test_a_replay_parsed_and_rewritten_by_javascript_verifies(api, app_url, bot_server,
                                                               run_worker, tmp_path):
     """Node.js fetches a finished replay from the server (a drawn seed), JSON.parses it,
     JSON.stringifies it and posts it to /replays/verify: valid. Likewise a record whose
@@ -173,7 +162,7 @@ def test_a_replay_parsed_and_rewritten_by_javascript_verifies(api, served_app, b
     assert b'"elapsed_ms":3.0' in exact.read_bytes()
 
     fetched, rewritten = _node_round_trip(
-        served_app, [f"api:/matches/{match['id']}/replay", str(exact)])
+        app_url, [f"api:/matches/{match['id']}/replay", str(exact)])
 
     assert fetched["source"].endswith("/replay") and fetched["seed"] == str(match["seed"])
     for outcome in (fetched, rewritten):
@@ -187,8 +176,7 @@ def test_a_replay_parsed_and_rewritten_by_javascript_verifies(api, served_app, b
 def test_a_referee_replay_1_record_with_a_larger_seed_is_still_verified(api):
     """Old records may carry seeds up to 2**63 - 1: POST /replays/verify re-runs them (the
     committed record is signed with a key this server does not have)."""
-    record = orjson.loads((Path(__file__).parent / "data" / "replay-v1-aladino.json")
-                          .read_bytes())
+    record = orjson.loads(V1_RECORD.read_bytes())
     assert record["seed"] > MAX_SAFE_INTEGER
     report = api.post("/replays/verify", json=record).get_json()
     assert report["problem"] is None and report["chain"] == "valid"

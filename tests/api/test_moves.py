@@ -8,11 +8,19 @@ import time
 
 import pytest
 import redis
-from apitest import ADMIN, two_player_options
 
 import engines
+from tests.support.apitest import ADMIN, two_player_options
 
 GAMES = engines.names()
+
+
+@pytest.fixture
+def background_worker(workers):
+    """Start a waiting `referee worker` in the background, stopped at the end of the test. Not
+    `--burst`: a burst worker leaves after a second with nothing queued, which a pull
+    match parked between two moves of a slow (loaded) client may well be."""
+    return lambda: workers.start_ready(1)[0]
 
 
 def illegal_action(engine: engines.Game, state: dict) -> tuple[dict, str]:

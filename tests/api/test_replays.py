@@ -1,4 +1,6 @@
-"""Replays through the API and the CLI: download, step-through per seat, verification."""
+"""Replays through the API and the CLI: download, step-through per seat, verification; a
+running match's replay is the admin's only, and a malformed replay is a 400 naming the
+field."""
 
 from __future__ import annotations
 
@@ -7,10 +9,11 @@ import sys
 
 import orjson
 import pytest
-from apitest import ADMIN, ROOT, SECRET, two_player_options
 
 import engines
 from referee.match import replay
+from referee.match.runner import FailurePolicy, PushSeat, run_match
+from tests.support.apitest import ADMIN, ROOT, SECRET, two_player_options
 
 
 @pytest.fixture
@@ -153,3 +156,36 @@ def test_referee_verify_checks_a_downloaded_file_offline(finished, tmp_path):
     path.write_bytes(orjson.dumps(record))
     other = verify_cli(path, "--key", SECRET)
     assert other.returncode == 2 and "version '9'" in other.stderr
+
+
+def test_a_live_replay_is_for_the_admin_only(api):
+    match = api.create_match("aladino", [{"kind": "pull"}, {"kind": "pull"}], seed=5)
+    url = f"/matches/{match['id']}/replay"
+    assert api.get(url).status_code == 401
+    assert api.get(url, token=match["tokens"][0]["token"]).status_code == 403
+    record = api.get(url, token=ADMIN).get_json()
+    assert record["steps"] == [] and record["result"] is None and record["seed"] == 5
+
+
+@pytest.fixture
+def sealed_record(bot_server) -> dict:
+    seats = [PushSeat(bot_server.url("/first")) for _ in range(2)]
+    record = run_match("aladino", 3, {}, seats, FailurePolicy(), "m-api")
+    return replay.seal(record, SECRET)
+
+
+@pytest.mark.parametrize("change, path", [
+    (lambda r: r.update(initial_state_hash="zz"), ["initial_state_hash"]),
+    (lambda r: r["steps"][0].update(elapsed_ms="slow"), ["steps", "0", "elapsed_ms"]),
+    (lambda r: r["signature"].update(value="é"), ["signature", "value"]),
+    (lambda r: r["chain"].update(head="é" * 64), ["chain", "head"]),
+    (lambda r: r.update(seed="5"), ["seed"]),
+])
+def test_a_malformed_replay_is_a_400_naming_the_field(api, sealed_record, change, path):
+    change(sealed_record)
+    response = api.post("/replays/verify", json=sealed_record)
+    assert response.status_code == 400
+    errors = response.get_json()["errors"]
+    for key in path:
+        errors = errors[key]
+    assert errors

@@ -2,35 +2,23 @@
 Redis and a real rq worker, the other seat a push bot served by the SDK."""
 
 import json
-import os
 import subprocess
 
 import pytest
 import requests
-from werkzeug.serving import make_server
 
 from bots.python import random_bot
 from bots.python.pull import PullClient, RefusedMove, play_pull
-from referee.api.app import create_app
-from referee.config import Config
 from referee.processes import python_module
-
-ADMIN = "admin-token-for-tests"
-
-
-@pytest.fixture
-def api_url(redis_url, serve):
-    app = create_app(Config(redis_url=redis_url, admin_token=ADMIN))
-    with serve(make_server("127.0.0.1", 0, app, threaded=True)) as port:
-        yield f"http://127.0.0.1:{port}"
+from tests.support.apitest import ADMIN, worker_env
 
 
-def _start_match(api_url: str, push_url: str, game: str) -> tuple[str, str]:
+def _start_match(app_url: str, push_url: str, game: str) -> tuple[str, str]:
     """Register the push bot, start a match bot vs pull seat; (match id, seat token)."""
     admin = {"Authorization": f"Bearer {ADMIN}"}
-    bot = requests.post(f"{api_url}/bots", headers=admin, timeout=10,
+    bot = requests.post(f"{app_url}/bots", headers=admin, timeout=10,
                         json={"name": "random", "url": push_url, "games": [game]}).json()
-    match = requests.post(f"{api_url}/matches", headers=admin, timeout=10, json={
+    match = requests.post(f"{app_url}/matches", headers=admin, timeout=10, json={
         "game": game, "seed": 8, "seats": [{"kind": "bot", "bot_id": bot["id"]},
                                            {"kind": "pull", "name": "puller"}]}).json()
     return match["id"], match["tokens"][0]["token"]
@@ -41,36 +29,36 @@ def _worker(redis_url: str) -> subprocess.Popen:
     worker leaves after a second with nothing queued, which the match, parked while the
     pull client thinks, may well be on a loaded machine."""
     return subprocess.Popen(python_module("referee.cli", "worker"),
-                            env={**os.environ, "REDIS_URL": redis_url},
+                            env=worker_env(redis_url),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def test_pull_client_plays_a_whole_match(api_url, redis_url, python_bot):
+def test_pull_client_plays_a_whole_match(app_url, redis_url, python_bot):
     with python_bot(random_bot.make_choose(1)) as push_url:
-        match_id, token = _start_match(api_url, push_url, "aladino")
+        match_id, token = _start_match(app_url, push_url, "aladino")
         worker = _worker(redis_url)
         try:
-            match = play_pull(PullClient(api_url, match_id, token), random_bot.make_choose(2))
+            match = play_pull(PullClient(app_url, match_id, token), random_bot.make_choose(2))
         finally:
             worker.terminate()
             _, errors = worker.communicate(timeout=60)
     assert match["status"] == "finished", errors.decode()[-2000:]
     assert match["forfeit"] is None and sorted(match["result"]["ranks"])[0] == 1
-    replay = requests.get(f"{api_url}/matches/{match_id}/replay", timeout=10).json()
+    replay = requests.get(f"{app_url}/matches/{match_id}/replay", timeout=10).json()
     assert any(step["seat"] == 1 for step in replay["steps"])
     assert all(step["fault"] is None for step in replay["steps"])
 
 
-def test_pull_client_reports_an_illegal_move_with_the_rule(api_url, redis_url, python_bot):
+def test_pull_client_reports_an_illegal_move_with_the_rule(app_url, redis_url, python_bot):
     def cheat(observation, legal_actions):
         return {"type": "move", "direction": 7}
 
     with python_bot(random_bot.make_choose(1)) as push_url:
-        match_id, token = _start_match(api_url, push_url, "aladino")
+        match_id, token = _start_match(app_url, push_url, "aladino")
         worker = _worker(redis_url)
         try:
             with pytest.raises(RefusedMove) as refused:
-                play_pull(PullClient(api_url, match_id, token), cheat)
+                play_pull(PullClient(app_url, match_id, token), cheat)
         finally:
             worker.kill()
             worker.wait(timeout=10)

@@ -3,7 +3,7 @@ decisions over real HTTP on loopback, its faults come out as an HTTP bot's fault
 when the referee's own client (`BotClient`) judges them, the result notice reaches the
 program, signatures are checked, and hostile programs do not bring the bridge down.
 
-The programs are real processes (tests/bots/stdio_program.py); the bridge runs in a
+The programs are real processes (tests/support/stdio_program.py); the bridge runs in a
 thread of the test process. Waits poll with long overall timeouts, never assert timing."""
 
 import asyncio

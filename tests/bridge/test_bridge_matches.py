@@ -19,6 +19,7 @@ from referee.cli import main
 from referee.match.runner import FailurePolicy, PushSeat, run_match
 from referee.processes import python_module
 from referee.redis_server import free_port, wait_for_port
+from tests.support.apitest import ADMIN, worker_env
 
 PERL_BOT = "bots/perl/random_bot.pl"
 
@@ -177,35 +178,20 @@ def test_the_python_example_bots_run_as_stdin_stdout_programs(tmp_path):
 
 
 # ----- through the real API and workers ------------------------------------------------------
-ADMIN = "admin-token-for-bridge-tests"
 
 
-@pytest.fixture
-def api_url(redis_url, serve):
-    """The API over HTTP (werkzeug, threaded) on a free port."""
-    from werkzeug.serving import make_server
-
-    from referee.api.app import create_app
-    from referee.config import Config
-
-    app = create_app(Config(redis_url=redis_url, admin_token=ADMIN, secret="bridge-tests"))
-    with serve(make_server("127.0.0.1", 0, app, threaded=True)) as port:
-        yield f"http://127.0.0.1:{port}"
-
-
-def _post(api_url: str, path: str, body: dict) -> dict:
+def _post(app_url: str, path: str, body: dict) -> dict:
     import requests
 
-    response = requests.post(f"{api_url}{path}", json=body, timeout=30,
+    response = requests.post(f"{app_url}{path}", json=body, timeout=30,
                              headers={"Authorization": f"Bearer {ADMIN}"})
     assert response.status_code == 201, response.text
     return response.json()
 
 
-def _burst_worker(redis_url: str, api_url: str) -> None:
+def _burst_worker(redis_url: str, app_url: str) -> None:
     done = subprocess.run(python_module("referee.cli", "worker", "--burst"), timeout=300,
-                          env={**os.environ, "REDIS_URL": redis_url, "REFEREE_SECRET":
-                               "bridge-tests", "REFEREE_PUBLIC_URL": api_url},
+                          env={**worker_env(redis_url), "REFEREE_PUBLIC_URL": app_url},
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
 
@@ -220,7 +206,7 @@ def _bridge(port: int, logs, secret: str, *argv: str) -> subprocess.Popen:
 
 
 def test_the_c_bot_plays_every_game_through_the_api_and_workers_with_signed_requests(
-        api_url, redis_url, c_bot, python_bot, tmp_path):
+        app_url, redis_url, c_bot, python_bot, tmp_path):
     """The C bot behind a real bridge that checks the referee's signature with the secret
     `POST /bots` answered, against an SDK bot, on real workers; every bot hears how each
     of its matches ended."""
@@ -229,18 +215,18 @@ def test_the_c_bot_plays_every_game_through_the_api_and_workers_with_signed_requ
     notices: list[dict] = []
     port = free_port()
     with python_bot(random_bot.make_choose(3), on_result=notices.append) as sdk_url:
-        c = _post(api_url, "/bots", {"name": "c bot", "url": f"http://127.0.0.1:{port}/",
+        c = _post(app_url, "/bots", {"name": "c bot", "url": f"http://127.0.0.1:{port}/",
                                       "games": engines.names()})
-        sdk = _post(api_url, "/bots", {"name": "sdk bot", "url": sdk_url,
+        sdk = _post(app_url, "/bots", {"name": "sdk bot", "url": sdk_url,
                                         "games": engines.names()})
         bridge = _bridge(port, tmp_path / "logs", c["secret"], str(c_bot), "11")
         try:
-            ids = [_post(api_url, "/matches", {
+            ids = [_post(app_url, "/matches", {
                 "game": game, "seed": 21, "deadline_ms": 10000,
                 "seats": [{"kind": "bot", "bot_id": c["id"]},
                           {"kind": "bot", "bot_id": sdk["id"]}]})["id"]
                 for game in engines.names()]
-            _burst_worker(redis_url, api_url)
+            _burst_worker(redis_url, app_url)
             deadline = time.monotonic() + 30
             while len(notices) < len(ids) and time.monotonic() < deadline:
                 time.sleep(0.05)  # notices are sent after the worker counted each match
@@ -248,32 +234,32 @@ def test_the_c_bot_plays_every_game_through_the_api_and_workers_with_signed_requ
             bridge.send_signal(signal.SIGTERM)
             bridge.communicate(timeout=60)
     for match_id in ids:
-        record = requests.get(f"{api_url}/matches/{match_id}/replay", timeout=30).json()
+        record = requests.get(f"{app_url}/matches/{match_id}/replay", timeout=30).json()
         assert record["forfeit"] is None and not any(s["fault"] for s in record["steps"])
-        report = requests.post(f"{api_url}/replays/verify", json=record, timeout=30).json()
+        report = requests.post(f"{app_url}/replays/verify", json=record, timeout=30).json()
         assert report["valid"] and report["signature"] == "valid"
     assert sorted(n["match_id"] for n in notices) == sorted(ids)
     for notice in notices:
         assert notice["protocol"] == "referee/1" and notice["seat"] == 1
-        assert notice["replay_url"] == f"{api_url}/matches/{notice['match_id']}/replay"
+        assert notice["replay_url"] == f"{app_url}/matches/{notice['match_id']}/replay"
         assert requests.get(notice["replay_url"], timeout=30).json()["result"] == \
             notice["result"]
 
 
-def test_a_stdin_stdout_program_reads_the_result_then_eof(api_url, redis_url, program,
+def test_a_stdin_stdout_program_reads_the_result_then_eof(app_url, redis_url, program,
                                                         python_bot, tmp_path):
     lines = tmp_path / "lines.txt"
     port = free_port()
     with python_bot(random_bot.make_choose(4)) as sdk_url:
-        bot = _post(api_url, "/bots", {"name": "recorder", "url": f"http://127.0.0.1:{port}/",
+        bot = _post(app_url, "/bots", {"name": "recorder", "url": f"http://127.0.0.1:{port}/",
                                         "games": ["aladino"]})
-        sdk = _post(api_url, "/bots", {"name": "sdk", "url": sdk_url, "games": ["aladino"]})
+        sdk = _post(app_url, "/bots", {"name": "sdk", "url": sdk_url, "games": ["aladino"]})
         bridge = _bridge(port, tmp_path / "logs", bot["secret"], *program("record", str(lines)))
         try:
-            match = _post(api_url, "/matches", {
+            match = _post(app_url, "/matches", {
                 "game": "aladino", "seed": 5, "seats": [{"kind": "bot", "bot_id": bot["id"]},
                                                         {"kind": "bot", "bot_id": sdk["id"]}]})
-            _burst_worker(redis_url, api_url)
+            _burst_worker(redis_url, app_url)
             deadline = time.monotonic() + 30
             while not lines.read_text().endswith("EOF\n") and time.monotonic() < deadline:
                 time.sleep(0.05)

@@ -5,9 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from apitest import ROOT
-
-V1_RECORD = ROOT / "tests" / "referee" / "data" / "replay-v1-aladino.json"
+from tests.support.apitest import ROOT, V1_RECORD, V1_SECRET
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -16,8 +14,8 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_python_dash_m_referee_runs_the_same_commands():
-    as_module = run("-m", "referee", "verify", str(V1_RECORD), "--key", "v1-fixture-secret")
-    as_cli = run("-m", "referee.cli", "verify", str(V1_RECORD), "--key", "v1-fixture-secret")
+    as_module = run("-m", "referee", "verify", str(V1_RECORD), "--key", V1_SECRET)
+    as_cli = run("-m", "referee.cli", "verify", str(V1_RECORD), "--key", V1_SECRET)
     assert as_module.returncode == 0 and as_module.stdout.rstrip().endswith("VALID")
     assert as_module.stdout == as_cli.stdout
     usage = run("-m", "referee", "--help")

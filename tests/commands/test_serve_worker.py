@@ -9,10 +9,10 @@ import sys
 import time
 
 import requests
-from apitest import ROOT, worker_command, worker_env
 from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAPIResponse
 
 from referee.redis_server import RedisServer, free_port, wait_for_port
+from tests.support.apitest import ROOT, worker_command, worker_env
 
 
 def check(openapi, response: requests.Response) -> requests.Response:

@@ -1,6 +1,6 @@
-"""`referee sprt` and `referee tournament --format gauntlet|swiss` end to end: a real referee
-on a loopback port, real workers, real bots (the SPRT of the greedy Aladino bot against the
-random one: see test_formats.py for why it accepts H1 within 80 matches)."""
+"""`referee sprt` end to end: a real referee on a loopback port, real workers, real bots (the
+SPRT of the greedy Aladino bot against the random one: see tests/tournament/test_formats.py
+for why it accepts H1 within 80 matches)."""
 
 from __future__ import annotations
 
@@ -8,29 +8,15 @@ import os
 import re
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 
 import pytest
-from apitest import ADMIN, ROOT
-from werkzeug.serving import make_server
 
-from referee.api.app import create_app
+from tests.support.apitest import ADMIN, ROOT
 from tournament import sprt
 
 LINE = re.compile(r"^LLR (-?\d+\.\d\d) \((-2\.94), (2\.94)\) \[0\.00, 150\.00\]  "
                   r"Elo (-?\d+\.\d) ± (\d+\.\d)  Ptnml \[(\d+), (\d+), (\d+), (\d+), (\d+)\]  "
                   r"Games (\d+)$")
-
-
-@pytest.fixture
-def server_url(config) -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, create_app(config), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=5)
 
 
 def referee(*args: str) -> subprocess.CompletedProcess:
@@ -40,11 +26,11 @@ def referee(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_referee_sprt_prints_a_line_per_pair_and_the_decision(api, strength_urls, workers,
-                                                              server_url):
+                                                              app_url):
     greedy = api.register_bot(strength_urls["greedy"], games=["aladino"], name="greedy")
     rand = api.register_bot(strength_urls["random"], games=["aladino"], name="random")
     workers.start(2)
-    done = referee("sprt", "--server", server_url, "--game", "aladino", "--bot", greedy,
+    done = referee("sprt", "--server", app_url, "--game", "aladino", "--bot", greedy,
                    "--bot", rand, "--elo1", "150", "--max-matches", "80", "--concurrency", "4",
                    "--deadline-ms", "20000", "--poll", "0.2")
     assert done.returncode == 0, done.stderr
@@ -64,30 +50,3 @@ def test_referee_sprt_prints_a_line_per_pair_and_the_decision(api, strength_urls
         assert int(line[11]) == 2 * sum(pentanomial)
     assert done.stdout.splitlines()[-1].startswith(
         f"SPRT ([0.00, 150.00]) completed - H1 was accepted after {view['decided_after']} pairs")
-
-
-def test_referee_tournament_runs_a_swiss_and_a_gauntlet(api, register_bots, workers,
-                                                         server_url):
-    bots = register_bots(3)
-    workers.start(2)
-    swiss = referee("tournament", "--server", server_url, "--game", "aladino", "--format",
-                    "swiss", "--rounds", "2", "--poll", "0.2",
-                    *[arg for bot in bots for arg in ("--bot", bot)])
-    assert swiss.returncode == 0, swiss.stderr
-    assert "swiss of aladino" in swiss.stdout
-    assert "Swiss standings (ties by Buchholz)" in swiss.stdout
-    gauntlet = referee("tournament", "--server", server_url, "--game", "aladino", "--format",
-                       "gauntlet", "--challenger", bots[0], "--bot", bots[1], "--bot", bots[2],
-                       "--poll", "0.2")
-    assert gauntlet.returncode == 0, gauntlet.stderr
-    created = re.search(r"tournament (t-[0-9a-f]+): 4 aladino matches", gauntlet.stdout)[1]
-    view = api.get(f"/tournaments/{created}").get_json()
-    assert view["format"] == "gauntlet" and view["challenger"] == bots[0]
-    first_bot = referee("tournament", "--server", server_url, "--game", "aladino", "--format",
-                        "gauntlet", "--bot", bots[2], "--bot", bots[0], "--poll", "0.2")
-    assert first_bot.returncode == 0, first_bot.stderr
-    created = re.search(r"tournament (t-[0-9a-f]+): 2 aladino matches", first_bot.stdout)[1]
-    assert api.get(f"/tournaments/{created}").get_json()["challenger"] == bots[2]
-    refused = referee("tournament", "--server", server_url, "--game", "aladino", "--format",
-                      "gauntlet", "--challenger", bots[1], "--bot", bots[1])
-    assert refused.returncode == 1 and "challenger" in refused.stderr

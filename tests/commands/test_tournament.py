@@ -1,5 +1,6 @@
-"""`referee tournament` end to end: a real referee on a loopback port, a real worker, real
-bots; the command starts a tournament, follows it and prints the final table."""
+"""`referee tournament` end to end: a real referee on a loopback port, real workers, real
+bots; the command starts a tournament (a round-robin, a Swiss, a gauntlet), follows it and
+prints the final table."""
 
 from __future__ import annotations
 
@@ -7,39 +8,24 @@ import os
 import re
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 
-import pytest
-from apitest import ADMIN, ROOT
-from werkzeug.serving import make_server
-
-from referee.api.app import create_app
+from tests.support.apitest import ADMIN, ROOT
 
 
-@pytest.fixture
-def server_url(config) -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, create_app(config), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=5)
-
-
-def referee_tournament(*args: str, token: str | None = ADMIN) -> subprocess.CompletedProcess:
+def referee_tournament(*args: str, token: str | None = ADMIN,
+                       timeout: float = 60) -> subprocess.CompletedProcess:
     env = {key: value for key, value in os.environ.items() if key != "REFEREE_ADMIN_TOKEN"}
     if token is not None:
         env["REFEREE_ADMIN_TOKEN"] = token
     return subprocess.run([sys.executable, "-m", "referee.cli", "tournament", *args], env=env,
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 def test_the_command_starts_follows_and_prints_a_tournament(api, register_bots, workers,
-                                                            server_url):
+                                                            app_url):
     bots = register_bots(3)
     workers.start(1)
-    done = referee_tournament("--server", server_url, "--game", "caravans", "--rounds", "1",
+    done = referee_tournament("--server", app_url, "--game", "caravans", "--rounds", "1",
                               "--seed", "8", "--poll", "0.2",
                               *[arg for bot in bots for arg in ("--bot", bot)])
     assert done.returncode == 0, done.stderr
@@ -56,9 +42,9 @@ def test_the_command_starts_follows_and_prints_a_tournament(api, register_bots, 
                                      f"{row['high']:.0f}"]
 
 
-def test_the_command_reports_a_refusal_and_a_missing_token(register_bots, server_url):
+def test_the_command_reports_a_refusal_and_a_missing_token(register_bots, app_url):
     bots = register_bots(2)
-    args = ["--server", server_url, "--game", "aladino", "--players", "3",
+    args = ["--server", app_url, "--game", "aladino", "--players", "3",
             *[arg for bot in bots for arg in ("--bot", bot)]]
     refused = referee_tournament(*args)
     assert refused.returncode == 1 and "HTTP 422" in refused.stderr
@@ -69,3 +55,31 @@ def test_the_command_reports_a_refusal_and_a_missing_token(register_bots, server
     unreachable = referee_tournament("--server", "http://127.0.0.1:9", "--game", "aladino",
                                      "--bot", "x")
     assert unreachable.returncode == 1 and "cannot reach" in unreachable.stderr
+
+
+def test_the_command_runs_a_swiss_and_a_gauntlet(api, register_bots, workers, app_url):
+    bots = register_bots(3)
+    workers.start(2)
+
+    def tournament(*args: str) -> subprocess.CompletedProcess:
+        return referee_tournament("--server", app_url, "--game", "aladino", *args,
+                                  timeout=240)
+
+    swiss = tournament("--format", "swiss", "--rounds", "2", "--poll", "0.2",
+                       *[arg for bot in bots for arg in ("--bot", bot)])
+    assert swiss.returncode == 0, swiss.stderr
+    assert "swiss of aladino" in swiss.stdout
+    assert "Swiss standings (ties by Buchholz)" in swiss.stdout
+    gauntlet = tournament("--format", "gauntlet", "--challenger", bots[0], "--bot", bots[1],
+                          "--bot", bots[2], "--poll", "0.2")
+    assert gauntlet.returncode == 0, gauntlet.stderr
+    created = re.search(r"tournament (t-[0-9a-f]+): 4 aladino matches", gauntlet.stdout)[1]
+    view = api.get(f"/tournaments/{created}").get_json()
+    assert view["format"] == "gauntlet" and view["challenger"] == bots[0]
+    first_bot = tournament("--format", "gauntlet", "--bot", bots[2], "--bot", bots[0],
+                           "--poll", "0.2")
+    assert first_bot.returncode == 0, first_bot.stderr
+    created = re.search(r"tournament (t-[0-9a-f]+): 2 aladino matches", first_bot.stdout)[1]
+    assert api.get(f"/tournaments/{created}").get_json()["challenger"] == bots[2]
+    refused = tournament("--format", "gauntlet", "--challenger", bots[1], "--bot", bots[1])
+    assert refused.returncode == 1 and "challenger" in refused.stderr

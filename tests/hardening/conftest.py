@@ -1,33 +1,17 @@
-"""Fixtures of the hardening tests: misbehaving bots on loopback, the server settings they run
-under, and `referee serve` (gunicorn) on a free loopback port (the API client and the worker
-processes come from tests/conftest.py)."""
+"""Fixtures of the hardening tests: the misbehaving bots on loopback. The settings, the API
+client, `referee serve` and the worker processes are tests/conftest.py's."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-import badbots
-import hardening_procs as procs
 import pytest
-from apitest import ADMIN, SECRET
 
-from referee.config import Config
-
-
-@pytest.fixture
-def bad_bots() -> Iterator:
-    server = badbots.BadBots().start()
-    yield server
-    server.stop()
+from tests.support.badbots import BadBots
 
 
 @pytest.fixture
-def config(redis_url) -> Config:
-    return Config(redis_url=redis_url, admin_token=ADMIN, secret=SECRET)
-
-
-@pytest.fixture(scope="module")
-def live_server(redis_server, tmp_path_factory) -> Iterator:
-    server = procs.LiveServer(redis_server, tmp_path_factory.mktemp("serve") / "serve.log")
+def bad_bots() -> Iterator[BadBots]:
+    server = BadBots().start()
     yield server
     server.stop()

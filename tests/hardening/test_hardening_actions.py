@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from hardening_procs import wait_status
 
 import engines
+from tests.support.live_server import wait_status
 
 
 def test_a_bots_floats_are_stored_as_the_integers_they_mean(api, bad_bots, workers):

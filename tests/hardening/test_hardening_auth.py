@@ -12,11 +12,11 @@ import hmac
 import pytest
 import redis
 import requests
-from apitest import ADMIN
 
 from referee.api import auth
 from referee.config import Config
 from referee.match.runner import FailurePolicy, PushSeat, run_match
+from tests.support.apitest import ADMIN
 from tournament.store import Store
 
 

@@ -3,7 +3,7 @@ failure policy, recorded in a replay that verifies, and costs at most its own de
 while a healthy match on a second worker finishes normally and the API keeps answering.
 
 The bot client's own handling of each fault is unit-tested in
-tests/referee/test_botclient.py; here each bad bot plays whole matches on real
+tests/match/test_botclient.py; here each bad bot plays whole matches on real
 `referee worker` processes.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 
-from hardening_procs import wait_status
+from tests.support.live_server import wait_status
 
 DEADLINE_MS = 1000
 HANG_DEADLINE_MS = 4000

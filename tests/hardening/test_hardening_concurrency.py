@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import time
 
-from apitest import ADMIN, wait_finished
-from hardening_procs import wait_status
-
+from tests.support.apitest import ADMIN, wait_finished
+from tests.support.live_server import wait_status
 from tournament.store import Store, lease_key, match_key, running_key
 
 MATCHES = 100

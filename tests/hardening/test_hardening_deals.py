@@ -15,7 +15,8 @@ from __future__ import annotations
 import time
 
 import requests
-from apitest import ADMIN
+
+from tests.support.apitest import ADMIN
 
 ADMIN_HEADERS = {"Authorization": f"Bearer {ADMIN}"}
 

@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 
 import orjson
 import pytest
 import redis
-from apitest import ADMIN, ApiClient, drive_match, wait_finished
-from hardening_procs import wait_status
-from worker_procs import Workers
 
 from referee.api.app import create_app
-from referee.config import Config
 from referee.redis_server import RedisServer
-from tournament import jobs, ratings, recovery, results
+from tests.support.apitest import ADMIN, ApiClient, drive_match, wait_finished
+from tests.support.live_server import wait_status
+from tests.support.workers import Workers
+from tournament import ratings, results, wakeups
 from tournament.store import Store, lease_key, match_key, ratings_key, tournament_key
 
 
@@ -68,11 +68,10 @@ def check_counted_once(api: ApiClient, client: redis.Redis, view: dict) -> None:
 
 @pytest.mark.parametrize("how", ["shutdown", "kill -9"])
 def test_a_redis_restart_with_append_only_persistence_loses_and_doubles_nothing(
-        bad_bots, openapi, tmp_path, how):
+        bad_bots, config, openapi, tmp_path, how):
     server = RedisServer(tmp_path / "redis", persistent=True).start()
     try:
-        api = ApiClient(create_app(Config(redis_url=server.url, admin_token=ADMIN,
-                                          secret="test-secret")), openapi)
+        api = ApiClient(create_app(replace(config, redis_url=server.url)), openapi)
         bots = [api.register_bot(bad_bots.url("/good"), name=f"b{n}") for n in range(3)]
         created = api.post("/tournaments", token=ADMIN, json={
             "game": "aladino", "bots": bots, "players": 2, "seed": 5, "deadline_ms": 5000})
@@ -94,7 +93,7 @@ def test_a_redis_restart_with_append_only_persistence_loses_and_doubles_nothing(
         store = Store(client)
         for match_id in before["view"]["matches"]:  # every job and sweep run once more
             assert not results.count_finished(store, match_id)
-            jobs.enqueue_match(store, store.get_match(match_id), reason="again")
+            wakeups.enqueue_match(store, store.get_match(match_id), reason="again")
         assert pool.start(burst=True)[0].wait(timeout=60) == 0
         assert snapshot(api, client, tournament_id) == before
         counted = [orjson.loads(raw) for raw in before["results"]]
@@ -108,15 +107,15 @@ def test_a_redis_restart_with_append_only_persistence_loses_and_doubles_nothing(
         server.stop()
 
 
-def test_a_tournament_survives_redis_restarts_and_killed_workers(bad_bots, openapi, tmp_path):
+def test_a_tournament_survives_redis_restarts_and_killed_workers(bad_bots, config, openapi,
+                                                                 tmp_path):
     """While a tournament plays: Redis shut down and restarted, a worker killed with -9,
     Redis killed with -9 and restarted. The workers wait Redis out; the killed worker's
     matches continue elsewhere; every match finishes once, counted once, verifiable."""
     server = RedisServer(tmp_path / "redis", persistent=True).start()
     pool = Workers(server.url, tmp_path)
     try:
-        api = ApiClient(create_app(Config(redis_url=server.url, admin_token=ADMIN,
-                                          secret="test-secret")), openapi)
+        api = ApiClient(create_app(replace(config, redis_url=server.url)), openapi)
         bots = [api.register_bot(bad_bots.url("/steady"), name=f"b{n}") for n in range(4)]
         created = api.post("/tournaments", token=ADMIN, json={
             "game": "aladino", "bots": bots, "players": 2, "seed": 9, "deadline_ms": 10000})
@@ -150,7 +149,7 @@ def test_a_killed_workers_match_continues_at_its_last_recorded_step(api, bad_bot
                                                                     redis_url):
     """The worker dies while a bot thinks about step GATE_STEP: the next driver keeps the
     recorded steps as they are and asks the bots only what no answer was recorded for."""
-    from badbots import GATE_STEP
+    from tests.support.badbots import GATE_STEP
 
     store = Store.from_url(redis_url)
     seats = [{"kind": "bot", "bot_id": api.register_bot(bad_bots.url("/gate"), name=n)}
@@ -189,7 +188,7 @@ def test_a_driver_presumed_dead_that_wakes_up_writes_nothing(api, bad_bots, redi
     first.start()
     assert bad_bots.gate_reached.wait(20)
     store.redis.delete(lease_key(match_id))  # A's lease lapsed
-    assert recovery.take_over(store, match_id) == 1
+    assert store.take_over(match_id) == 1
     assert drive_match(redis_url, match_id, "test-secret")["status"] == "finished"
     stored = store.redis.get(match_key(match_id, "replay"))
     bad_bots.gate.set()

@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 
 import pytest
 import redis.asyncio as aioredis
 import requests
-from apitest import ADMIN, ApiClient
-from hardening_procs import wait_status
 
 from referee.api.app import create_app
 from referee.config import MAX_BODY_BYTES, Config
-from tournament.progress import Progress
+from tests.support.apitest import ADMIN, ApiClient
+from tests.support.live_server import wait_status
 from tournament.store import Store, lease_key, playing_key
+from tournament.store.progress import Progress
 
 
 @pytest.mark.parametrize("path", ["/bots", "/matches", "/tournaments", "/replays/verify",
@@ -43,14 +44,14 @@ def test_an_oversized_chunked_body_is_refused_too(live_server):
     assert response.status_code == 413
 
 
-def rate_limited_api(redis_url: str, openapi, rate: tuple[int, int]) -> ApiClient:
-    config = Config(redis_url=redis_url, admin_token=ADMIN, move_rate=rate, move_wait_s=0.1)
-    return ApiClient(create_app(config), openapi)
+def rate_limited_api(config: Config, openapi, rate: tuple[int, int]) -> ApiClient:
+    """An app of its own (an API process) with the move rate `rate` and short move waits."""
+    return ApiClient(create_app(replace(config, move_rate=rate, move_wait_s=0.1)), openapi)
 
 
-def test_moves_are_rate_limited_per_token_across_api_processes(redis_url, openapi):
+def test_moves_are_rate_limited_per_token_across_api_processes(config, openapi):
     """Two apps (two API processes) share the count; each token has its own."""
-    first, second = (rate_limited_api(redis_url, openapi, (3, 60)) for _ in range(2))
+    first, second = (rate_limited_api(config, openapi, (3, 60)) for _ in range(2))
     match = first.create_match("aladino", [{"kind": "pull"}, {"kind": "pull"}], seed=2)
     url = f"/matches/{match['id']}/actions"
     token0, token1 = (t["token"] for t in match["tokens"])
@@ -65,8 +66,8 @@ def test_moves_are_rate_limited_per_token_across_api_processes(redis_url, openap
     assert second.post(url, token=token1, json={"step": 0}).status_code == 400
 
 
-def test_the_rate_limit_window_passes(redis_url, openapi):
-    api = rate_limited_api(redis_url, openapi, (2, 1))
+def test_the_rate_limit_window_passes(config, openapi):
+    api = rate_limited_api(config, openapi, (2, 1))
     match = api.create_match("aladino", [{"kind": "pull"}, {"kind": "pull"}], seed=2)
     url, token = f"/matches/{match['id']}/actions", match["tokens"][0]["token"]
     statuses = [api.post(url, token=token, json={}).status_code for _ in range(3)]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from apitest import ADMIN, ROOT
+from tests.support.apitest import ADMIN, ROOT
 
 MAX_EXAMPLES = 25
 SEED = 14

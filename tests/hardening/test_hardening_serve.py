@@ -4,52 +4,38 @@ requests are cut off by the server's limits; two servers on one machine do not s
 gunicorn control socket (there is none).
 
 The bound on each `GET /health` (1 s) is generous for a loaded machine: the figures of the
-100 ms goal are measured by `bench/slowloris.py` (docs/performance.md)."""
+100 ms goal are measured by `bench/slowloris.py` (docs/performance.md). The attacks hit this
+module's own `referee serve` (`live_server` is one per module), not another module's."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-
-import hardening_procs as procs
-import pytest
 import requests
-from apitest import ROOT
 
+from bench.slowclients import SlowClients, health_latencies
 from referee.commands.serve import BODY_S, KEEPALIVE_S
-
-sys.path.insert(0, str(ROOT / "bench"))
-from slowclients import SlowClients, health_latencies  # noqa: E402
+from tests.support.live_server import LiveServer
 
 SLOW_SOCKETS = 200
 HEALTH_BOUND_S = 1.0
 
 
-@pytest.fixture(scope="module")
-def server(redis_server, tmp_path_factory) -> Iterator[procs.LiveServer]:
-    """A `referee serve` of its own: the attacks must not slow the other tests' server."""
-    live = procs.LiveServer(redis_server, tmp_path_factory.mktemp("serve") / "serve.log")
-    yield live
-    live.stop()
-
-
-def test_health_answers_while_200_sockets_trickle_their_headers(server):
+def test_health_answers_while_200_sockets_trickle_their_headers(live_server):
     """Each slow socket sends a header line every 5 s and never ends its head; the server
     drops a head that is not whole after KEEPALIVE_S, and the attacker reconnects at once."""
-    with SlowClients("127.0.0.1", server.port, SLOW_SOCKETS, "headers", 5.0) as attack:
-        latencies = health_latencies("127.0.0.1", server.port, requests=24, spacing_s=0.5)
+    with SlowClients("127.0.0.1", live_server.port, SLOW_SOCKETS, "headers", 5.0) as attack:
+        latencies = health_latencies("127.0.0.1", live_server.port, requests=24, spacing_s=0.5)
     assert attack.opened >= SLOW_SOCKETS
     assert all(t is not None and t < HEALTH_BOUND_S for t in latencies), latencies
     assert attack.closed_by_server >= SLOW_SOCKETS, \
         f"slow heads were not cut off after {KEEPALIVE_S} s: {attack.closed_by_server}"
 
 
-def test_health_answers_while_200_sockets_trickle_their_bodies(server):
+def test_health_answers_while_200_sockets_trickle_their_bodies(live_server):
     """Each slow socket sends a whole head announcing a 100 kB body to POST /replays/verify
     (which reads it without a token), then one byte every 5 s: after BODY_S the server
     answers 408 and closes."""
-    with SlowClients("127.0.0.1", server.port, SLOW_SOCKETS, "body", 5.0) as attack:
-        latencies = health_latencies("127.0.0.1", server.port, requests=32, spacing_s=0.5)
+    with SlowClients("127.0.0.1", live_server.port, SLOW_SOCKETS, "body", 5.0) as attack:
+        latencies = health_latencies("127.0.0.1", live_server.port, requests=32, spacing_s=0.5)
     assert attack.opened >= SLOW_SOCKETS
     assert all(t is not None and t < HEALTH_BOUND_S for t in latencies), latencies
     timeouts = sum(n for line, n in attack.answers.items() if line.startswith("HTTP/1.1 408"))
@@ -65,8 +51,8 @@ def test_two_servers_side_by_side_have_no_shared_control_socket(redis_server, tm
     home.mkdir()
     runtime.mkdir()
     env = {"HOME": str(home), "XDG_RUNTIME_DIR": str(runtime)}
-    first = procs.LiveServer(redis_server, tmp_path / "first.log", **env)
-    second = procs.LiveServer(redis_server, tmp_path / "second.log", **env)
+    first = LiveServer(redis_server, tmp_path / "first.log", **env)
+    second = LiveServer(redis_server, tmp_path / "second.log", **env)
     try:
         for live in (first, second):
             assert requests.get(f"{live.url}/health", timeout=10).status_code == 200

@@ -16,10 +16,8 @@ import socket
 import threading
 from collections.abc import Iterator
 
-import hardening_procs as procs
 import pytest
 import requests
-from apitest import ADMIN
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +29,8 @@ from referee.match.urls import (
     url_syntax_problem,
 )
 from referee.redis_server import free_port
+from tests.support.apitest import ADMIN
+from tests.support.live_server import LiveServer, wait_status
 from tournament.store import Store
 
 ADMIN_HEADERS = {"Authorization": f"Bearer {ADMIN}"}
@@ -64,9 +64,9 @@ class Listener:
 
 
 @pytest.fixture(scope="module")
-def one_host_server(redis_server, tmp_path_factory) -> Iterator[procs.LiveServer]:
+def one_host_server(redis_server, tmp_path_factory) -> Iterator[LiveServer]:
     """`referee serve` whose allowlist is the single address 127.0.0.1."""
-    server = procs.LiveServer(redis_server, tmp_path_factory.mktemp("urls") / "serve.log",
+    server = LiveServer(redis_server, tmp_path_factory.mktemp("urls") / "serve.log",
                               REFEREE_BOT_HOSTS="127.0.0.1")
     yield server
     server.stop()
@@ -263,7 +263,7 @@ def test_a_name_that_resolves_off_the_allowlist_is_refused_at_connect_time(api, 
         bot = api.register_bot(f"http://localhost:{listener.port}/", name="rebound")
         match = api.create_match("aladino", [{"kind": "bot", "bot_id": bot}] * 2, seed=1)
         workers.start(1, REFEREE_BOT_HOSTS="localhost,::1")
-        finished = procs.wait_status(api, match["id"], "finished")
+        finished = wait_status(api, match["id"], "finished")
     finally:
         listener.stop()
     assert listener.accepted == 0

@@ -1,37 +1,16 @@
-"""Fixtures of the live tests: `referee serve` (gunicorn, gevent workers) on a loopback
-port against the test Redis, `referee worker` processes (tests/conftest.py), the API test
-client for the replays, and a random bot over HTTP."""
+"""Fixtures of the live tests: a random bot over HTTP. `referee serve` (gunicorn, gevent
+workers) on a loopback port against the test Redis, the `referee worker` processes and the
+API test client for the replays are tests/conftest.py's."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from apitest import ADMIN, SECRET
-from loopback import serving
 
 from bots.python import random_bot
 from bots.python.sdk import make_server
-from referee.config import Config
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hardening"))
-
-import hardening_procs  # noqa: E402
-
-
-@pytest.fixture
-def config(redis_url) -> Config:
-    return Config(redis_url=redis_url, admin_token=ADMIN, secret=SECRET)
-
-
-@pytest.fixture(scope="module")
-def live_server(redis_server, tmp_path_factory) -> Iterator[hardening_procs.LiveServer]:
-    server = hardening_procs.LiveServer(redis_server,
-                                        tmp_path_factory.mktemp("serve") / "serve.log")
-    yield server
-    server.stop()
+from tests.support.loopback import serving
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,9 @@ import threading
 import time
 
 import requests
-from apitest import ADMIN, replay_states
-from sse import Event, open_stream, read_all
+
+from tests.support.apitest import ADMIN, replay_states
+from tests.support.sse import Event, open_stream, read_all
 
 GAME = "aladino"
 PULL_SEAT = 1

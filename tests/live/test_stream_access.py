@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from apitest import ADMIN, drive_match
+
+from tests.support.apitest import ADMIN, drive_match
 
 GAME = "aladino"
 

@@ -10,10 +10,10 @@ from contextlib import ExitStack
 from urllib.parse import urlsplit
 
 import redis
-from apitest import ADMIN
-from sse import open_stream
 
 from referee.api.live import PING_S
+from tests.support.apitest import ADMIN
+from tests.support.sse import open_stream
 from tournament.store import events_channel
 
 GAME = "aladino"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import threading
 
-from apitest import ADMIN
-from sse import Event, open_stream
+from tests.support.apitest import ADMIN
+from tests.support.sse import Event, open_stream
 
 GAME = "aladino"
 WAIT_S = 120

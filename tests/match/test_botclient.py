@@ -3,9 +3,9 @@
 import asyncio
 
 import pytest
-from botserver import SLOW_S
 
 from referee.match.botclient import RAW_LIMIT, BotClient
+from tests.support.botserver import SLOW_S
 
 PAYLOAD = {"protocol": "referee/1", "match_id": "m-test", "game": "aladino", "seat": 0,
            "step": 3, "deadline_ms": 200, "observation": {},

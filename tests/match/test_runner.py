@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from apitest import replay_states
-from botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, fault_url
 
 import engines
 from referee.match import replay
@@ -16,6 +14,8 @@ from referee.match.runner import (
     substitute_action,
 )
 from referee.match.verify import verify
+from tests.support.apitest import replay_states
+from tests.support.botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, fault_url
 
 VARIANTS = [(name, variant) for name in engines.names()
             for variant in engines.get(name).variants()]

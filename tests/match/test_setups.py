@@ -3,7 +3,7 @@ setup the game lacks is refused with the game's setups named."""
 
 from __future__ import annotations
 
-from apitest import ADMIN
+from tests.support.apitest import ADMIN
 
 SOLO_HINT = '1 player with options {"mode": "solo"}'
 

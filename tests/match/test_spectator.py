@@ -1,5 +1,6 @@
-"""The spectator's view (`observation(state, None)`) holds nothing that any seat may not see:
-it is the same over every state that differs only in some seat's secrets."""
+"""The spectator's view that the step views serve (referee/match/step_views.py: the engine's
+`observation(state, None)`) holds nothing that any seat may not see: it is the same over
+every state that differs only in some seat's secrets."""
 
 from __future__ import annotations
 

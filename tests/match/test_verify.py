@@ -5,12 +5,9 @@ from __future__ import annotations
 import copy
 import hashlib
 import random
-from pathlib import Path
 
 import orjson
 import pytest
-from apitest import replay_states
-from botserver import illegal_answer
 
 import engines
 from referee.match import replay
@@ -18,6 +15,8 @@ from referee.match.botclient import BotReply
 from referee.match.canonical import jcs
 from referee.match.runner import FailurePolicy, run_match
 from referee.match.verify import UnsupportedReplay, verify
+from tests.support.apitest import V1_RECORD, V1_SECRET, replay_states
+from tests.support.botserver import illegal_answer
 
 SECRET = "audit-secret"
 
@@ -201,10 +200,6 @@ def test_a_replay_of_another_game_version_is_refused(recorded):
     other = tampered(recorded, lambda r: r.update(game_version="0.0.1"))
     with pytest.raises(UnsupportedReplay, match="version '0.0.1'"):
         verify(other, [SECRET])
-
-
-V1_RECORD = Path(__file__).parent / "data" / "replay-v1-aladino.json"
-V1_SECRET = "v1-fixture-secret"
 
 
 def test_new_records_are_format_2_hashed_with_rfc8785(recorded):

@@ -11,13 +11,13 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from botserver import BotServer
-from ops_cluster import ADMIN, METRICS, SECRETS, Cluster, parse_json_lines
 from prometheus_client.parser import text_string_to_metric_families
 
 from referee.api.app import create_app
 from referee.config import Config
 from referee.redis_server import free_port
+from tests.support.botserver import BotServer
+from tests.support.ops_cluster import ADMIN, METRICS, SECRETS, Cluster, parse_json_lines
 
 ALL_RANDOM = {"timeout": "random", "crash": "random", "malformed": "random",
               "illegal": "random"}

@@ -10,16 +10,16 @@ from collections.abc import Iterator
 
 import pytest
 import requests
-from apitest import ADMIN, ROOT
 
-from referee.config import Config
 from referee.processes import stop_all
 from referee.redis_server import free_port, wait_for_port
+from tests.support.apitest import ADMIN, ROOT
 
 
 @pytest.fixture
-def config(redis_url) -> Config:
-    return Config(redis_url=redis_url, admin_token=ADMIN)
+def config_overrides() -> dict:
+    """The common settings without a replay signing key."""
+    return {"secret": ""}
 
 
 @pytest.fixture

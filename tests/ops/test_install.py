@@ -22,7 +22,8 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from apitest import ROOT
+
+from tests.support.apitest import ROOT
 
 VERSION = f"python{sys.version_info.major}.{sys.version_info.minor}"
 SPLIT_OFF = "ensurepip"  # the part of the standard library in Debian's venv package

@@ -12,10 +12,10 @@ import threading
 import warnings
 
 import pytest
-from apitest import ROOT
 
 from referee import logs
 from referee.redis_server import free_port
+from tests.support.apitest import ROOT
 
 TOKEN = "tok-3c1f9a7e5d2b8046"
 

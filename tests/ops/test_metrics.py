@@ -1,28 +1,32 @@
-"""tournament.metrics against a real Redis: the recording functions on sync and asyncio
-pipelines, the collector's families, the rq queue gauges, and GET /metrics (checked
-against openapi.yaml by the API test client)."""
+"""tournament.metrics against a real Redis: the recording functions (tournament.store.metrics)
+on sync and asyncio pipelines, the collector's families, the rq queue gauges, and
+GET /metrics (checked against openapi.yaml by the API test client)."""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 import redis
 import redis.asyncio
 import rq
-from apitest import ADMIN
 from prometheus_client.parser import text_string_to_metric_families
 from rq import worker_registration
 
-from referee.config import Config
+from referee.api.app import create_app
 from referee.redis_server import free_port
+from tests.support.apitest import ADMIN, ApiClient
 from tournament import metrics
-from tournament.store import QUEUES, running_key
+from tournament.store import QUEUES, Store
+from tournament.store import metrics as counters
+from tournament.store.keys import MetricCounter, metrics_key
 
 
 @pytest.fixture
-def config(redis_url) -> Config:
-    return Config(redis_url=redis_url, admin_token=ADMIN, metrics_token="metrics-reader")
+def config_overrides() -> dict:
+    """The common settings with a metrics token, without a replay signing key."""
+    return {"metrics_token": "metrics-reader", "secret": ""}
 
 
 @pytest.fixture
@@ -34,7 +38,7 @@ def client(redis_url):
 
 def scrape(client: redis.Redis) -> dict[tuple[str, tuple], float]:
     """What one scrape renders: (sample name, sorted labels) -> value."""
-    collector = metrics.ClusterCollector(client, QUEUES, running_key())
+    collector = metrics.ClusterCollector(Store(client), QUEUES)
     return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
             for family in collector.collect() for sample in family.samples}
 
@@ -46,11 +50,11 @@ def bucket(game: str, bot: str, le: str) -> tuple:
 
 def test_decisions_queued_on_a_sync_pipeline_fill_the_histogram_and_the_faults(client):
     with client.pipeline(transaction=False) as pipe:
-        metrics.record_decision(pipe, "aladino", "bot-a", 0.0004, None)
-        metrics.record_decision(pipe, "aladino", "bot-a", 0.001, None)  # on the bound: in it
-        metrics.record_decision(pipe, "aladino", "bot-a", 0.3, "illegal")
-        metrics.record_decision(pipe, "aladino", "bot-a", 12.0, "timeout")
-        assert client.hlen(metrics.DECISIONS) == 0  # only queued so far
+        counters.record_decision(pipe, "aladino", "bot-a", 0.0004, None)
+        counters.record_decision(pipe, "aladino", "bot-a", 0.001, None)  # on the bound: in it
+        counters.record_decision(pipe, "aladino", "bot-a", 0.3, "illegal")
+        counters.record_decision(pipe, "aladino", "bot-a", 12.0, "timeout")
+        assert client.hlen(metrics_key(MetricCounter.DECISIONS)) == 0  # only queued so far
         pipe.execute()
     seen = scrape(client)
     assert seen[bucket("aladino", "bot-a", "0.001")] == 2
@@ -69,8 +73,8 @@ def test_an_asyncio_pipeline_takes_the_same_calls(client, redis_url):
     async def play() -> None:
         connection = redis.asyncio.from_url(redis_url)
         async with connection.pipeline(transaction=False) as pipe:
-            metrics.record_decision(pipe, "caravans", metrics.PULL_SEAT, 0.02, "crash")
-            metrics.record_match_status(pipe, "caravans", "finished")
+            counters.record_decision(pipe, "caravans", counters.PULL_SEAT, 0.02, "crash")
+            counters.record_match_status(pipe, "caravans", "finished")
             await pipe.execute()
         await connection.aclose()
 
@@ -84,10 +88,10 @@ def test_an_asyncio_pipeline_takes_the_same_calls(client, redis_url):
 
 def test_statuses_and_verifications_count_on_a_plain_client(client):
     for status in ("queued", "running", "queued", "running", "failed"):
-        metrics.record_match_status(client, "aldabas", status)
-    metrics.record_verification(client, True)
-    metrics.record_verification(client, False)
-    metrics.record_verification(client, False)
+        counters.record_match_status(client, "aldabas", status)
+    Store(client).count_verification(True)
+    Store(client).count_verification(False)
+    Store(client).count_verification(False)
     seen = scrape(client)
     assert seen[("referee_matches_total", (("game", "aldabas"), ("status", "queued")))] == 2
     assert seen[("referee_matches_total", (("game", "aldabas"), ("status", "failed")))] == 1
@@ -97,7 +101,7 @@ def test_statuses_and_verifications_count_on_a_plain_client(client):
 
 def test_labels_with_any_characters_survive_the_round_trip(client):
     with client.pipeline(transaction=False) as pipe:
-        metrics.record_decision(pipe, "aladino", 'odd "bot", [1]\n', 0.002, None)
+        counters.record_decision(pipe, "aladino", 'odd "bot", [1]\n', 0.002, None)
         pipe.execute()
     labels = (("bot", 'odd "bot", [1]\n'), ("game", "aladino"))
     assert scrape(client)[("referee_decision_duration_seconds_count", labels)] == 1
@@ -123,7 +127,7 @@ def test_queue_depth_oldest_age_and_workers_come_from_rq(api, client, workers, r
 
 
 def test_get_metrics_serves_the_text_format_to_the_admin_and_the_metrics_token(api, client):
-    metrics.record_verification(client, True)
+    Store(client).count_verification(True)
     for token in (ADMIN, "metrics-reader"):
         answer = api.get("/metrics", token=token)
         assert answer.status_code == 200
@@ -144,12 +148,8 @@ def test_get_metrics_speaks_openmetrics_when_asked(api):
     assert answer.get_data(as_text=True).endswith("# EOF\n")
 
 
-def test_get_metrics_without_redis_is_a_503_problem(openapi):
-    from apitest import ApiClient
-
-    from referee.api.app import create_app
-
-    down = Config(redis_url=f"redis://127.0.0.1:{free_port()}/0", admin_token=ADMIN)
+def test_get_metrics_without_redis_is_a_503_problem(config, openapi):
+    down = replace(config, redis_url=f"redis://127.0.0.1:{free_port()}/0")
     answer = ApiClient(create_app(down), openapi).get("/metrics", token=ADMIN)
     assert answer.status_code == 503
     assert answer.get_json()["type"].endswith("redis/unreachable")

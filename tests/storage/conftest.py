@@ -1,27 +1,18 @@
-"""Fixtures of the storage tests: the API with an archive directory, a bot answering at
-random, and matches played to their end by the worker's driver in this process."""
+"""Fixtures of the storage tests: the settings with an archive directory, the store reading
+it, bots answering at random, and matches played to their end by the worker's driver in
+this process."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from apitest import ADMIN, SECRET, drive_match, two_player_options
-from botserver import BotServer
 
 import engines
-from referee.config import Config
+from tests.support.apitest import SECRET, drive_match, two_player_options
 from tournament.archive import ReplayArchive
 from tournament.store import Store
-
-
-@pytest.fixture(scope="session")
-def bot_server() -> Iterator[BotServer]:
-    server = BotServer().start()
-    yield server
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture
@@ -30,9 +21,9 @@ def archive_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def config(redis_url: str, archive_dir: Path) -> Config:
-    return Config(redis_url=redis_url, admin_token=ADMIN, secret=SECRET,
-                  archive_dir=str(archive_dir))
+def config_overrides(archive_dir: Path) -> dict:
+    """The common settings with an archive directory."""
+    return {"archive_dir": str(archive_dir)}
 
 
 @pytest.fixture

@@ -9,17 +9,17 @@ import gzip
 import subprocess
 import sys
 import threading
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
 import pytest
-from apitest import ADMIN, ROOT, SECRET, drive_match, worker_env
 
 import engines
 from referee.api.app import create_app
-from referee.config import Config
-from tournament import archive, results
+from tests.support.apitest import ADMIN, ROOT, SECRET, ApiClient, drive_match, worker_env
+from tournament import archive, archive_files, results
 from tournament.store import Store, archive_cursor_key, match_key, ratings_key
 
 NOW = timedelta(0)
@@ -139,12 +139,10 @@ def test_only_counted_matches_finished_long_enough_ago_move(store, archive_dir,
 
 
 def test_a_server_without_the_archive_answers_503_for_an_archived_replay(
-        redis_url, store, archive_dir, finished_match, openapi):
-    from apitest import ApiClient
-
+        config, store, archive_dir, finished_match, openapi):
     match_id = finished_match("caravans")
     archive.archive_finished(store, archive.ReplayArchive(archive_dir), NOW)
-    blind = ApiClient(create_app(Config(redis_url=redis_url, admin_token=ADMIN)), openapi)
+    blind = ApiClient(create_app(replace(config, archive_dir="")), openapi)
     assert blind.get(f"/matches/{match_id}").status_code == 200
     response = blind.get(f"/matches/{match_id}/replay")
     assert response.status_code == 503
@@ -191,9 +189,9 @@ def test_a_file_outside_the_archive_or_of_another_match_is_refused(store, archiv
     match_id = finished_match("aladino")
     record = store.get_replay(match_id)
     files.write("aladino/2026-01/other.json.gz", record)
-    with pytest.raises(archive.ArchiveUnavailable, match="another match"):
+    with pytest.raises(archive_files.ArchiveUnavailable, match="another match"):
         files.read("aladino/2026-01/other.json.gz", "m-other")
-    with pytest.raises(archive.ArchiveUnavailable, match="outside"):
+    with pytest.raises(archive_files.ArchiveUnavailable, match="outside"):
         files.read("../../etc/passwd", match_id)
     with pytest.raises(ValueError, match="safe file name"):
         files.relative_path({"id": "../x", "game": "aladino",

@@ -4,8 +4,7 @@ ones), besides matches, tournaments, the leaderboard and rating histories
 
 from __future__ import annotations
 
-from apitest import ADMIN
-
+from tests.support.apitest import ADMIN
 from tournament import tournaments
 
 

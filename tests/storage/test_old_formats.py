@@ -5,21 +5,17 @@ archivable: plain JSON match fields and replays, the `RZ1` stored form, and
 from __future__ import annotations
 
 import zlib
+from dataclasses import replace
 from datetime import timedelta
-from pathlib import Path
 
 import orjson
 import pytest
-from apitest import ADMIN, ApiClient
 
 from referee.api.app import create_app
-from referee.config import Config
 from referee.match import compact
+from tests.support.apitest import V1_RECORD, V1_SECRET, ApiClient
 from tournament import archive
 from tournament.store import Store, match_key
-
-V1_RECORD = Path(__file__).parents[1] / "referee" / "data" / "replay-v1-aladino.json"
-V1_SECRET = "v1-fixture-secret"
 
 
 def plain_json(record: dict) -> bytes:
@@ -60,7 +56,7 @@ def test_an_old_stored_match_reads_verifies_and_archives(api, store, archive_dir
 
 
 def test_a_referee_replay_1_record_in_redis_reads_back_verifies_and_archives(
-        redis_url, store, archive_dir, openapi):
+        config, store, archive_dir, openapi):
     record = orjson.loads(V1_RECORD.read_bytes())
     match_id = record["match_id"]
     seats = [{k: v for k, v in seat.items() if k != "deadline_ms"} for seat in record["seats"]]
@@ -76,8 +72,7 @@ def test_a_referee_replay_1_record_in_redis_reads_back_verifies_and_archives(
     store.redis.sadd("referee:ratings:aladino:counted", match_id)
     store.redis.set(match_key(match_id, "replay"), orjson.dumps(record))
     assert store.get_replay(match_id) == record
-    api = ApiClient(create_app(Config(redis_url=redis_url, admin_token=ADMIN,
-                                      secret=V1_SECRET)), openapi)
+    api = ApiClient(create_app(replace(config, secret=V1_SECRET)), openapi)  # its key
     verified = api.post("/replays/verify", json=record).get_json()
     assert verified["valid"] and verified["signature"] == "valid", verified
     report = archive.archive_finished(store, archive.ReplayArchive(archive_dir), timedelta(0))

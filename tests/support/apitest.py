@@ -1,6 +1,7 @@
-"""Helpers of the referee tests (imported by name: `conftest` is ambiguous when several
-test folders have one): constants, the spec-checking API client, worker commands, and the
-states of a recorded match re-run from its seed and actions."""
+"""The API test kit: the common test settings (`ADMIN`, `SECRET`: the `config` fixture of
+tests/conftest.py is made of them), the spec-checking API client, worker commands, waits
+for a tournament, matches driven or stored in this process, and the states of a recorded
+match re-run from its seed and actions."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import re
 import sys
 import time
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -23,13 +25,26 @@ from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAP
 import engines
 from referee.config import Config
 from tournament import driver
-from tournament.progress import Progress
 from tournament.store import Store
+from tournament.store.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[2]
+SUPPORT = Path(__file__).resolve().parent  # tests/support: programs and data files
 SPEC_PATH = ROOT / "openapi.yaml"
 ADMIN = "admin-token-for-tests"
 SECRET = "test-secret"
+# A `referee-replay/1` record written by an earlier version (a seed above 2**53), and the
+# key it was signed with.
+V1_RECORD = SUPPORT / "data" / "replay-v1-aladino.json"
+V1_SECRET = "v1-fixture-secret"
+
+
+def common_config(redis_url: str, **overrides) -> Config:
+    """The common test settings: `ADMIN`, `SECRET` and `Config`'s defaults for everything
+    else (bot hosts: loopback only, the body limit, the move rate...), on `redis_url`, with
+    `overrides` applied. The `config` fixture is made of it; so is a module's own server
+    that a function-scoped fixture cannot give (tests/web's)."""
+    return replace(Config(redis_url=redis_url, admin_token=ADMIN, secret=SECRET), **overrides)
 
 
 def load_openapi() -> OpenAPI:
@@ -171,7 +186,7 @@ def wait_finished(api: ApiClient, tournament_id: str, timeout: float = 60) -> di
 
 def store_finished(redis_url: str, match_id: str, record: dict) -> None:
     """Store a sealed record as the finished match `match_id` (created before), the way a
-    driver does: under the match's lease, through `tournament.progress`."""
+    driver does: under the match's lease, through `tournament.store.progress`."""
 
     async def finish() -> None:
         client = aioredis.Redis.from_url(redis_url)

@@ -38,7 +38,7 @@ import time
 from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from botserver import (
+from tests.support.botserver import (
     ERROR_ANSWER,
     GARBAGE_ANSWER,
     UNKNOWN_ANSWER,

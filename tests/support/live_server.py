@@ -1,6 +1,5 @@
-"""Processes of the hardening tests (imported by name: `conftest` is ambiguous across test
-folders): `referee serve` with its output kept in a file, and waiting for a match the
-workers play; the workers are the referee tests' `worker_procs.Workers`."""
+"""`referee serve` (gunicorn) against the test Redis with its output kept in a file (the
+`live_server` fixture), and waiting for a match the workers play."""
 
 from __future__ import annotations
 
@@ -12,9 +11,9 @@ import time
 from pathlib import Path
 
 import requests
-from apitest import ADMIN, ROOT, SECRET
 
 from referee.redis_server import free_port
+from tests.support.apitest import ADMIN, ROOT, SECRET
 
 
 def wait_status(api, match_id: str, wanted: str, timeout: float = 60) -> dict:

@@ -1,6 +1,6 @@
 """A small real cluster for the operations tests: `referee serve` (gunicorn, two processes)
 and two `referee worker` processes on one Redis, all logging JSON lines to files, and the
-test bots of tests/referee/botserver.py on loopback."""
+test bots of tests/support/botserver.py on loopback."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 import requests
-from apitest import ROOT
 
 from referee.processes import spawn, stop_all
 from referee.redis_server import free_port, wait_for_port
+from tests.support.apitest import ROOT
 
 ADMIN = "ops-admin-token-4f9d2c7e1b"
 METRICS = "ops-metrics-token-8a3e6d0c5f"

@@ -1,4 +1,4 @@
-"""A Server-Sent Events client for the live tests (imported by name): reads a stream over
+"""A Server-Sent Events client for the live tests: reads a stream over
 real HTTP as a browser's EventSource parses it (event, id and data fields, comments, the
 `retry` field), one event at a time."""
 

@@ -1,6 +1,5 @@
-"""Helpers of the tournament tests (imported by name, as `conftest` is ambiguous across test
-folders): start and follow a tournament; check that a finished round-robin and the live
-Elo agree with the matches stored by the workers."""
+"""Helpers of the tournament tests: start and follow a tournament; check that a finished
+round-robin and the live Elo agree with the matches stored by the workers."""
 
 from __future__ import annotations
 
@@ -11,8 +10,8 @@ from math import comb
 import orjson
 import pytest
 import redis
-from apitest import ADMIN
 
+from tests.support.apitest import ADMIN
 from tournament import ratings
 from tournament.store import ratings_key
 

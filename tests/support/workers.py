@@ -1,5 +1,5 @@
 """`referee worker` processes for the tests that start, wait for and kill them (the
-tournament and hardening tests): each in its own session, its output in a log file."""
+`workers` fixture): each in its own session, its output in a log file."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 
 import redis
-from apitest import ROOT, worker_command, worker_env
 from rq import Worker
+
+from tests.support.apitest import ROOT, worker_command, worker_env
 
 
 class Workers:

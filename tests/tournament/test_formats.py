@@ -19,10 +19,10 @@ from collections import Counter
 from math import comb
 
 import pytest
-from apitest import ADMIN, drive_match, wait_finished
-from tournament_checks import repeat_free_round_exists
 
-from tournament import formats, jobs, ratings, sprt
+from tests.support.apitest import ADMIN, drive_match, wait_finished
+from tests.support.tournament_checks import repeat_free_round_exists
+from tournament import formats, ratings, sprt, wakeups
 from tournament.store import Store
 
 SPRT_TEST = {"elo0": 0, "elo1": 150, "max_matches": 80, "concurrency": 4,
@@ -144,8 +144,8 @@ def test_a_pair_is_scheduled_once_however_many_processes_advance_at_once(
     final = view_of(api, view["id"])
     assert len(final["matches"]) == len(set(final["matches"])) == 8
     assert final["sprt"]["pairs"] == 3 and final["sprt"]["scheduled_pairs"] == 4
-    queued = Counter(jobs.match_queue(store).job_ids)
-    assert queued == Counter(jobs.job_id(m) for m in final["matches"]), "each queued once"
+    queued = Counter(store.queue().job_ids)
+    assert queued == Counter(wakeups.job_id(m) for m in final["matches"]), "each queued once"
 
 
 def view_of(api, tournament_id: str) -> dict:

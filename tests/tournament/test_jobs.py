@@ -15,9 +15,9 @@ import zlib
 import pytest
 import redis
 import redis.asyncio as aioredis
-from apitest import drive_match
 from redis.backoff import NoBackoff
 from redis.retry import Retry
+from rq import Callback
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
@@ -25,10 +25,11 @@ import engines
 from referee.match.botclient import BotReply
 from referee.match.runner import FailurePolicy, MatchPlay
 from referee.redis_server import free_port
-from tournament import driver
-from tournament.jobs import enqueue_match
-from tournament.progress import LeaseLost, Progress
+from tests.support.apitest import drive_match
+from tournament import driver, jobs, recovery
 from tournament.store import MatchStatus, Store, lease_key, running_key, token_digest
+from tournament.store.progress import LeaseLost, Progress
+from tournament.wakeups import enqueue_match
 
 TIMINGS = ("elapsed_ms",)
 
@@ -72,6 +73,22 @@ def test_the_job_payload_is_json_not_pickle(store):
     fetched = Job.fetch(job.id, connection=store.redis, serializer=JSONSerializer)
     assert fetched.func_name == "tournament.jobs.play_match"
     assert fetched.args == [{"match_id": "m-job"}]
+
+
+def test_a_job_stored_by_an_earlier_release_finds_its_function_and_callback(store):
+    """rq keeps the dotted names of the job's function and failure callback in the job's
+    data and imports them when it runs the job: jobs queued before the store's rewrite
+    name `tournament.jobs.play_match` and `tournament.recovery.on_job_failure`."""
+    stored_match(store)
+    job = store.queue().enqueue("tournament.jobs.play_match", {"match_id": "m-job"},
+                                on_failure=Callback("tournament.recovery.on_job_failure"))
+    old = Job.fetch(job.id, connection=store.redis, serializer=JSONSerializer)
+    assert old.func is jobs.play_match
+    assert old.failure_callback is recovery.on_job_failure
+    new = Job.fetch(enqueue_match(store, store.get_match("m-job"), "again").id,
+                    connection=store.redis, serializer=JSONSerializer)
+    assert new.func_name == old.func_name  # this release queues them by the same names
+    assert new.failure_callback is recovery.on_job_failure
 
 
 def test_a_match_is_played_once_and_a_finished_match_is_not_replayed(redis_url, store):

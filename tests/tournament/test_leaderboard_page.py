@@ -5,9 +5,9 @@ The leaderboard and the rating history are read a page at a time."""
 from __future__ import annotations
 
 import orjson
-from apitest import store_finished
 
 from referee.match.replay import utc_now
+from tests.support.apitest import store_finished
 from tournament import results
 from tournament.store import Store, dumps, ratings_key
 from tournament.tournaments import leaderboard, leaderboard_rows

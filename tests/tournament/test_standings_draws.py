@@ -3,7 +3,7 @@ always forfeits, so the two others share first place in every match."""
 
 from __future__ import annotations
 
-from apitest import ADMIN, wait_finished
+from tests.support.apitest import ADMIN, wait_finished
 
 
 def test_shared_first_places_are_draws_not_wins(api, bot_server, refused_url, run_worker):

@@ -8,8 +8,8 @@ from collections import Counter
 from fractions import Fraction
 
 import pytest
-from tournament_checks import repeat_free_round_exists
 
+from tests.support.tournament_checks import repeat_free_round_exists
 from tournament.swiss import BYE_POINTS, buchholz, meeting, pair_round, standings
 
 

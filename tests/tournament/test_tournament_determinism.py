@@ -4,10 +4,9 @@ the matches in: Bradley-Terry depends only on the results, never on their order.
 from __future__ import annotations
 
 import redis
-from apitest import wait_finished
-from tournament_checks import start
 
-from tournament.jobs import match_queue
+from tests.support.apitest import wait_finished
+from tests.support.tournament_checks import start
 from tournament.store import Store, loads, ratings_key
 
 
@@ -39,7 +38,7 @@ def test_the_same_seed_gives_the_same_ratings_in_any_finishing_order(
     workers.kill(only)
 
     second = start(api, "aladino", bots, 2, seed=2026)
-    reverse_queue(store.redis, match_queue(store).key)  # the last match is played first
+    reverse_queue(store.redis, store.queue().key)  # the last match is played first
     workers.start(2)
     second = wait_finished(api, second["id"])
 

@@ -12,20 +12,19 @@ import time
 
 import redis
 import redis.asyncio as aioredis
-from apitest import wait_finished
 from rq import Worker
 from rq.intermediate_queue import IntermediateQueue
 from rq.registry import FailedJobRegistry
-from tournament_checks import (
+
+from tests.support.apitest import wait_finished
+from tests.support.tournament_checks import (
     check_live_elo,
     check_round_robin,
     finished_matches,
     histories,
     start,
 )
-
-from tournament import jobs, recovery, results
-from tournament.progress import Progress
+from tournament import results, wakeups
 from tournament.store import (
     Store,
     lease_key,
@@ -34,6 +33,7 @@ from tournament.store import (
     running_key,
     tournament_key,
 )
+from tournament.store.progress import Progress
 
 SLOW_S = 0.02  # per decision: an Aladino match lasts about a second
 
@@ -98,13 +98,13 @@ def test_rq_cleaning_up_a_dead_workers_job_queues_the_match_again(
     killed_match, _ = match_in_progress(store)
     workers.kill(only)
     store.redis.delete(lease_key(killed_match))  # its lease lapsed
-    queue = jobs.match_queue(store)
+    queue = store.queue()
     queue.started_job_registry.cleanup(timestamp=time.time() + 3600)
-    dead_job = jobs.job_id(killed_match)
+    dead_job = wakeups.job_id(killed_match)
     assert dead_job in FailedJobRegistry(queue=queue).get_job_ids()
     assert store.get_match(killed_match)["status"] == "queued"
     assert store.current_attempt(killed_match) == 1
-    assert jobs.job_id(killed_match, "r1") in queue.get_job_ids()
+    assert wakeups.job_id(killed_match, "r1") in queue.get_job_ids()
     FailedJobRegistry(queue=queue).requeue(dead_job)  # as `rq requeue` would: harmless
     workers.start(1)
     final = wait_finished(api, view["id"], timeout=60)
@@ -120,7 +120,7 @@ def test_a_job_taken_by_a_worker_that_died_before_starting_it_is_queued_again(
     without its failure callback. The sweep queues its match again."""
     store = Store.from_url(redis_url)
     view = start(api, "aladino", register_bots(4, delay_s=SLOW_S), 2, seed=5)
-    queue = jobs.match_queue(store)
+    queue = store.queue()
     taken = store.redis.lmove(queue.key, IntermediateQueue.get_intermediate_queue_key(queue.key),
                               "LEFT", "RIGHT").decode()  # as a dequeuing worker does
     rescued = queue.fetch_job(taken).args[0]["match_id"]
@@ -171,7 +171,7 @@ def test_counting_the_same_matches_from_many_threads_counts_each_once(
 
 
 def test_a_lease_is_renewed_by_its_holder_and_released_only_by_it(redis_url):
-    """Leases fence a match's writes to one driver (tournament/progress.py)."""
+    """Leases fence a match's writes to one driver (tournament/store/progress.py)."""
     async def run() -> None:
         client = aioredis.Redis.from_url(redis_url)
         progress = Progress(client)
@@ -209,11 +209,11 @@ def test_only_an_undriven_match_is_taken_over(redis_url):
     store.redis.hset(match_key("m-3"), mapping={"status": "running"})
     store.redis.zadd(running_key(), {"m-3": 1})
     store.redis.set(lease_key("m-3"), "driver-a")
-    assert recovery.take_over(store, "m-3") is None  # its lease is alive
+    assert store.take_over("m-3") is None  # its lease is alive
     store.redis.delete(lease_key("m-3"))
-    assert recovery.take_over(store, "m-3") == 1
-    assert recovery.take_over(store, "m-3") is None  # out of the running index now
+    assert store.take_over("m-3") == 1
+    assert store.take_over("m-3") is None  # out of the running index now
     assert store.redis.hmget(match_key("m-3"), "status", "attempt") == [b"queued", b"1"]
-    assert recovery.take_over(store, "m-3", from_running=False) == 2  # rq found its job dead
+    assert store.take_over("m-3", from_running=False) == 2  # rq found its job dead
     store.redis.hset(match_key("m-3"), "status", "finished")
-    assert recovery.take_over(store, "m-3", from_running=False) is None
+    assert store.take_over("m-3", from_running=False) is None

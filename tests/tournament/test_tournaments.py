@@ -8,16 +8,16 @@ from math import comb
 
 import pytest
 import redis
-from apitest import ADMIN, wait_finished
-from tournament_checks import (
+
+import engines
+from tests.support.apitest import ADMIN, wait_finished
+from tests.support.tournament_checks import (
     check_live_elo,
     check_round_robin,
     finished_matches,
     match_results,
     start,
 )
-
-import engines
 from tournament import ratings
 from tournament.store import bot_key
 

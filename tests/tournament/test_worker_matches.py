@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from apitest import replay_states
-from botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, fault_url
 
 import engines
 from referee.match import replay
+from tests.support.apitest import replay_states
+from tests.support.botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, fault_url
 
 
 def check_replay_matches_the_engine(record: dict) -> None:

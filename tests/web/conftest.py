@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 import redis
 import requests
-from loopback import serving
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from werkzeug.serving import make_server
@@ -23,10 +22,10 @@ from werkzeug.serving import make_server
 from bots.python import aladino_bot, aldabas_bot, caravans_bot, random_bot
 from bots.python.sdk import make_server as make_bot_server
 from referee.api.app import create_app
-from referee.config import Config
+from tests.support.apitest import ADMIN, common_config
+from tests.support.loopback import serving
 
 ROOT = Path(__file__).resolve().parents[2]
-ADMIN = "admin-token-for-web-tests"
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -119,8 +118,8 @@ def site(redis_server) -> Iterator[Site]:
     client = redis.Redis.from_url(redis_server)
     client.flushall()
     client.close()
-    config = Config(redis_url=redis_server, admin_token=ADMIN, secret="web-test-secret")
-    app_server = make_server("127.0.0.1", 0, create_app(config), threaded=True)
+    app_server = make_server("127.0.0.1", 0, create_app(common_config(redis_server)),
+                             threaded=True)
     choosers = {"random-1": random_bot.make_choose(seed=1),
                 "random-2": random_bot.make_choose(seed=2)}
     choosers.update({f"greedy-{game}": module.make_choose(seed=2)

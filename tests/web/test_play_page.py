@@ -5,36 +5,23 @@ replay verifies), and watches a match live in the viewer while it is played."""
 from __future__ import annotations
 
 import random
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import requests
-from loopback import serving
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from bots.python import random_bot
 from bots.python.sdk import make_server
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hardening"))
-
-import hardening_procs  # noqa: E402
-from apitest import ADMIN  # noqa: E402
+from tests.support.apitest import ADMIN
+from tests.support.loopback import serving
 
 GAME = "aladino"
 WAIT_S = 30
 AUTH = {"Authorization": f"Bearer {ADMIN}"}
-
-
-@pytest.fixture(scope="module")
-def server(redis_server, tmp_path_factory) -> Iterator[hardening_procs.LiveServer]:
-    live = hardening_procs.LiveServer(redis_server, tmp_path_factory.mktemp("serve") / "log")
-    yield live
-    live.stop()
 
 
 @pytest.fixture(scope="module")
@@ -78,11 +65,11 @@ def page_errors(browser) -> list[str]:
             if entry["level"] == "SEVERE" and "favicon.ico" not in entry["message"]]
 
 
-def test_a_person_plays_a_whole_aladino_match_by_clicking(server, redis_url, workers, browser,
+def test_a_person_plays_a_whole_aladino_match_by_clicking(live_server, redis_url, workers, browser,
                                                          bot_url):
     workers.start_ready(1)
-    match_id, token = person_against_bot(server, bot_url, seed=21)
-    browser.get(f"{server.url}/ui/play/{match_id}#token={token}")
+    match_id, token = person_against_bot(live_server, bot_url, seed=21)
+    browser.get(f"{live_server.url}/ui/play/{match_id}#token={token}")
     rng = random.Random(21)
     clicks = 0
     while True:
@@ -100,8 +87,8 @@ def test_a_person_plays_a_whole_aladino_match_by_clicking(server, redis_url, wor
                  "the move to be played")
     assert browser.find_element(By.ID, "result").text.startswith("The match is over.")
 
-    record = requests.get(f"{server.url}/matches/{match_id}/replay", timeout=10).json()
-    report = requests.post(f"{server.url}/replays/verify", json=record, timeout=30).json()
+    record = requests.get(f"{live_server.url}/matches/{match_id}/replay", timeout=10).json()
+    report = requests.post(f"{live_server.url}/replays/verify", json=record, timeout=30).json()
     assert report["valid"], report
     mine = [step for step in record["steps"] if step["seat"] == 0]
     assert len(mine) == clicks and all(step["fault"] is None for step in mine)
@@ -110,9 +97,9 @@ def test_a_person_plays_a_whole_aladino_match_by_clicking(server, redis_url, wor
     assert page_errors(browser) == []
 
 
-def test_a_wrong_token_asks_for_the_right_one(server, redis_url, browser, bot_url):
-    match_id, _ = person_against_bot(server, bot_url, seed=4)
-    browser.get(f"{server.url}/ui/play/{match_id}#token=not-the-token")
+def test_a_wrong_token_asks_for_the_right_one(live_server, redis_url, browser, bot_url):
+    match_id, _ = person_against_bot(live_server, bot_url, seed=4)
+    browser.get(f"{live_server.url}/ui/play/{match_id}#token=not-the-token")
     form = browser.find_element(By.ID, "token-form")
     wait_for(browser, form.is_displayed, "the token form")
     problem = browser.find_element(By.ID, "token-problem")
@@ -122,17 +109,17 @@ def test_a_wrong_token_asks_for_the_right_one(server, redis_url, browser, bot_ur
     assert len(refused) == 1 and "/observation" in refused[0] and "403" in refused[0]
 
 
-def test_the_viewer_follows_a_match_while_it_is_played(server, redis_url, workers, browser,
+def test_the_viewer_follows_a_match_while_it_is_played(live_server, redis_url, workers, browser,
                                                       bot_url):
     workers.start_ready(1)
-    match_id, token = person_against_bot(server, bot_url, seed=6)
-    browser.get(f"{server.url}/ui/matches/{match_id}")
+    match_id, token = person_against_bot(live_server, bot_url, seed=6)
+    browser.get(f"{live_server.url}/ui/matches/{match_id}")
     wait_for(browser, lambda: board(browser, "data-shown") == "0/", "the deal")
     assert browser.find_element(By.ID, "live").is_displayed()
     auth = {"Authorization": f"Bearer {token}"}
     rng = random.Random(6)
     while True:  # the person plays through the API; the viewer follows every step
-        seen = requests.get(f"{server.url}/matches/{match_id}/observation", headers=auth,
+        seen = requests.get(f"{live_server.url}/matches/{match_id}/observation", headers=auth,
                             timeout=10).json()
         if seen["status"] == "finished":
             break
@@ -142,16 +129,16 @@ def test_the_viewer_follows_a_match_while_it_is_played(server, redis_url, worker
         shown = f"{seen['step']}/"
         wait_for(browser, lambda shown=shown: board(browser, "data-shown") == shown,
                  f"the viewer at step {shown}")
-        frame = requests.get(f"{server.url}/matches/{match_id}/replay/{seen['step']}",
+        frame = requests.get(f"{live_server.url}/matches/{match_id}/replay/{seen['step']}",
                              headers=AUTH, timeout=10).json()  # the admin's, while it runs
         assert log_title(browser) == f"Events ({len(frame['view']['log'])})"
-        requests.post(f"{server.url}/matches/{match_id}/actions", headers=auth, timeout=10,
+        requests.post(f"{live_server.url}/matches/{match_id}/actions", headers=auth, timeout=10,
                       json={"step": seen["step"], "action": rng.choice(seen["legal_actions"])})
-    steps = requests.get(f"{server.url}/matches/{match_id}", timeout=10).json()["step"]
+    steps = requests.get(f"{live_server.url}/matches/{match_id}", timeout=10).json()["step"]
     wait_for(browser, lambda: board(browser, "data-shown") == f"{steps}/", "the last step")
     wait_for(browser, lambda: not browser.find_element(By.ID, "live").is_displayed(),
              "the end of the live view")
     assert browser.find_element(By.ID, "seat").is_enabled()  # the replay, as every seat
-    final = requests.get(f"{server.url}/matches/{match_id}/replay/{steps}", timeout=10).json()
+    final = requests.get(f"{live_server.url}/matches/{match_id}/replay/{steps}", timeout=10).json()
     assert log_title(browser) == f"Events ({len(final['view']['log'])})"
     assert page_errors(browser) == []

@@ -14,13 +14,13 @@ import os
 from pathlib import Path
 
 import pytest
-from apitest import drive_match
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import engines
+from tests.support.apitest import SECRET, drive_match
 
 WAIT_S = 15
 
@@ -340,7 +340,7 @@ def test_a_finished_match_waits_while_its_deal_is_still_played(site, browser):
     bots = [site.bots["greedy-aladino"], site.bots["random-1"]]
     tournament = site.post("/tournaments", {"game": "aladino", "bots": bots, "players": 2})
     first, second = tournament["matches"]
-    drive_match(site.redis_url, first, "web-test-secret")
+    drive_match(site.redis_url, first, SECRET)
     assert site.api(f"/matches/{first}")["status"] == "finished"
     assert site.api(f"/matches/{second}")["status"] == "queued"
     browser.get(f"{site.url}/ui/matches/{first}")

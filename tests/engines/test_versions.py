@@ -8,10 +8,10 @@ from pathlib import Path
 import orjson
 import pytest
 from jsonschema import Draft202012Validator
-from version_records import load, record_game, state_hash
 
 import engines
 from engines.legacy import EarlierVersion
+from tests.engines.version_records import load, record_game, state_hash
 
 OLD = {"aladino": "1.0.0", "aldabas": "1.1.0", "caravans": "2"}
 NEW = {"aladino": "2.0.0", "aldabas": "2.0.0", "caravans": "3"}

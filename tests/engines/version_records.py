@@ -6,20 +6,18 @@ observations of every viewer halfway and at the end. The records under data/ wer
 the engines before the one-vocabulary change (aladino 1.0.0, aldabas 1.1.0, caravans 2);
 before the next change of a game, record its current version the same way and keep the file:
 
-    python3 tests/engines/version_records.py   # writes data/<game>-<version>.json
+    python3 -m tests.engines.version_records   # writes data/<game>-<version>.json
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
 SEEDS = (7, 2**60 + 12345)
 MAX_STEPS = 5000
@@ -78,7 +76,6 @@ def load(name: str, version: str) -> list[dict]:
 
 
 def main() -> int:
-    sys.path.insert(0, str(ROOT))
     import engines
 
     DATA.mkdir(exist_ok=True)

@@ -4,11 +4,20 @@ import json
 import random
 
 import pytest
-from aladino_helpers import GAME, aladdin, blank, fill, genie, move, put, token
 
 import engines
 from engines.aladino import scoring
 from engines.aladino.components import CELLS, KINDS, TOKENS
+from tests.engines.aladino.aladino_helpers import (
+    GAME,
+    aladdin,
+    blank,
+    fill,
+    genie,
+    move,
+    put,
+    token,
+)
 
 E, NE, NW, W, SW, SE = range(6)
 RUBY4 = token("ruby", 4)

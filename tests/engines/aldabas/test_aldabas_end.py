@@ -1,6 +1,6 @@
 """The three end triggers, the final round and coins from the box (rulebook "Game End")."""
 
-from aldabas_helpers import GAME, act, card, place_on, started, trigger
+from tests.engines.aldabas.aldabas_helpers import GAME, act, card, place_on, started, trigger
 
 
 def play_turn(state: dict) -> dict:

@@ -2,10 +2,10 @@
 "Door Placement")."""
 
 import pytest
-from aldabas_helpers import GAME, act, card, new, place_on, started
 
 import engines
 from engines.aldabas.block import space
+from tests.engines.aldabas.aldabas_helpers import GAME, act, card, new, place_on, started
 
 
 def test_setup_vault_choice_is_secret_and_discards_pay_one_coin_each():

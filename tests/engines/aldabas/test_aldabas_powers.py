@@ -1,9 +1,9 @@
 """Door Powers and Ongoing Abilities (rulebook "Place One Door" and "The Doors")."""
 
 import pytest
-from aldabas_helpers import GAME, act, at, card, place_on, started, types_of
 
 import engines
+from tests.engines.aldabas.aldabas_helpers import GAME, act, at, card, place_on, started, types_of
 
 
 def placed(door: int, spot: list[int], cells: dict | None = None, num_players: int = 2):

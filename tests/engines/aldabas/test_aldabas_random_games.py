@@ -3,7 +3,8 @@
 import random
 
 import pytest
-from aldabas_helpers import GAME
+
+from tests.engines.aldabas.aldabas_helpers import GAME
 
 GAMES = 1000
 MAX_STEPS = 3000

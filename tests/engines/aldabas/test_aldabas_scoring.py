@@ -1,9 +1,8 @@
 """Final scoring (rulebook "Scoring") and the tie-breaks."""
 
-from aldabas_helpers import GAME, at, card, started
-
 from engines.aldabas.scoring import places, score_holders
 from engines.aldabas.table import new_holder
+from tests.engines.aldabas.aldabas_helpers import GAME, at, card, started
 
 
 def holder(block: dict | None = None, coins: dict | None = None, **fields) -> dict:

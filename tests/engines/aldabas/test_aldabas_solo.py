@@ -1,13 +1,13 @@
 """Aldabas Solidad, the solo mode (rulebook "Aldabas Solidad: Solo Mode")."""
 
 import pytest
-from aldabas_helpers import GAME, act, at, card, new, started, trigger
 
 import engines
 from engines.aldabas import rival
 from engines.aldabas.components import CARD_TYPE, NO_SOLIDAD
 from engines.aldabas.scoring import band, score_holders
 from engines.aldabas.table import new_holder
+from tests.engines.aldabas.aldabas_helpers import GAME, act, at, card, new, started, trigger
 
 
 def solo_table(goals: list[int], dock: list[int]) -> dict:

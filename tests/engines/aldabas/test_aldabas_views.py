@@ -1,9 +1,8 @@
 """What each seat sees (rulebook "Your Vault & Your Purse") and the published description."""
 
-from aldabas_helpers import GAME, act, started
-
 from engines.aldabas.rival import appraise
 from engines.rng import Rng
+from tests.engines.aldabas.aldabas_helpers import GAME, act, started
 
 
 def test_a_seat_sees_its_own_hand_and_vault_and_only_sizes_of_others():

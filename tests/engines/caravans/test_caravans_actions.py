@@ -1,9 +1,9 @@
 """Caravans action phase; each test quotes the rulebook (seeds/003) or rules/caravans.md."""
 
 import pytest
-from caravans_helpers import GAME, act, action_phase, card, give_cards, own
 
 import engines
+from tests.engines.caravans.caravans_helpers import GAME, act, action_phase, card, give_cards, own
 
 
 # ----- building ----------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 """Caravans setup and bidding; each test quotes the rulebook (seeds/003) or rules/caravans.md."""
 
 import pytest
-from caravans_helpers import GAME, act, skip_setup
 
 import engines
 from engines.caravans.components import CARDS, MAP_ROUTES
+from tests.engines.caravans.caravans_helpers import GAME, act, skip_setup
 
 DONNA, PHIL, JASON, CHRISTINA = range(4)
 

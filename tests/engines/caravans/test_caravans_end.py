@@ -4,9 +4,9 @@ import random
 import time
 
 import pytest
-from caravans_helpers import GAME, act, action_phase, skip_setup
 
 from engines.caravans import flow
+from tests.engines.caravans.caravans_helpers import GAME, act, action_phase, skip_setup
 
 MAX_STEPS = 5000  # the conformance suite's cap
 

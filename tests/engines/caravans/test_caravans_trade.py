@@ -1,9 +1,9 @@
 """Caravans trade offers; each test quotes the rulebook (seeds/003) or rules/caravans.md."""
 
 import pytest
-from caravans_helpers import GAME, act, action_phase, card, give_cards
 
 import engines
+from tests.engines.caravans.caravans_helpers import GAME, act, action_phase, card, give_cards
 
 
 def offer(state: dict, to: int, give: dict | None = None, take: dict | None = None) -> dict:

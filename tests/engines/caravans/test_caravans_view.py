@@ -1,9 +1,8 @@
 """Caravans components, observations and hidden information (rules/caravans.md, issue 4)."""
 
-from caravans_helpers import GAME, act, skip_setup
-
 from engines.caravans.components import CARDS
 from engines.rng import Rng
+from tests.engines.caravans.caravans_helpers import GAME, act, skip_setup
 
 
 def test_maps_and_cards_are_published_as_data():

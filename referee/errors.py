@@ -134,6 +134,7 @@ def engine_problem_type(error: engines.EngineError) -> ProblemType:
     new kind of engine error refines a known one); an engine error of no known kind is
     the server's failure."""
     for kind in type(error).__mro__:
-        if getattr(kind, "code", None) in ENGINE_PROBLEMS:
-            return ENGINE_PROBLEMS[kind.code]
+        code = getattr(kind, "code", None)
+        if code in ENGINE_PROBLEMS:
+            return ENGINE_PROBLEMS[code]
     return INTERNAL

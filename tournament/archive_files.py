@@ -16,11 +16,13 @@ import os
 import re
 import secrets
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 import engines
 from referee.match import compact
+from referee.match.replay import Record
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
@@ -37,13 +39,13 @@ class ReplayArchive:
         self.root = Path(root)
 
     @staticmethod
-    def relative_path(match: dict) -> str:
+    def relative_path(match: dict[str, Any]) -> str:
         """Where a finished match's replay goes, from its game, end and id."""
         if not SAFE_ID.match(match["id"]) or match["game"] not in engines.names():
             raise ValueError(f"match {match['id']!r} of {match['game']!r} has no safe file name")
         return f"{match['game']}/{match['finished_at'][:7]}/{match['id']}.json.gz"
 
-    def write(self, relative: str, record: dict) -> None:
+    def write(self, relative: str, record: Record) -> None:
         """Write the record under `relative` whole or not at all (a temporary file renamed
         over the target), then check it reads back the same."""
         data = gzip.compress(orjson.dumps(record), compresslevel=6, mtime=0)
@@ -61,7 +63,7 @@ class ReplayArchive:
         if path.read_bytes() != data:
             raise ArchiveUnavailable(f"{relative} did not read back as written")
 
-    def read(self, relative: str, match_id: str) -> dict:
+    def read(self, relative: str, match_id: str) -> Record:
         """The record archived under `relative` (ArchiveUnavailable when it cannot be)."""
         try:
             record = orjson.loads(gzip.decompress(self._path(relative).read_bytes()))

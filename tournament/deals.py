@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tournament.store import MatchStatus, Store
+from tournament.store import MatchMeta, MatchStatus, Store
 
 OVER = (MatchStatus.FINISHED.value, MatchStatus.FAILED.value)
 
 
-def tag_siblings(metas: list[dict]) -> None:
+def tag_siblings(metas: list[MatchMeta]) -> None:
     """Give each match of `metas` the ids of the other matches with its seed."""
     by_seed: dict[int, list[str]] = {}
     for meta in metas:

@@ -29,13 +29,15 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import redis
 
+from engines.base import Result
 from referee.config import Config
 from referee.match import replay
 from referee.match.botclient import PROTOCOL, RAW_LIMIT, BotReply, Fault
+from referee.match.replay import FaultRecord, Record, SeatInfo, StepRecord
 from referee.match.runner import FailurePolicy, MatchPlay, PushSeat
 from tournament import results, wakeups
 from tournament.store import MatchStatus, Store, seat_deadline_ms
@@ -79,7 +81,7 @@ class Context:
         return await self.persist(asyncio.to_thread, function, *args)
 
 
-async def drive(context: Context, match_id: str) -> dict:
+async def drive(context: Context, match_id: str) -> dict[str, Any]:
     """Continue the match as far as it can go now; a summary of where it stands."""
     loaded = await context.persist(context.progress.load, match_id)
     if loaded is None:
@@ -102,9 +104,11 @@ async def drive(context: Context, match_id: str) -> dict:
         await context.persist(context.progress.release_lease, match_id, holder)
 
 
-async def _drive_leased(context: Context, match_id: str, holder: str) -> dict:
+async def _drive_leased(context: Context, match_id: str, holder: str) -> dict[str, Any]:
     progress = context.progress
     loaded = await context.persist(progress.load, match_id)  # as of the lease
+    if loaded is None:
+        raise LookupError(f"no match {match_id}")
     match = loaded.match
     if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
         return _summary(match_id, match["status"])
@@ -139,7 +143,7 @@ async def _drive_leased(context: Context, match_id: str, holder: str) -> dict:
 
 
 async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, PushSeat],
-                started_at: str) -> dict:
+                started_at: str) -> dict[str, Any]:
     match, progress = loaded.match, context.progress
     match_id = match["id"]
     play = MatchPlay.start(match["game"], match["seed"], match["options"], _seat_infos(match),
@@ -149,6 +153,7 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
     while (seat := play.to_move) is not None:
         deadline_ms = seat_deadline_ms(match, seat)
         payload = play.payload(seat, deadline_ms)
+        reply: BotReply | None
         if seat in seats:
             reply = await seats[seat].decide(payload)
         else:
@@ -160,7 +165,7 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
         await context.persist(progress.record, match_id, holder, entry, play.state_json,
                               play.to_move, seat not in seats, match["game"], bot)
         if entry["fault"]:
-            _log_fault(match_id, bot, entry)
+            _log_fault(match_id, bot, entry, entry["fault"])
     record = play.finish(context.config.secret)
     await context.persist(progress.finish, match_id, holder, record, match["num_players"])
     log.info("match finished", extra={"match_id": match_id, "steps": len(record["steps"]),
@@ -170,7 +175,7 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
     return _summary(match_id, MatchStatus.FINISHED.value, record["result"])
 
 
-async def _pull_reply(context: Context, match: dict, holder: str, seat: int, step: int,
+async def _pull_reply(context: Context, match: dict[str, Any], holder: str, seat: int, step: int,
                       deadline_ms: int) -> BotReply | None:
     """The pull seat's move for `step`; a timeout once its deadline has passed; None when
     the match parked to wait for it."""
@@ -198,7 +203,7 @@ async def _pull_reply(context: Context, match: dict, holder: str, seat: int, ste
                                    f"{deadline_ms} ms")
 
 
-async def _push_seats(context: Context, match: dict) -> dict[int, PushSeat]:
+async def _push_seats(context: Context, match: dict[str, Any]) -> dict[int, PushSeat]:
     """A client per bot seat, keyed by seat; bots are read in one round trip."""
     infos = [seat for seat in match["seats"] if seat["kind"] == "bot"]
     bots = await context.in_thread(context.store.get_bots, [seat["bot_id"] for seat in infos])
@@ -213,13 +218,13 @@ async def _push_seats(context: Context, match: dict) -> dict[int, PushSeat]:
     return seats
 
 
-def _seat_infos(match: dict) -> list[dict]:
+def _seat_infos(match: dict[str, Any]) -> list[SeatInfo]:
     """What the replay records of each seat, as `Seat.info()` gives it."""
     return [{"kind": seat["kind"], "bot_id": seat.get("bot_id"), "name": seat["name"],
              "deadline_ms": seat_deadline_ms(match, seat["seat"])} for seat in match["seats"]]
 
 
-def _send_result_notices(context: Context, record: dict, seats: dict[int, PushSeat]) -> None:
+def _send_result_notices(context: Context, record: Record, seats: dict[int, PushSeat]) -> None:
     """Tell each push bot how its match ended (design.md 5c), in the background, on the
     seat's own kept-alive connection; each notice's task closes its seat, so the seats
     are handed over (`seats` is left empty)."""
@@ -234,30 +239,33 @@ def _send_result_notices(context: Context, record: dict, seats: dict[int, PushSe
     seats.clear()
 
 
-async def _notify(seat: PushSeat, notice: dict) -> None:
+async def _notify(seat: PushSeat, notice: dict[str, Any]) -> None:
     try:
         await seat.notify(notice)
     finally:
         await seat.aclose()
 
 
-def _duration_ms(record: dict) -> float:
+def _duration_ms(record: Record) -> float:
     """From the match's first start to its end (a resumed match included)."""
-    started, finished = (datetime.fromisoformat(record[key].replace("Z", "+00:00"))
-                         for key in ("started_at", "finished_at"))
+    started_at, finished_at = record["started_at"], record["finished_at"]
+    if finished_at is None:
+        raise ValueError(f"match {record['match_id']} has no end: it is not finished")
+    started, finished = (datetime.fromisoformat(at.replace("Z", "+00:00"))
+                         for at in (started_at, finished_at))
     return round((finished - started).total_seconds() * 1000, 3)
 
 
-def _log_fault(match_id: str, bot: str, entry: dict) -> None:
-    fault = entry["fault"]["code"]
+def _log_fault(match_id: str, bot: str, entry: StepRecord, recorded: FaultRecord) -> None:
+    fault = recorded["code"]
     log.warning("seat %d: %s fault", entry["seat"], fault, extra={
         "match_id": match_id, "bot_id": bot, "step": entry["step"], "fault": fault,
         "duration_ms": entry["elapsed_ms"]})
 
 
-def _seated_bots(match: dict) -> list[str]:
+def _seated_bots(match: dict[str, Any]) -> list[str]:
     return [seat["bot_id"] for seat in match["seats"] if seat["kind"] == "bot"]
 
 
-def _summary(match_id: str, status: str, result: dict | None = None) -> dict:
+def _summary(match_id: str, status: str, result: Result | None = None) -> dict[str, Any]:
     return {"match_id": match_id, "status": status, **({"result": result} if result else {})}

@@ -222,10 +222,11 @@ def _pair_bucket(txn: FormatTransaction, meta: dict, match_ids: list[str]) -> in
     results, failed = txn.outcomes(match_ids)
     if any(failed) and all(r is not None or f for r, f in zip(results, failed, strict=True)):
         return "void"
-    if None in results:
+    played = [result for result in results if result is not None]
+    if len(played) < len(results):
         return None
     challenger = meta["bots"][0]["bot_id"]
-    return sprt.pair_bucket(challenger_scores(results, challenger))
+    return sprt.pair_bucket(challenger_scores(played, challenger))
 
 
 def challenger_scores(results: list[dict], challenger: str) -> list[float]:
@@ -351,7 +352,7 @@ def _next_swiss_round(meta: dict, state: dict, results: list[dict]) -> list[dict
     pairings, bye = swiss.pair_round(bots, points, met, byes)
     number = len(state["rounds"])
     first = sum(played["count"] for played in state["rounds"])
-    planned = []
+    planned: list[dict[str, Any]] = []
     for index, (a, b) in enumerate(pairings):
         for turn, seats in enumerate(([a, b], [b, a])):
             parts = (number, index) if meta["deals"] == pairing.PAIRED else (number, index, turn)

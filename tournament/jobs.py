@@ -6,6 +6,7 @@ forward (`tournament.driver`).
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import redis.asyncio as aioredis
 import rq
@@ -15,14 +16,16 @@ from tournament import driver
 from tournament.store import Progress, Store
 
 
-def play_match(payload: dict) -> dict:
+def play_match(payload: dict[str, Any]) -> dict[str, Any]:
     """The job's function for any rq worker: drive the match in a private event loop.
     `referee worker` does not call it; it drives many matches on one loop instead
     (`tournament.worker`)."""
     job = rq.get_current_job()
     config = Config.from_env()
+    if job is None:
+        raise RuntimeError("play_match runs as an rq job (rq.get_current_job() is None)")
 
-    async def run() -> dict:
+    async def run() -> dict[str, Any]:
         client = aioredis.Redis.from_url(config.redis_url)
         try:
             context = driver.Context(Progress(client), Store(job.connection), config,

@@ -84,7 +84,7 @@ def decision_histogram(counters: Counters) -> Metric:
 
 def cumulative(counts: dict[str, int]) -> list[tuple[str, float]]:
     """Prometheus buckets (cumulative, ending with +Inf) from one count per bucket."""
-    total, buckets = 0, []
+    total, buckets = 0, list[tuple[str, float]]()
     for name in BUCKET_NAMES:
         total += counts.get(name, 0)
         buckets.append((name, total))

@@ -66,9 +66,9 @@ def match_outcome(store: Store, match: dict) -> Result:
     """The finished match in the shape of `tournament.ratings`: bot ids, ranks, scores and
     the faults and forfeit of each seat, from the stored replay."""
     seats = match["seats"]
-    record = store.get_replay_steps(match["id"]) or {"steps": []}
+    record = store.get_replay_steps(match["id"])
     faults = [0] * len(seats)
-    for step in record["steps"]:
+    for step in record["steps"] if record else []:
         if step["fault"]:
             faults[step["seat"]] += 1
     forfeit = match["forfeit"]

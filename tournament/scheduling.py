@@ -8,14 +8,16 @@ caller decides what else commits with them (the format's bookkeeping, in one tra
 
 from __future__ import annotations
 
+from typing import Any
+
 import redis
 
 import engines
 from tournament import deals, wakeups
-from tournament.store import Store, bot_seats, new_match_meta
+from tournament.store import MatchMeta, Store, bot_seats, new_match_meta
 
 
-def match_metas(tournament: dict, planned: list[dict]) -> list[dict]:
+def match_metas(tournament: dict[str, Any], planned: list[dict[str, Any]]) -> list[MatchMeta]:
     """The stored form of each planned match, with fresh ids and deal siblings."""
     names = {bot["bot_id"]: bot["name"] for bot in tournament["bots"]}
     metas = [new_match_meta(
@@ -28,8 +30,8 @@ def match_metas(tournament: dict, planned: list[dict]) -> list[dict]:
     return metas
 
 
-def queue_matches(store: Store, pipe: redis.client.Pipeline, tournament: dict,
-                  metas: list[dict]) -> None:
+def queue_matches(store: Store, pipe: redis.client.Pipeline, tournament: dict[str, Any],
+                  metas: list[MatchMeta]) -> None:
     """Store `metas` as queued matches, append them to the tournament's match list and
     queue one rq job each, on `pipe` (in MULTI; the caller executes it)."""
     engine = engines.get(tournament["game"], tournament["game_version"])

@@ -128,6 +128,8 @@ def tournament_view(store: Store, tournament_id: str, admin: bool = False) -> di
         return None
     sweep(store, tournament_id, store.tournament_match_ids(tournament_id))
     meta, match_ids = get_meta(store, tournament_id), store.tournament_match_ids(tournament_id)
+    if meta is None:
+        return None
     (view,) = summaries(store, [tournament_id])
     statuses = list(store.match_statuses(_pending(store, tournament_id, match_ids)).values())
     view["progress"].update(running=statuses.count(MatchStatus.RUNNING),

@@ -24,6 +24,7 @@ outlives a dead worker by a minute.)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import redis
@@ -52,7 +53,7 @@ def _job_options(match_id: str, reason: str) -> dict[str, Any]:
             "description": f"match {match_id} {reason}".rstrip()}
 
 
-def enqueue_match(store: Store, match: dict, reason: str = "",
+def enqueue_match(store: Store, match: Mapping[str, Any], reason: str = "",
                   pipeline: redis.client.Pipeline | None = None) -> rq.job.Job:
     """Queue the match's job now (on `pipeline`, which the caller executes, when given);
     its creation and each recovery count as the match entering `queued`."""
@@ -74,7 +75,7 @@ def fire_due_timers(store: Store, batch: int = 200) -> int:
         lambda match_id, reason, pipe: wake(store, match_id, reason, pipe), batch)
 
 
-def schedule_deadline(store: Store, match: dict, step: int, delay_s: float) -> None:
+def schedule_deadline(store: Store, match: dict[str, Any], step: int, delay_s: float) -> None:
     """Resume the parked match once its pull seat's deadline at `step` has passed. Each
     scheduling gets a job id of its own (`n`), so a job never queues itself again under
     its own id; the match keeps the timer to cancel it (`Store.cancel_deadline_timer`)."""
@@ -82,6 +83,6 @@ def schedule_deadline(store: Store, match: dict, step: int, delay_s: float) -> N
     store.set_deadline_timer(match["id"], reason, delay_s)
 
 
-def defer_match(store: Store, match: dict, delay_s: float) -> None:
+def defer_match(store: Store, match: dict[str, Any], delay_s: float) -> None:
     """Try the match again in `delay_s` (a bot it needs plays as many matches as allowed)."""
     store.set_timer(match["id"], f"w{store.next_deferral(match['id'])}", delay_s)

@@ -32,7 +32,8 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 import redis
 import redis.asyncio as aioredis
@@ -52,6 +53,7 @@ from tournament import driver, recovery, wakeups
 from tournament.store import Progress, Store
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 RENEW_EVERY_S = 1.5
 TIMERS_EVERY_S = 0.2
@@ -68,7 +70,7 @@ class MatchWorker(BaseWorker):
     death_penalty_class = TimerDeathPenalty  # rq callbacks run off the main thread
 
     def __init__(self, queues: list[str], connection: redis.Redis, config: Config,
-                 concurrency: int = DEFAULT_CONCURRENCY, **kwargs: object):
+                 concurrency: int = DEFAULT_CONCURRENCY, **kwargs: Any):
         super().__init__(queues, connection=connection, serializer=JSONSerializer,
                          maintenance_interval=MAINTENANCE_S, **kwargs)
         self.config = config
@@ -85,7 +87,8 @@ class MatchWorker(BaseWorker):
         self.periodic: list[asyncio.Task] = []
 
     # ----- the main thread: rq's loop --------------------------------------------------
-    def work(self, burst: bool = False, logging_level: str = "INFO", **_: object) -> bool:
+    def work(self, burst: bool = False, logging_level: str | None = "INFO", *_: object,
+             **__: object) -> bool:
         """Take jobs until stopped (or, `burst`, until no job is queued, running or
         scheduled); Redis outages are waited out."""
         self._retrying(lambda: self.bootstrap(logging_level))
@@ -186,10 +189,17 @@ class MatchWorker(BaseWorker):
                     return
                 self._wait_for_redis()
 
-    def _in_loop(self, coroutine: Awaitable) -> concurrent.futures.Future:
+    def _in_loop(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
     # ----- the event loop: matches ------------------------------------------------------
+    @property
+    def driving(self) -> driver.Context:
+        """What the drivers share, from the start of the event loop (`work`) on."""
+        if self.context is None:
+            raise RuntimeError(f"worker {self.name}: its event loop is not started")
+        return self.context
+
     async def _start_loop(self) -> driver.Context:
         client = aioredis.Redis.from_url(
             self.config.redis_url, retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3))
@@ -205,7 +215,7 @@ class MatchWorker(BaseWorker):
         """Drive the job's match, then hand rq its outcome (off the loop)."""
         try:
             try:
-                summary = await driver.drive(self.context, wakeups.match_of_job(job))
+                summary = await driver.drive(self.driving, wakeups.match_of_job(job))
             except Exception:
                 await self._bookkeep(self._finalize_failure, job, queue, execution,
                                      sys.exc_info())
@@ -217,27 +227,27 @@ class MatchWorker(BaseWorker):
             self.free_slots.release()
 
     async def _bookkeep(self, function: Callable, *args: object) -> None:
-        await self.context.persist(lambda: asyncio.get_running_loop().run_in_executor(
+        await self.driving.persist(lambda: asyncio.get_running_loop().run_in_executor(
             self.bookkeeping, function, *args))
 
     async def _renew_leases(self) -> None:
-        if self.context.leases:
-            leases = dict(self.context.leases)
-            lost = await self.context.persist(lambda: self.context.progress.renew_leases(leases))
+        if self.driving.leases:
+            leases = dict(self.driving.leases)
+            lost = await self.driving.persist(lambda: self.driving.progress.renew_leases(leases))
             for match_id in lost:
                 log.warning("match %s: lease taken by another driver", match_id)
 
     async def _sweep(self) -> None:
-        await self.context.in_thread(recovery.sweep, self.context.store)
+        await self.driving.in_thread(recovery.sweep, self.driving.store)
 
     async def _fire_timers(self) -> None:
-        await self.context.in_thread(wakeups.fire_due_timers, self.context.store)
+        await self.driving.in_thread(wakeups.fire_due_timers, self.driving.store)
 
     async def _heartbeat_jobs(self) -> None:
         with self.running_lock:
             running = list(self.running.values())
         for job, _, execution, _ in running:
-            await self.context.in_thread(self.maintain_heartbeats, job, execution)
+            await self.driving.in_thread(self.maintain_heartbeats, job, execution)
 
     def _hand_back_matches(self) -> None:
         """Stop the running drivers; queue their matches again for another worker."""
@@ -247,7 +257,7 @@ class MatchWorker(BaseWorker):
             future.cancel()
         concurrent.futures.wait([future for *_, future in running], timeout=10)
         try:
-            recovery.requeue_abandoned(self.context.store,
+            recovery.requeue_abandoned(self.driving.store,
                                        [wakeups.match_of_job(job) for job, *_ in running])
         except redis.RedisError:
             self.log.warning("Worker %s: matches left to the recovery sweep", self.name)

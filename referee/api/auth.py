@@ -39,7 +39,8 @@ def require_token() -> str:
 
 
 def is_admin(token: str | None, admin_token: str) -> bool:
-    return bool(token and admin_token) and hmac.compare_digest(token.encode(), admin_token.encode())
+    return bool(token and admin_token
+                and hmac.compare_digest(token.encode(), admin_token.encode()))
 
 
 def asked_by_admin() -> bool:

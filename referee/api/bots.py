@@ -26,7 +26,8 @@ class BotUrl(validate.Regexp):
     def __init__(self):
         super().__init__(BOT_URL_PATTERN)
 
-    def __call__(self, value: str) -> str:
+    # Only the String fields above use it: never given bytes, which Regexp also takes.
+    def __call__(self, value: str) -> str:  # type: ignore[override]
         problem = url_syntax_problem(value)
         if problem:
             raise ValidationError(problem)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 import orjson
 from flask import Blueprint, Response, current_app, request
@@ -332,8 +334,8 @@ class TournamentAnnouncer:
     def heard(self, messages: list[str], last: int) -> live.Said:
         """The matches announced, then the table; `finished` after the announcement of
         the end, which follows every match's (the table may show the end before)."""
-        chunks = [live.sse("match", self.memo.get(("match-event", m), lambda m=m:
-                                                  self._match_event(m)))
+        chunks = [live.sse("match", self.memo.get(("match-event", m),
+                                                  partial(self._match_event, m)))
                   for m in messages if m != FINISHED]
         view = self.memo.get(("tournament", self.tournament_id, self.admin, last), self._view)
         said = self._table(view, ended=FINISHED in messages)
@@ -346,10 +348,13 @@ class TournamentAnnouncer:
             return self._table(self._view(), ended=True)
         return live.Said([])
 
-    def _view(self) -> dict:
-        return tournaments.tournament_view(self.store, self.tournament_id, self.admin)
+    def _view(self) -> dict[str, Any]:
+        view = tournaments.tournament_view(self.store, self.tournament_id, self.admin)
+        if view is None:
+            raise LookupError(f"no tournament {self.tournament_id}")
+        return view
 
-    def _table(self, view: dict, ended: bool) -> live.Said:
+    def _table(self, view: dict[str, Any], ended: bool) -> live.Said:
         chunks = [live.sse("standings", shape("standings", view))]
         if ended:
             chunks.append(live.sse("finished", shape("finished", view)))
@@ -357,6 +362,8 @@ class TournamentAnnouncer:
 
     def _match_event(self, match_id: str) -> bytes:
         match = self.store.get_match(match_id)
+        if match is None:
+            raise LookupError(f"no match {match_id}")
         return shape("match", {**match, "match_id": match_id,
                                "tournament_id": self.tournament_id, "steps": match["step"]})
 

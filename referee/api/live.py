@@ -40,6 +40,7 @@ from typing import Any, Protocol, TypeVar
 import redis
 
 import engines
+from referee.match.replay import StepRecord
 from referee.match.step_views import Viewer, see_step
 from tournament.store import MatchStatus, Store, events_channel
 
@@ -84,7 +85,7 @@ class Hub:
     def __init__(self, pubsub: redis.client.PubSub):
         self._pubsub = pubsub
         self._lock = threading.Lock()
-        self._listeners: dict[str, set[Callable[[bytes], None]]] = {}
+        self._listeners: dict[str, set[Listener]] = {}
         self._ready: dict[str, threading.Event] = {}
         self._thread: threading.Thread | None = None
         self._heard = 0
@@ -185,7 +186,7 @@ class MatchFeed:
     def __init__(self, store: Store, match_id: str):
         self.store = store
         self.match_id = match_id
-        self.steps: list[dict] = []
+        self.steps: list[StepRecord] = []
         self.end: dict | None = None  # status, result, forfeit, error once over
         self.users = 0
         self._renderings: dict[str, Rendering] = {}
@@ -238,8 +239,8 @@ class MatchFeed:
         match, new_steps = self.store.steps_after(self.match_id, len(self.steps))
         status = match.get("status")
         if status == MatchStatus.FINISHED.value:
-            record = self.store.get_replay(self.match_id) or {"steps": []}  # archived: read back
-            self.steps.extend(record["steps"][len(self.steps):])
+            record = self.store.get_replay(self.match_id)  # archived: read back
+            self.steps.extend(record["steps"][len(self.steps):] if record else [])
         else:
             self.steps.extend(new_steps)
         if status in OVER:
@@ -264,7 +265,7 @@ class Rendering:
         self._result: bytes | None = None
         self._building = threading.Lock()
 
-    def extend(self, steps: list[dict]) -> list[bytes]:
+    def extend(self, steps: list[StepRecord]) -> list[bytes]:
         """The events of `steps` (built for those not built yet); append-only."""
         with self._building:
             while len(self.events) < len(steps):
@@ -279,7 +280,7 @@ class Rendering:
                 "match_id": self.match_id, "steps": len(self.events), **end}))
         return self._result
 
-    def _event(self, played: dict) -> bytes:
+    def _event(self, played: StepRecord) -> bytes:
         """A step's event; its view leaves out the log, which grows with every step: the
         new entries are the step's `played.events` (the whole log is the start's and every
         step's events)."""

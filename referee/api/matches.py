@@ -7,6 +7,8 @@ match (its seats, policy, result, forfeit) are declared here for every resource.
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, Response
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
@@ -36,7 +38,14 @@ from referee.match.setups import match_options
 from tournament.bots import is_retired
 from tournament.deals import secret_deals
 from tournament.recovery import requeue_abandoned
-from tournament.store import MatchStatus, Store, new_match_meta, token_digest
+from tournament.store import (
+    MatchSeat,
+    MatchStatus,
+    SeatDeadline,
+    Store,
+    new_match_meta,
+    token_digest,
+)
 from tournament.wakeups import enqueue_match
 
 bp = Blueprint("matches", __name__)
@@ -135,10 +144,9 @@ class SeatInfoSchema(Schema):
     kind = required(fields.String, validate=validate.OneOf(["bot", "pull"]))
     bot_id = required(fields.String, allow_none=True)
     name = required(fields.String)
-    deadline_ms = fields.Integer(validate=validate.Range(PUSH_DEADLINE_MS[0],
-                                                         PULL_DEADLINE_MS[1]),
-                                 metadata={"description": "present when the seat was given "
-                                                          "its own deadline"})
+    deadline_ms: fields.Field = fields.Integer(  # a required one in ReplaySeatSchema
+        validate=validate.Range(PUSH_DEADLINE_MS[0], PULL_DEADLINE_MS[1]),
+        metadata={"description": "present when the seat was given its own deadline"})
 
 
 class PolicySchema(Schema):
@@ -251,7 +259,7 @@ def create_match() -> Response:
     store.create_match(meta, state, engine.current_seat(state),
                        {seat: token_digest(token) for seat, token in tokens.items()})
     enqueue_match(store, meta)
-    body = {**store.get_match(meta["id"]),
+    body = {**find_match(meta["id"]),
             "tokens": [{"seat": seat, "token": token} for seat, token in tokens.items()]}
     return reply(MatchCreatedSchema, body, 201, headers={"Location": f"/matches/{meta['id']}"})
 
@@ -298,12 +306,12 @@ def public_match(match: dict, secret: bool) -> dict:
     return {**match, "seed": None if secret else match["seed"]}
 
 
-def _seat_infos(store: Store, specs: list[dict], game: str) -> list[dict]:
+def _seat_infos(store: Store, specs: list[dict[str, Any]], game: str) -> list[MatchSeat]:
     """Check every bot seat (registered, plays this game: else 400; not retired: else 409);
     name every seat. The bots are read in one round trip."""
-    errors: dict = {}
+    errors: dict[str, Any] = {}
     retired: list[str] = []
-    seats = []
+    seats: list[MatchSeat] = []
     bots = iter(store.get_bots([spec["bot_id"] for spec in specs if spec["kind"] == "bot"]))
     for index, spec in enumerate(specs):
         if spec["kind"] == "pull":
@@ -327,7 +335,7 @@ def _seat_infos(store: Store, specs: list[dict], game: str) -> list[dict]:
     return seats
 
 
-def _own_deadline(spec: dict) -> dict:
+def _own_deadline(spec: dict[str, Any]) -> SeatDeadline:
     """The seat's own deadline, kept with the seat only when one was given."""
     return {"deadline_ms": spec["deadline_ms"]} if "deadline_ms" in spec else {}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 from flask import Blueprint, Response
 from marshmallow import Schema, fields, validate
@@ -27,6 +28,7 @@ from referee.errors import (
     AUTH_FORBIDDEN,
     MATCH_OVER,
 )
+from referee.match.compact import StoredReplayError
 from referee.match.rerun import state_before
 from referee.match.runner import decision_payload
 from tournament.store import MatchStatus, seat_deadline_ms
@@ -110,13 +112,15 @@ def post_action(match_id: str) -> Response:
     enqueue_match(store, match, reason=f"s{move['step']}")
     applied = store.wait_applied(match_id, move["step"], services().config.move_wait_s)
     now = store.get_match(match_id)
+    if now is None:
+        raise not_found(f"match {match_id!r}")
     return reply(MoveAcceptedSchema, {
         "match_id": match_id, "seat": seat, "step": move["step"], "applied": applied,
         "status": now["status"], "current_step": now["step"], "to_move": now["to_move"],
     })
 
 
-def _seat_request(match_id: str) -> tuple[dict, int, dict]:
+def _seat_request(match_id: str) -> tuple[dict[str, Any], int, dict[str, Any]]:
     """The match, the seat whose token the request carries, and the live state, read in one
     round trip: 404 for an unknown match, 401 without a token, 403 for a token that is not
     one of its seat tokens."""
@@ -129,9 +133,11 @@ def _seat_request(match_id: str) -> tuple[dict, int, dict]:
     return match, seat, live or _final_state(match)
 
 
-def _final_state(match: dict) -> dict:
+def _final_state(match: dict[str, Any]) -> dict[str, Any]:
     """A finished match keeps no live state: its last one, re-run from the replay."""
     record = services().store.get_replay(match["id"])
+    if record is None:
+        raise StoredReplayError(f"match {match['id']} has no live state and no replay")
     engine = engines.get(match["game"], match["game_version"])
     steps = len(record["steps"])
     return {"step": steps, "state": state_before(engine, record, steps)}

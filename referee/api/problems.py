@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from typing import Any
 
 import orjson
 import redis
 from flask import Flask, Response
 from marshmallow import ValidationError
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 import engines
 from referee import errors as catalogue
@@ -32,23 +33,23 @@ class Problem(RefereeError):
     """An API error: its type (`kind`, from the catalogue), what happened (`detail`), the
     offending fields for validation errors, and headers to send with it."""
 
-    def __init__(self, kind: ProblemType, detail: str, errors: dict | None = None,
-                 headers: dict | None = None):
+    def __init__(self, kind: ProblemType, detail: str, errors: dict[str, Any] | None = None,
+                 headers: dict[str, str] | None = None):
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
         self.errors = errors
         self.headers = headers or {}
 
-    def body(self) -> dict:
-        body = {"type": self.kind.uri, "title": self.kind.title, "status": self.kind.status,
-                "detail": self.detail}
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"type": self.kind.uri, "title": self.kind.title,
+                                "status": self.kind.status, "detail": self.detail}
         if self.errors is not None:
             body["errors"] = self.errors
         return body
 
 
-def invalid(errors: dict, detail: str | None = None) -> Problem:
+def invalid(errors: dict[Any, Any], detail: str | None = None) -> Problem:
     """400 naming the offending fields (and saying why, when one field has one message)."""
     errors = _string_keys(errors)
     names = ", ".join(sorted(errors))
@@ -58,7 +59,7 @@ def invalid(errors: dict, detail: str | None = None) -> Problem:
                    detail or f"the request has invalid fields: {names}{why}", errors=errors)
 
 
-def unprocessable(errors: dict) -> Problem:
+def unprocessable(errors: dict[Any, Any]) -> Problem:
     """422: the request is well formed (the spec admits it) but refused on what it means,
     e.g. a seat naming a bot that is not registered; `errors` names the fields."""
     problem = invalid(errors)
@@ -81,7 +82,7 @@ def from_http_exception(error: HTTPException) -> Problem:
     kind = catalogue.HTTP_PROBLEMS.get(status) or replace(
         catalogue.HTTP_ERROR, status=status, title=error.name)
     headers = {}
-    if status == 405 and error.valid_methods:
+    if status == 405 and isinstance(error, MethodNotAllowed) and error.valid_methods:
         headers["Allow"] = ", ".join(error.valid_methods)
     return Problem(kind, error.description or error.name, headers=headers)
 
@@ -93,7 +94,7 @@ def problem_response(problem: Problem) -> Response:
     return response
 
 
-def _string_keys(messages: dict) -> dict:
+def _string_keys(messages: dict[Any, Any]) -> dict[str, Any]:
     """marshmallow keys list items by index; JSON objects need string keys."""
     return {str(key): _string_keys(value) if isinstance(value, dict) else value
             for key, value in messages.items()}

@@ -5,6 +5,8 @@ is for the admin only."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from flask import Blueprint, Response
 from marshmallow import Schema, fields, validate
 
@@ -36,6 +38,8 @@ from referee.errors import REPLAY_UNSUPPORTED
 from referee.match import replay
 from referee.match import verify as audit
 from referee.match.botclient import Fault
+from referee.match.compact import StoredReplayError
+from referee.match.replay import Record, SeatRecord
 from referee.match.rerun import state_before
 from referee.match.runner import POLICY_CHOICES
 from referee.match.step_views import Viewer, see_step
@@ -232,11 +236,12 @@ def get_replay_step(match_id: str, step: int) -> Response:
 
 @bp.post("/replays/verify")
 def verify_replay() -> Response:
-    record = whole_numbers(shared(ReplaySubmissionSchema), load_json())
-    errors = shared(ReplaySubmissionSchema).validate(record) if isinstance(record, dict) else {
+    body = whole_numbers(shared(ReplaySubmissionSchema), load_json())
+    errors = shared(ReplaySubmissionSchema).validate(body) if isinstance(body, dict) else {
         "_body": ["a replay record is a JSON object"]}
-    if errors:
+    if errors or not isinstance(body, dict):
         raise invalid(errors)
+    record = cast(Record, body)  # as ReplaySubmissionSchema validated it
     secret = services().config.secret
     try:
         report = audit.verify(record, [secret] if secret else [])
@@ -246,18 +251,21 @@ def verify_replay() -> Response:
     return reply(VerifyReportSchema, report.to_dict())
 
 
-def _readable_record(match: dict) -> dict:
+def _readable_record(match: dict[str, Any]) -> Record:
     """The record, public once the match and every match on its deal are over (it tells
     the seed); the admin's before, while the match is not finished its live record."""
     if secret_deals(services().store, [match]):
         require_admin()
     if match["status"] == MatchStatus.FINISHED:
-        return services().store.get_replay(match["id"])
+        record = services().store.get_replay(match["id"])
+        if record is None:
+            raise StoredReplayError(f"match {match['id']} is finished but has no replay")
+        return record
     require_admin()
     return live_record(match)
 
 
-def live_record(match: dict) -> dict:
+def live_record(match: dict[str, Any]) -> Record:
     """The record of a match not over yet: its steps so far, no result, not sealed."""
     engine = engines.get(match["game"], match["game_version"])
     state = engine.new_game(num_players=match["num_players"], seed=match["seed"],
@@ -265,7 +273,8 @@ def live_record(match: dict) -> dict:
     record = replay.new_record(
         match_id=match["id"], game=match["game"], game_version=match["game_version"],
         num_players=match["num_players"], options=match["options"], seed=match["seed"],
-        seats=[{**seat, "deadline_ms": seat_deadline_ms(match, seat["seat"])}
+        # each seat of the match (a `MatchSeat`) with its deadline
+        seats=[cast(SeatRecord, {**seat, "deadline_ms": seat_deadline_ms(match, seat["seat"])})
                for seat in match["seats"]],
         policy=match["policy"], initial_state_hash=replay.state_hash(state),
     )

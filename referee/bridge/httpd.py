@@ -16,6 +16,8 @@ from http import HTTPStatus
 
 import orjson
 
+from referee.errors import RefereeError
+
 log = logging.getLogger(__name__)
 
 MAX_HEAD_BYTES = 64 * 1024
@@ -43,7 +45,7 @@ class Response:
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-class HttpError(Exception):
+class HttpError(RefereeError):
     """The request cannot be read; answered with `status` and the connection closed."""
 
     def __init__(self, status: int, detail: str):

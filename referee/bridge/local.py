@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.bridge.server import Bridge, BridgeConfig
+from referee.errors import RefereeError
 
 CMD_PREFIX = "cmd:"
 START_TIMEOUT_S = 30
 CLOSE_TIMEOUT_S = 60
 
 
-class BadCommand(ValueError):
+class BadCommand(RefereeError, ValueError):
     """A `cmd:` spec or a bridge command that cannot be run."""
 
 

@@ -18,16 +18,18 @@ import time
 from contextlib import suppress
 from pathlib import Path
 
+from referee.errors import RefereeError
+
 READ_CHUNK = 64 * 1024
 PREVIEW_BYTES = 300
 REAP_WAIT_S = 0.5
 
 
-class ProgramDied(Exception):
+class ProgramDied(RefereeError):
     """The program exited or closed its pipes; the message says how."""
 
 
-class LineTooLong(Exception):
+class LineTooLong(RefereeError):
     """The program wrote a line longer than the limit; `prefix` is how it began."""
 
     def __init__(self, prefix: bytes, limit: int):

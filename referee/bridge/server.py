@@ -38,6 +38,7 @@ import orjson
 
 from referee.bridge import httpd
 from referee.bridge.program import LineTooLong, Program, ProgramDied, note
+from referee.errors import RefereeError
 from referee.match.botclient import DEFAULT_DEADLINE_MS, MAX_REPLY_BYTES
 from referee.match.signing import HEADER, SignatureError, verify_signature
 
@@ -69,7 +70,7 @@ class BridgeConfig:
     line_limit: int = MAX_REPLY_BYTES
 
 
-class BadMessage(ValueError):
+class BadMessage(RefereeError, ValueError):
     """The body is not a message of the bot protocol the bridge can route."""
 
 

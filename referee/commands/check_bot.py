@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import engines
-from engines.base import Game, State
+from engines.base import Action, Game, State, Variant
 from referee.bridge import BadCommand, bot_urls
 from referee.match.botclient import DEFAULT_DEADLINE_MS, BotClient, Fault
 from referee.match.runner import decision_payload
@@ -103,14 +103,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 # ----- collecting decisions ------------------------------------------------------------------
-def setups(game: Game) -> Iterator[tuple[str, dict]]:
+def setups(game: Game) -> Iterator[tuple[str, Variant]]:
     """Every supported setup with a readable label, e.g. ("2p", {...}) or ("1p mode=solo", ...)."""
     for variant in game.variants():
         options = " ".join(f"{k}={v}" for k, v in sorted(variant["options"].items()))
         yield f"{variant['num_players']}p {options}".strip(), variant
 
 
-def playout(game: Game, variant: dict, seed: int) -> Iterator[tuple[int, State, list[dict]]]:
+def playout(game: Game, variant: Variant, seed: int
+            ) -> Iterator[tuple[int, State, list[Action]]]:
     """(step, state, legal actions) for every decision of one random playout."""
     chooser = random.Random(seed)
     state = game.new_game(variant["num_players"], seed, variant["options"])

@@ -16,11 +16,13 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import engines
 from referee.api.common import MAX_SEED
 from referee.bridge import BadCommand, bot_urls
 from referee.match.botclient import DEFAULT_DEADLINE_MS
+from referee.match.replay import Record, StepRecord
 from referee.match.runner import POLICY_CHOICES, FailurePolicy, PushSeat, run_match
 from referee.match.setups import match_options
 
@@ -75,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def play(args: argparse.Namespace, engine: engines.Game, options: dict,
+def play(args: argparse.Namespace, engine: engines.Game, options: dict[str, Any],
          urls: list[str]) -> int:
     """Play the match against the bots at `urls` (named by their --bot specs)."""
     if not args.quiet:
@@ -95,7 +97,7 @@ def play(args: argparse.Namespace, engine: engines.Game, options: dict,
     return 1 if record["forfeit"] or any(record["strikes"]) else 0
 
 
-def print_step(entry: dict) -> None:
+def print_step(entry: StepRecord) -> None:
     action = json.dumps(entry["action"], sort_keys=True) if entry["action"] else "-"
     elapsed = f"({entry['elapsed_ms']:.1f} ms)"
     print(f"step {entry['step']:4d}  seat {entry['seat']}  {action}  {elapsed}")
@@ -105,11 +107,13 @@ def print_step(entry: dict) -> None:
               + (f"\n           answer: {fault['raw'][:300]}" if fault["raw"] else ""))
 
 
-def print_result(record: dict) -> None:
+def print_result(record: Record) -> None:
     result, seats = record["result"], record["seats"]
+    assert result is not None, "a finished match's record has its result"
     print(f"game over after {len(record['steps'])} decisions")
     if record["forfeit"]:
         forfeit, fault = record["forfeit"], record["steps"][-1]["fault"]
+        assert fault is not None, "a forfeit is the fault of the last step"
         print(f"  seat {forfeit['seat']} forfeited at step {forfeit['step']} "
               f"({forfeit['fault']}: {fault['detail']})")
     for index, (score, rank) in enumerate(zip(result["scores"], result["ranks"], strict=True)):

@@ -32,6 +32,7 @@ import httptools
 import orjson
 from urllib3.util import parse_url
 
+from referee.errors import RefereeError
 from referee.match.signing import signature_header
 from referee.match.urls import DEFAULT_BOT_HOSTS, address_allowed
 
@@ -66,11 +67,11 @@ class BotReply:
     detail: str = ""
 
 
-class _Refused(Exception):
+class _Refused(RefereeError):
     """The exchange failed for a reason the bot is answerable for (a `crash`)."""
 
 
-class _TooLarge(Exception):
+class _TooLarge(RefereeError):
     """The reply body exceeded MAX_REPLY_BYTES."""
 
 

@@ -33,13 +33,95 @@ import hashlib
 import hmac
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
+from engines.base import Action, JsonObject, Result
 from referee.match.canonical import jcs, sorted_json
 
 FORMAT_V1 = "referee-replay/1"
 FORMAT = "referee-replay/2"
 CANONICAL_FORMS: dict[str, Callable[[Any], bytes]] = {FORMAT_V1: sorted_json, FORMAT: jcs}
+
+
+class FaultRecord(TypedDict):
+    """A step's fault: what went wrong (a `referee.match.botclient.Fault` code) and what the
+    failure policy did about it (`forfeit` or `random`)."""
+
+    code: str
+    detail: str
+    raw: str
+    policy: str
+
+
+class StepRecord(TypedDict):
+    """One recorded decision. `action` is None for a forfeited step; `state_hash` is absent
+    only from steps read without re-running the record (`compact.decode_steps`)."""
+
+    step: int
+    seat: int
+    action: Action | None
+    fault: FaultRecord | None
+    elapsed_ms: float
+    state_hash: NotRequired[str]
+
+
+class SeatInfo(TypedDict):
+    """What the replay records about a seat (`runner.Seat.info()`); never a token."""
+
+    kind: str
+    bot_id: str | None
+    name: str
+    deadline_ms: int
+
+
+class SeatRecord(SeatInfo):
+    """A seat of the record: its info and its number."""
+
+    seat: int
+
+
+class ForfeitRecord(TypedDict):
+    """The forfeit that ended a match: the seat, its step and its fault code."""
+
+    seat: int
+    step: int
+    fault: str
+
+
+class ChainRecord(TypedDict):
+    algorithm: str
+    length: int
+    head: str
+
+
+class SignatureRecord(TypedDict):
+    algorithm: str
+    key_id: str
+    value: str
+
+
+class Record(TypedDict):
+    """A replay record (the module's docstring); `result`, `forfeit`, `finished_at`, `chain`
+    and `signature` are null until the match is over and sealed."""
+
+    format: str
+    match_id: str
+    game: str
+    game_version: str
+    num_players: int
+    options: JsonObject
+    seed: int
+    seats: list[SeatRecord]
+    policy: JsonObject
+    initial_state_hash: str
+    steps: list[StepRecord]
+    result: Result | None
+    forfeit: ForfeitRecord | None
+    strikes: list[int]
+    started_at: str
+    finished_at: str | None
+    chain: ChainRecord | None
+    signature: SignatureRecord | None
 
 
 def canonical(value: Any) -> bytes:
@@ -53,7 +135,7 @@ def canonical_form(record_format: str) -> Callable[[Any], bytes]:
     return CANONICAL_FORMS[record_format]
 
 
-def state_hash(state: dict, record_format: str = FORMAT) -> str:
+def state_hash(state: JsonObject, record_format: str = FORMAT) -> str:
     """sha256 (hex) of the canonical JSON of an engine state."""
     return hashlib.sha256(canonical_form(record_format)(state)).hexdigest()
 
@@ -64,8 +146,8 @@ def utc_now() -> str:
 
 
 def new_record(*, match_id: str, game: str, game_version: str, num_players: int,
-               options: dict, seed: int, seats: list[dict], policy: dict,
-               initial_state_hash: str) -> dict:
+               options: JsonObject, seed: int, seats: list[SeatRecord], policy: JsonObject,
+               initial_state_hash: str) -> Record:
     """A record for a match that is about to start: no steps, no result yet."""
     return {
         "format": FORMAT,
@@ -89,8 +171,8 @@ def new_record(*, match_id: str, game: str, game_version: str, num_players: int,
     }
 
 
-def step_record(*, step: int, seat: int, action: dict | None, fault: dict | None,
-                elapsed_ms: float, state_digest: str) -> dict:
+def step_record(*, step: int, seat: int, action: Action | None, fault: FaultRecord | None,
+                elapsed_ms: float, state_digest: str) -> StepRecord:
     return {
         "step": step,
         "seat": seat,
@@ -101,12 +183,12 @@ def step_record(*, step: int, seat: int, action: dict | None, fault: dict | None
     }
 
 
-def fault_record(*, code: str, detail: str, raw: str, policy: str) -> dict:
+def fault_record(*, code: str, detail: str, raw: str, policy: str) -> FaultRecord:
     """A fault as recorded in a step: what went wrong and what the policy did about it."""
     return {"code": code, "detail": detail, "raw": raw, "policy": policy}
 
 
-def chain_head(record: dict) -> str:
+def chain_head(record: Record) -> str:
     """The last link of the hash chain over the record's steps, in order."""
     write = canonical_form(record["format"])
     link = bytes.fromhex(record["initial_state_hash"])
@@ -120,16 +202,18 @@ def key_id(secret: str) -> str:
     return hashlib.sha256(b"referee-key-id/" + secret.encode()).hexdigest()[:16]
 
 
-def signature_value(record: dict, secret: str) -> str:
+def signature_value(record: Record, secret: str) -> str:
     """HMAC-SHA256 over the canonical record without its signature."""
     unsigned = {k: v for k, v in record.items() if k != "signature"}
     write = canonical_form(record["format"])
     return hmac.new(secret.encode(), write(unsigned), hashlib.sha256).hexdigest()
 
 
-def seal(record: dict, secret: str) -> dict:
+def seal(record: Record, secret: str) -> Record:
     """The finished record with its chain and, given a secret, its signature."""
-    sealed = {k: v for k, v in record.items() if k not in ("chain", "signature")}
+    # A copy built key by key (the record's order, then the chain and the signature); the
+    # two keys it lacks are set just below, so it is a whole Record when returned.
+    sealed = cast(Record, {k: v for k, v in record.items() if k not in ("chain", "signature")})
     sealed["chain"] = {"algorithm": "sha256", "length": len(record["steps"]),
                        "head": chain_head(record)}
     sealed["signature"] = None

@@ -32,7 +32,7 @@ def engine_for(record: Record) -> engines.Game:
     if not isinstance(version, str):
         raise RecordError(f"the record names no game version ({version!r})")
     try:
-        return engines.get(game, version)  # type: ignore[arg-type]  # checked by the engines
+        return engines.get(game, version)
     except engines.UnknownVersion as error:
         raise RecordError(f"{error.reason}; this referee cannot re-run it faithfully") from None
     except engines.UnknownGame as error:

@@ -33,9 +33,11 @@ from dataclasses import dataclass, fields
 from typing import Protocol
 
 import engines
+from engines.base import Action, JsonObject, Result, State
 from engines.rng import Rng, seed_state
 from referee.match import replay
 from referee.match.botclient import DEFAULT_DEADLINE_MS, PROTOCOL, BotClient, BotReply, Fault
+from referee.match.replay import FaultRecord, ForfeitRecord, Record, SeatInfo, StepRecord
 from referee.match.rerun import FORFEIT, Tally
 from referee.match.urls import DEFAULT_BOT_HOSTS
 
@@ -43,7 +45,7 @@ RANDOM = "random"
 POLICY_CHOICES = (FORFEIT, RANDOM)
 DEFAULT_STRIKE_LIMIT = 10
 
-StepCallback = Callable[[dict], None]
+StepCallback = Callable[[StepRecord], None]
 
 
 class Seat(Protocol):
@@ -51,10 +53,10 @@ class Seat(Protocol):
 
     deadline_ms: int
 
-    def info(self) -> dict:
+    def info(self) -> SeatInfo:
         """What the replay records about this seat (kind, bot id, name); never a token."""
 
-    async def decide(self, payload: dict) -> BotReply:
+    async def decide(self, payload: JsonObject) -> BotReply:
         """Answer one decision payload (design.md section 4)."""
 
     async def aclose(self) -> None:
@@ -72,14 +74,14 @@ class PushSeat:
         self.bot_id = bot_id
         self.name = name or url
 
-    def info(self) -> dict:
+    def info(self) -> SeatInfo:
         return {"kind": "bot", "bot_id": self.bot_id, "name": self.name,
                 "deadline_ms": self.deadline_ms}
 
-    async def decide(self, payload: dict) -> BotReply:
+    async def decide(self, payload: JsonObject) -> BotReply:
         return await self.client.decide(payload)
 
-    async def notify(self, payload: dict) -> None:
+    async def notify(self, payload: JsonObject) -> None:
         await self.client.notify(payload)
 
     async def aclose(self) -> None:
@@ -113,13 +115,13 @@ class FailurePolicy:
         return cls(**{code: choice for code in Fault.ALL}, strike_limit=strike_limit)
 
     @classmethod
-    def from_dict(cls, data: dict | None) -> FailurePolicy:
+    def from_dict(cls, data: JsonObject | None) -> FailurePolicy:
         """From a stored policy; records made before the strike limit existed had none."""
         data = dict(data or {})
         data.setdefault("strike_limit", None)
         return cls(**data)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JsonObject:
         return {item.name: getattr(self, item.name) for item in fields(self)}
 
     def action_for(self, fault: str, strikes: int = 0) -> str:
@@ -133,7 +135,7 @@ class FailurePolicy:
 class MatchPlay:
     """One match in progress: its engine state and its replay record so far."""
 
-    def __init__(self, engine: engines.Game, record: dict, state: dict):
+    def __init__(self, engine: engines.Game, record: Record, state: State):
         self.engine = engine
         self.record = record
         self.state = state
@@ -141,10 +143,12 @@ class MatchPlay:
         self.policy = FailurePolicy.from_dict(record["policy"])
 
     @classmethod
-    def start(cls, game: str, seed: int, options: dict, seats: list[dict],
-              policy: FailurePolicy, match_id: str, started_at: str | None = None) -> MatchPlay:
-        """A new match; `seats` are what the replay records of each seat (`Seat.info()`)."""
-        engine = engines.get(game)
+    def start(cls, game: str, seed: int, options: JsonObject, seats: list[SeatInfo],
+              policy: FailurePolicy, match_id: str, started_at: str | None = None,
+              version: str | None = None) -> MatchPlay:
+        """A new match under the rules of `version` (None: the current ones); `seats` are
+        what the replay records of each seat (`Seat.info()`)."""
+        engine = engines.get(game, version)
         state = engine.new_game(num_players=len(seats), seed=seed, options=options)
         record = replay.new_record(
             match_id=match_id, game=game, game_version=engine.version,
@@ -156,7 +160,7 @@ class MatchPlay:
             record["started_at"] = started_at
         return cls(engine, record, state)
 
-    def resume(self, steps: list[dict], state: dict) -> None:
+    def resume(self, steps: list[StepRecord], state: State) -> None:
         """Continue after `steps`, already played and recorded, that led to `state`."""
         self.record["steps"] = list(steps)
         self.state = state
@@ -174,11 +178,12 @@ class MatchPlay:
             return None
         return self.engine.current_seat(self.state)
 
-    def payload(self, seat: int, deadline_ms: int) -> dict:
+    def payload(self, seat: int, deadline_ms: int) -> JsonObject:
         return decision_payload(self.engine, self.state, self.record["match_id"], seat,
                                 self.step, deadline_ms)
 
-    def advance(self, seat: int, reply: BotReply, legal_actions: list[dict]) -> dict:
+    def advance(self, seat: int, reply: BotReply, legal_actions: Sequence[Action]
+                ) -> StepRecord:
         """Judge the seat's reply to the current decision and record the step."""
         step, strikes = self.step, self.record["strikes"][seat]
         action, fault, self.state = _judge(self.engine, self.state, reply, self.policy,
@@ -193,7 +198,7 @@ class MatchPlay:
         self.record["forfeit"] = tally.forfeit
         return entry
 
-    def finish(self, secret: str, finished_at: str | None = None) -> dict:
+    def finish(self, secret: str, finished_at: str | None = None) -> Record:
         """The sealed record of the finished match (signed when a `secret` is given)."""
         forfeit = self.record["forfeit"]
         self.record["result"] = (forfeit_result(len(self.record["seats"]), forfeit) if forfeit
@@ -213,8 +218,9 @@ async def play(match: MatchPlay, seats: Sequence[Seat], on_step: StepCallback | 
             on_step(entry)
 
 
-def run_match(game: str, seed: int, options: dict, seats: Sequence[Seat], policy: FailurePolicy,
-              match_id: str, on_step: StepCallback | None = None, secret: str = "") -> dict:
+def run_match(game: str, seed: int, options: JsonObject, seats: Sequence[Seat],
+              policy: FailurePolicy, match_id: str, on_step: StepCallback | None = None,
+              secret: str = "") -> Record:
     """Play a whole match in this process and return its sealed replay record; the seats
     are closed at the end."""
     match = MatchPlay.start(game, seed, options, [seat.info() for seat in seats], policy,
@@ -231,8 +237,8 @@ def run_match(game: str, seed: int, options: dict, seats: Sequence[Seat], policy
     return match.finish(secret)
 
 
-def decision_payload(engine: engines.Game, state: dict, match_id: str, seat: int, step: int,
-                     deadline_ms: int) -> dict:
+def decision_payload(engine: engines.Game, state: State, match_id: str, seat: int, step: int,
+                     deadline_ms: int) -> JsonObject:
     """The push request of design.md section 4; the observation is the engine's, so a bot
     never sees more than its seat may."""
     observation = engine.observation(state, seat)
@@ -249,13 +255,13 @@ def decision_payload(engine: engines.Game, state: dict, match_id: str, seat: int
     }
 
 
-def substitute_action(seed: int, step: int, legal_actions: list[dict]) -> dict:
+def substitute_action(seed: int, step: int, legal_actions: Sequence[Action]) -> Action:
     """The legal move played for a faulty seat under the random policy: a choice drawn
     from a generator derived from the match seed and the step, so a verifier can redo it."""
     return Rng(seed_state(f"{seed}/substitute/{step}")).choice(legal_actions)
 
 
-def forfeit_result(num_seats: int, forfeit: dict) -> dict:
+def forfeit_result(num_seats: int, forfeit: ForfeitRecord) -> Result:
     """Forfeiter last with score 0; everyone else shares rank 1 with score 1."""
     loser = forfeit["seat"]
     return {
@@ -265,15 +271,15 @@ def forfeit_result(num_seats: int, forfeit: dict) -> dict:
     }
 
 
-def _judge(engine: engines.Game, state: dict, reply: BotReply, policy: FailurePolicy,
-           seed: int, step: int, legal_actions: list[dict], strikes: int
-           ) -> tuple[dict | None, dict | None, dict]:
+def _judge(engine: engines.Game, state: State, reply: BotReply, policy: FailurePolicy,
+           seed: int, step: int, legal_actions: Sequence[Action], strikes: int
+           ) -> tuple[Action | None, FaultRecord | None, State]:
     """(the action played, in the engine's canonical form, the fault record, the new state)
     for one reply."""
     code, detail = reply.fault, reply.detail
     if code is None:
         try:
-            action = engine.canonical_action(reply.action)
+            action: Action = engine.canonical_action(reply.action)
             return action, None, engine.apply(state, action)
         except engines.IllegalAction as error:
             code, detail = Fault.ILLEGAL, error.reason

@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 
+from referee.errors import RefereeError
+
 HEADER = "Referee-Signature"
 SCHEME = "v1"
 TOLERANCE_S = 300
@@ -22,7 +24,7 @@ MAX_HEADER_CHARS = 4096
 MAX_TIMESTAMP_DIGITS = 12
 
 
-class SignatureError(ValueError):
+class SignatureError(RefereeError, ValueError):
     """A request's signature is missing, malformed, stale or wrong; the message says which."""
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import engines
+from engines.base import JsonObject, State
+from referee.match.replay import StepRecord
 from referee.match.rerun import state_after
 
 
@@ -36,12 +38,12 @@ class Viewer:
 class SeenStep:
     """A step as a viewer knows it, and where it leads."""
 
-    played: dict  # the step record as the viewer may see it, with the log entries it added
-    after: dict  # the state after the step
-    view_after: dict  # the viewer's observation of that state
+    played: JsonObject  # the step record as the viewer may see it, with the log entries it added
+    after: State  # the state after the step
+    view_after: JsonObject  # the viewer's observation of that state
 
 
-def see_step(engine: engines.Game, state: dict, view: dict, played: dict,
+def see_step(engine: engines.Game, state: State, view: JsonObject, played: StepRecord,
              viewer: Viewer) -> SeenStep:
     """The step `played` from `state`, as `viewer` (whose view of `state` is `view`) knows
     it: the record masked for that viewer, with the entries it added to the viewer's log."""

@@ -14,11 +14,16 @@ Used by `POST /replays/verify` and, offline, by `referee verify FILE`.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import engines
+from engines.base import Action, State
+from referee.errors import RefereeError
 from referee.match import replay, rerun
 from referee.match.botclient import Fault
+from referee.match.replay import Record, StepRecord
 from referee.match.runner import FORFEIT, RANDOM, FailurePolicy, forfeit_result, substitute_action
 
 VALID = "valid"
@@ -53,17 +58,17 @@ class Report:
     key_id: str | None = None
     notes: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-class _Mismatch(Exception):
+class _Mismatch(RefereeError):
     def __init__(self, step: int | None, field_name: str, reason: str):
         super().__init__(reason)
         self.problem = Problem(step, field_name, reason)
 
 
-def verify(record: dict, keys: list[str] | None = None) -> Report:
+def verify(record: Record, keys: list[str] | None = None) -> Report:
     """Check a replay record; `keys` are the secrets its signature may have been made with."""
     engine = _engine_for(record)
     progress = _Progress()
@@ -88,7 +93,7 @@ def _notes(signature: str, keys_given: bool) -> list[str]:
     return []
 
 
-def _engine_for(record: dict) -> engines.Game:
+def _engine_for(record: Record) -> engines.Game:
     if record.get("format") not in replay.CANONICAL_FORMS:
         raise UnsupportedReplay(f"unknown replay format {record.get('format')!r}; "
                                 f"this referee reads {', '.join(replay.CANONICAL_FORMS)}")
@@ -103,7 +108,7 @@ class _Progress:
     steps: int = 0
 
 
-def _rerun(engine: engines.Game, record: dict, progress: _Progress) -> None:
+def _rerun(engine: engines.Game, record: Record, progress: _Progress) -> None:
     """Re-play the record step by step, counting the steps found consistent."""
     state = _initial_state(engine, record)
     tally = rerun.Tally.of(record["num_players"])
@@ -119,7 +124,7 @@ def _rerun(engine: engines.Game, record: dict, progress: _Progress) -> None:
     _check_end(engine, record, state, tally)
 
 
-def _initial_state(engine: engines.Game, record: dict) -> dict:
+def _initial_state(engine: engines.Game, record: Record) -> State:
     try:
         state = rerun.initial_state(engine, record)
     except engines.InvalidSetup as error:
@@ -139,7 +144,7 @@ class _StepChecker:
     tally: rerun.Tally
     played: int = 0
 
-    def __call__(self, engine: engines.Game, state: dict, step: dict) -> dict:
+    def __call__(self, engine: engines.Game, state: State, step: StepRecord) -> State:
         index, self.played = self.played, self.played + 1
         if self.tally.forfeit is not None:
             raise _Mismatch(index, "steps", "a step follows a forfeit")
@@ -155,15 +160,15 @@ class _StepChecker:
                            self.tally.strikes[seat])
 
 
-def _policy(record: dict) -> FailurePolicy:
+def _policy(record: Record) -> FailurePolicy:
     try:
         return FailurePolicy.from_dict(record["policy"])
     except (TypeError, ValueError) as error:
         raise _Mismatch(None, "policy", str(error)) from None
 
 
-def _apply_step(engine: engines.Game, state: dict, step: dict, seed: int,
-                policy: FailurePolicy, strikes: int) -> dict:
+def _apply_step(engine: engines.Game, state: State, step: StepRecord, seed: int,
+                policy: FailurePolicy, strikes: int) -> State:
     index, action, fault = step["step"], step["action"], step["fault"]
     if fault is None:
         if action is None:
@@ -184,14 +189,15 @@ def _apply_step(engine: engines.Game, state: dict, step: dict, seed: int,
     return _apply(engine, state, action, index)
 
 
-def _apply(engine: engines.Game, state: dict, action: dict, index: int) -> dict:
+def _apply(engine: engines.Game, state: State, action: Action | None, index: int) -> State:
     try:
         return engine.apply(state, action)
     except engines.EngineError as error:
         raise _Mismatch(index, "action", f"the action is refused: {error.reason}") from None
 
 
-def _check_end(engine: engines.Game, record: dict, state: dict, tally: rerun.Tally) -> None:
+def _check_end(engine: engines.Game, record: Record, state: State, tally: rerun.Tally
+               ) -> None:
     end, forfeit, strikes = len(record["steps"]), tally.forfeit, tally.strikes
     if forfeit is None and not engine.is_over(state):
         raise _Mismatch(end, "steps", "the game is not over after the last recorded step")
@@ -201,16 +207,17 @@ def _check_end(engine: engines.Game, record: dict, state: dict, tally: rerun.Tal
     if record["strikes"] != strikes:
         raise _Mismatch(None, "strikes", f"the faults give strikes {strikes}, the record "
                                          f"says {record['strikes']}")
-    expected = (forfeit_result(record["num_players"], forfeit) if forfeit
-                else engine.result(state))
+    expected: Mapping[str, Any] = (forfeit_result(record["num_players"], forfeit) if forfeit
+                                   else engine.result(state))
+    recorded: Mapping[str, Any] = record["result"] or {}
     for part in ("scores", "ranks", "details"):
-        if (record["result"] or {}).get(part) != expected[part]:
+        if recorded.get(part) != expected[part]:
             raise _Mismatch(None, f"result.{part}",
                             f"the re-run gives {part} {expected[part]}, the record says "
-                            f"{(record['result'] or {}).get(part)}")
+                            f"{recorded.get(part)}")
 
 
-def _check_chain(record: dict) -> str:
+def _check_chain(record: Record) -> str:
     chain = record.get("chain")
     if not chain:
         return MISSING
@@ -219,7 +226,7 @@ def _check_chain(record: dict) -> str:
     return VALID if holds else INVALID
 
 
-def _check_signature(record: dict, keys: list[str]) -> tuple[str, str | None]:
+def _check_signature(record: Record, keys: list[str]) -> tuple[str, str | None]:
     signature = record.get("signature")
     if not signature:
         return MISSING, None

@@ -47,6 +47,9 @@ from tournament.store.limits import Limits
 from tournament.store.live import Channels
 from tournament.store.matches import (
     Matches,
+    MatchMeta,
+    MatchSeat,
+    SeatDeadline,
     bot_seats,
     match_fields,
     new_match_meta,
@@ -63,7 +66,8 @@ from tournament.store.timers import Timers
 from tournament.store.tournaments import Tournaments
 
 __all__ = [
-    "FINISHED", "MATCH_QUEUE", "QUEUES", "MatchStatus", "Progress", "Store", "archive_cursor_key",
+    "FINISHED", "MATCH_QUEUE", "QUEUES", "MatchMeta", "MatchSeat", "MatchStatus", "Progress",
+    "SeatDeadline", "Store", "archive_cursor_key",
     "bot_key", "bot_seats", "dumps", "events_channel", "lease_key", "loads", "match_fields",
     "match_key", "new_match_meta", "playing_key", "ratings_events_channel", "ratings_key",
     "running_key", "seat_deadline_ms", "token_digest", "tournament_events_channel",
@@ -78,7 +82,7 @@ class Store(Bots, Matches, PullSeats, Tournaments, Ratings, Timers, Running, Cha
     def __init__(self, client: redis.Redis, archive: ReplayArchive | None = None):
         self.redis = client
         self.archive = archive
-        self.scripts = Scripts(client)
+        self.scripts = Scripts(client.register_script)
 
     @classmethod
     def from_url(cls, url: str, archive: ReplayArchive | None = None) -> Store:

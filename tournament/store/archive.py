@@ -4,13 +4,13 @@ that swaps a match's replay for its summary."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 import redis
 
 from referee.match import compact
 from tournament.store.base import StoreBase
-from tournament.store.codec import text
+from tournament.store.codec import decoded, text
 from tournament.store.keys import (
     MatchField,
     MatchPart,
@@ -22,7 +22,8 @@ from tournament.store.keys import (
     ratings_key,
 )
 
-MatchFields = dict[bytes, bytes]  # a match's hash as stored
+# A match's hash as stored (bytes, typed as redis-py types HGETALL: see `codec.text`).
+MatchFields = dict[bytes | str, bytes | str]
 
 
 class ArchiveCandidate(NamedTuple):
@@ -50,9 +51,11 @@ class ArchiveSide(StoreBase):
                         count: int) -> list[tuple[str, float]]:
         """(match id, creation time) of up to `count` of the game's matches created from
         `low` to `high`, skipping the first `start`, oldest first."""
-        page = self.redis.zrangebyscore(matches_key(game), low, high, start=start, num=count,
-                                        withscores=True)
-        return [(member.decode(), score) for member, score in page]
+        # (member, score) pairs (`withscores`), which redis-py's typing of ZRANGEBYSCORE
+        # does not tell from plain members.
+        page = cast(list[tuple[bytes, float]], self.redis.zrangebyscore(
+            matches_key(game), low, high, start=start, num=count, withscores=True))
+        return [(decoded(member), score) for member, score in page]
 
     def archive_candidates(self, game: str, match_ids: list[str]) -> list[ArchiveCandidate]:
         """Each match's `ArchiveCandidate`, in one round trip."""
@@ -77,7 +80,8 @@ class ArchiveSide(StoreBase):
             fields, stored = pipe.execute()
         return fields, stored
 
-    def replace_with_summary(self, match_id: str, fields: MatchFields, summary: dict) -> bool:
+    def replace_with_summary(self, match_id: str, fields: MatchFields, summary: dict[str, Any]
+                             ) -> bool:
         """Delete the replay and keep only the summary, if the match hash is still `fields`;
         False when it changed meanwhile (the caller reads it again)."""
         key = match_key(match_id)
@@ -91,4 +95,4 @@ class ArchiveSide(StoreBase):
                                     MatchField.ARCHIVED: compact.pack(summary)})
             return True
 
-        return self.redis.transaction(apply, key, value_from_callable=True)
+        return self.transaction(apply, key)

@@ -3,12 +3,13 @@ replays moved out of Redis are read from, and the limits of its connections."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import redis
 from redis.client import Pipeline
+from redis.commands.core import Script
 
 from tournament.store.scripts import Scripts
 
@@ -22,13 +23,14 @@ SOCKET_TIMEOUT_S = 15.0
 # move (`wait_applied`). Past it, a command waits for a free connection (up to the socket
 # timeout) rather than failing.
 MAX_CONNECTIONS = 1000
+T = TypeVar("T")
 
 
 class StoreBase:
     """The client and scripts the operations of every concept share."""
 
     redis: redis.Redis
-    scripts: Scripts
+    scripts: Scripts[Script]
     archive: ReplayArchive | None
 
     @contextmanager
@@ -39,3 +41,11 @@ class StoreBase:
             pipe.multi()  # rq's enqueue on a caller's pipeline wants it in MULTI already
             yield pipe
             pipe.execute()
+
+    def transaction(self, apply: Callable[[Pipeline], T], *watches: str) -> T:
+        """`apply(pipe)` in a transaction watching `watches` (retried while they change
+        under it), and what it answers: `redis.Redis.transaction(value_from_callable=True)`."""
+        # redis-py types `func` as returning None and the answer as a list of replies, which
+        # is what it answers without `value_from_callable`.
+        return self.redis.transaction(  # type: ignore[return-value]
+            apply, *watches, value_from_callable=True)  # type: ignore[arg-type]

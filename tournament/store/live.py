@@ -4,8 +4,11 @@ connection its channels are heard on (`keys.events_channel`, `tournament_events_
 
 from __future__ import annotations
 
+from typing import Any
+
 import redis
 
+from referee.match.replay import StepRecord
 from tournament.store.base import StoreBase
 from tournament.store.codec import loads
 from tournament.store.keys import MatchPart, match_key
@@ -19,7 +22,8 @@ class Channels(StoreBase):
         """A pub/sub connection of this store's client."""
         return self.redis.pubsub()
 
-    def steps_after(self, match_id: str, known: int) -> tuple[dict, list[dict]]:
+    def steps_after(self, match_id: str, known: int
+                    ) -> tuple[dict[str, Any], list[StepRecord]]:
         """The match (empty when there is none) and its recorded steps after the first
         `known`, in one transaction: the driver's last write stores the replay and drops
         the steps list at once, so a finished match has no steps list but its replay."""

@@ -5,20 +5,64 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict, Unpack
 
 import redis
 
 from referee.match import compact
-from referee.match.replay import utc_now
+from referee.match.replay import Record, StepRecord, utc_now
 from tournament.store.base import StoreBase
-from tournament.store.codec import dumps, loads, text
+from tournament.store.codec import binary, decoded, dumps, loads, text
 from tournament.store.keys import MatchField, MatchPart, MatchStatus, match_key, matches_key
 
 
-def new_match_meta(game: str, game_version: str, seats: list[dict], options: dict, seed: int,
-                   policy: dict, deadline_ms: int, pull_deadline_ms: int,
-                   match_id: str | None = None, **tags: Any) -> dict:
+class SeatDeadline(TypedDict, total=False):
+    """A seat's own deadline per decision, when it was given one."""
+
+    deadline_ms: int
+
+
+class MatchSeat(SeatDeadline):
+    """A seat of a match: a registered bot (`kind` "bot") or a pull seat (`kind` "pull",
+    `bot_id` None); `deadline_ms` only when the seat was given a deadline of its own."""
+
+    seat: int
+    kind: str
+    bot_id: str | None
+    name: str
+
+
+class MatchTags(TypedDict, total=False):
+    """What ties a match to others: the tournament it belongs to and its index there, and
+    the matches that share its deal (`tournament.deals`)."""
+
+    tournament_id: str
+    tournament_index: int
+    deal_siblings: list[str]
+
+
+class MatchMeta(MatchTags):
+    """A match's record as created (`new_match_meta`), fixed from then on: the `meta` field
+    of its hash."""
+
+    id: str
+    game: str
+    game_version: str
+    num_players: int
+    seats: list[MatchSeat]
+    options: dict[str, Any]
+    seed: int
+    policy: dict[str, Any]
+    deadline_ms: int
+    pull_deadline_ms: int
+    created_at: str
+
+
+def new_match_meta(game: str, game_version: str, seats: list[MatchSeat],
+                   options: dict[str, Any], seed: int, policy: dict[str, Any], deadline_ms: int,
+                   pull_deadline_ms: int, match_id: str | None = None,
+                   **tags: Unpack[MatchTags]) -> MatchMeta:
     """A new match's record as `create_match` stores it (a fresh id unless given); `tags`
     add fields such as the tournament it belongs to."""
     return {
@@ -29,7 +73,7 @@ def new_match_meta(game: str, game_version: str, seats: list[dict], options: dic
     }
 
 
-def seat_deadline_ms(match: dict, seat: int) -> int:
+def seat_deadline_ms(match: Mapping[str, Any], seat: int) -> int:
     """A seat's deadline per decision: its own when it was given one, else the match's for
     its kind (`deadline_ms` for a bot, `pull_deadline_ms` for a pull seat)."""
     info = match["seats"][seat]
@@ -37,26 +81,26 @@ def seat_deadline_ms(match: dict, seat: int) -> int:
     return info.get("deadline_ms", default)
 
 
-def bot_seats(bots: list[tuple[str, str]]) -> list[dict]:
+def bot_seats(bots: list[tuple[str, str]]) -> list[MatchSeat]:
     """The seats of a match between registered bots, from (bot id, seat name) in seat order."""
     return [{"seat": seat, "kind": "bot", "bot_id": bot_id, "name": name}
             for seat, (bot_id, name) in enumerate(bots)]
 
 
-def match_fields(fields: dict[bytes, bytes]) -> dict | None:
+def match_fields(fields: Mapping[bytes | str, bytes | str]) -> dict[str, Any] | None:
     """A match hash as `Store.get_match` answers it: meta merged with the status fields
     (an archived match: its packed summary, with `archive`, the replay's file)."""
     if not fields:
         return None
-    named = {k.decode(): v for k, v in fields.items()}
+    named = {decoded(k): v for k, v in fields.items()}
     if MatchField.ARCHIVED in named:
-        return compact.unpack(named[MatchField.ARCHIVED])
-    match = compact.unpack(named[MatchField.META])
+        return compact.unpack(binary(named[MatchField.ARCHIVED]))
+    match = compact.unpack(binary(named[MatchField.META]))
     match.update(
-        status=named[MatchField.STATUS].decode(),
+        status=decoded(named[MatchField.STATUS]),
         step=int(named[MatchField.STEP]),
         to_move=loads(named.get(MatchField.TO_MOVE)),
-        result=compact.unpack(named.get(MatchField.RESULT)),
+        result=compact.unpack(binary(named.get(MatchField.RESULT))),
         forfeit=loads(named.get(MatchField.FORFEIT)),
         error=text(named.get(MatchField.ERROR)),
         started_at=text(named.get(MatchField.STARTED_AT)),
@@ -65,16 +109,17 @@ def match_fields(fields: dict[bytes, bytes]) -> dict | None:
     return match
 
 
-def match_meta(client: redis.Redis | redis.client.Pipeline, match_id: str) -> dict | None:
+def match_meta(client: redis.Redis | redis.client.Pipeline, match_id: str
+               ) -> MatchMeta | None:
     """The match's meta (archived or not) read on `client`, e.g. a pipeline in WATCH."""
     meta, archived = client.hmget(match_key(match_id), MatchField.META, MatchField.ARCHIVED)
-    return compact.unpack(meta if meta is not None else archived)
+    return compact.unpack(binary(meta if meta is not None else archived))
 
 
 class Matches(StoreBase):
     """Matches: created, read one or many, listed, their steps and replays."""
 
-    def create_match(self, meta: dict, state: dict, to_move: int | None,
+    def create_match(self, meta: MatchMeta, state: dict[str, Any], to_move: int | None,
                      token_digests: dict[int, str],
                      pipe: redis.client.Pipeline | None = None) -> None:
         """Store a new match, queued, with its initial state as the live state; on `pipe`,
@@ -97,11 +142,11 @@ class Matches(StoreBase):
         pipe.zadd(matches_key(), {match_id: created})
         pipe.zadd(matches_key(meta["game"]), {match_id: created})
 
-    def get_match(self, match_id: str) -> dict | None:
+    def get_match(self, match_id: str) -> dict[str, Any] | None:
         """The match's meta merged with its current status fields, or None."""
         return match_fields(self.redis.hgetall(match_key(match_id)))
 
-    def get_matches(self, match_ids: list[str]) -> list[dict | None]:
+    def get_matches(self, match_ids: list[str]) -> list[dict[str, Any] | None]:
         """`get_match` of every id, in one round trip."""
         with self.redis.pipeline(transaction=False) as pipe:
             for match_id in match_ids:
@@ -130,11 +175,11 @@ class Matches(StoreBase):
             ids, total = pipe.execute()
         return [i.decode() for i in ids], total
 
-    def steps(self, match_id: str) -> list[dict]:
+    def steps(self, match_id: str) -> list[StepRecord]:
         return [loads(raw) for raw in self.redis.lrange(match_key(match_id, MatchPart.STEPS),
                                                         0, -1)]
 
-    def get_replay(self, match_id: str) -> dict | None:
+    def get_replay(self, match_id: str) -> Record | None:
         """The finished match's sealed replay, from Redis or from the archive
         (`referee.match.compact.StoredReplayError` when it cannot be read back here)."""
         data, archived = self._stored_replay(match_id)
@@ -142,7 +187,7 @@ class Matches(StoreBase):
             return self._archived_replay(match_id, archived)
         return None if data is None else compact.decode(data)
 
-    def get_replay_steps(self, match_id: str) -> dict | None:
+    def get_replay_steps(self, match_id: str) -> Record | None:
         """The finished match's replay, its steps without state hashes unless archived (no
         re-run)."""
         data, archived = self._stored_replay(match_id)
@@ -159,7 +204,7 @@ class Matches(StoreBase):
             data, archived = pipe.execute()
         return data, None if archived is None else compact.unpack(archived)["archive"]
 
-    def _archived_replay(self, match_id: str, relative: str) -> dict:
+    def _archived_replay(self, match_id: str, relative: str) -> Record:
         if self.archive is None:
             raise compact.StoredReplayError(
                 f"the replay of match {match_id} is archived ({relative}) and this process "

@@ -14,6 +14,7 @@ it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 import redis.asyncio as aioredis
@@ -21,6 +22,7 @@ from redis.commands.core import AsyncScript
 
 from referee.errors import RefereeError
 from referee.match import compact
+from referee.match.replay import Record, StepRecord
 from tournament.store.codec import loads
 from tournament.store.keys import (
     MatchField,
@@ -52,9 +54,9 @@ class LeaseLost(RefereeError):
 class Loaded:
     """What a driver reads to continue a match, in one round trip."""
 
-    match: dict
-    state: dict
-    steps: list[dict]
+    match: dict[str, Any]  # as `Store.get_match` reads it
+    state: dict[str, Any] | None  # the live state (None: none recorded)
+    steps: list[StepRecord]
 
 
 class Progress:
@@ -62,7 +64,7 @@ class Progress:
 
     def __init__(self, client: aioredis.Redis):
         self.redis = client
-        self.scripts = Scripts(client)
+        self.scripts = Scripts(client.register_script)
 
     async def load(self, match_id: str) -> Loaded | None:
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -111,7 +113,7 @@ class Progress:
                 await pipe.execute()
         return first_started_at.decode()
 
-    async def record(self, match_id: str, holder: str, entry: dict, state_json: bytes,
+    async def record(self, match_id: str, holder: str, entry: StepRecord, state_json: bytes,
                      to_move: int | None, pull_move_played: bool, game: str, bot: str) -> None:
         """Record a step with the state after it, and count its decision in the cluster's
         metrics, in one round trip (idempotent: a step already recorded by this very write,
@@ -120,7 +122,7 @@ class Progress:
         step = entry["step"]
         live = b'{"step":%d,"state":%b}' % (step + 1, state_json)
         counts = decision_increments(game, bot, entry["elapsed_ms"] / 1000,
-                                     (entry["fault"] or {}).get("code"))
+                                     entry["fault"]["code"] if entry["fault"] else None)
         answer = await self.scripts.record(
             keys=[match_key(match_id), match_key(match_id, MatchPart.STEPS),
                   match_key(match_id, MatchPart.LIVE), lease_key(match_id),
@@ -141,11 +143,12 @@ class Progress:
             raise LeaseLost(match_id)
         return answer == 1
 
-    async def take_move(self, match_id: str, seat: int, step: int) -> dict | None:
+    async def take_move(self, match_id: str, seat: int, step: int) -> dict[str, Any] | None:
         """The move posted for `step` by the seat's client, if any; moves posted for
         other (older) steps are dropped."""
         while (raw := await self.redis.lpop(inbox_key(match_id, seat))) is not None:
-            move = orjson.loads(raw)
+            # One element (no `count`), which redis-py's typing of LPOP does not tell.
+            move = orjson.loads(raw)  # type: ignore[arg-type]
             if move["step"] == step:
                 return move
         return None
@@ -163,7 +166,7 @@ class Progress:
             asked_at, (seconds, micros) = await pipe.execute()
         return int(asked_at or 0), seconds * 1000 + micros // 1000
 
-    async def finish(self, match_id: str, holder: str, record: dict, seats: int) -> None:
+    async def finish(self, match_id: str, holder: str, record: Record, seats: int) -> None:
         """Store the sealed replay and the result, drop what only a running match needs
         and release the lease, atomically."""
         await self._fenced(self.scripts.end_match, _end_keys(match_id, seats), [
@@ -194,7 +197,7 @@ class Progress:
                 pipe.srem(playing_key(bot), match_id)
             await pipe.execute()
 
-    async def _fenced(self, script: AsyncScript, keys: list[str], args: list,
+    async def _fenced(self, script: AsyncScript, keys: list[str], args: list[Any],
                       status: tuple[str, MatchStatus] | None = None) -> None:
         """Run a lease-checking script (and count the status a match enters, in the same
         round trip); LeaseLost when the lease is not ours."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from typing import Any
 
 from tournament.store.base import SOCKET_TIMEOUT_S, StoreBase
 from tournament.store.codec import dumps, loads
@@ -34,7 +35,8 @@ class PullSeats(StoreBase):
     """What the API reads and writes for a pull seat's client."""
 
     def seat_view(self, match_id: str,
-                  token: str | None) -> tuple[dict | None, int | None, dict | None]:
+                  token: str | None
+                  ) -> tuple[dict[str, Any] | None, int | None, dict[str, Any] | None]:
         """What a pull seat's request needs, in one round trip: the match (or None), the
         seat whose token this is (or None) and the live state."""
         with self.redis.pipeline(transaction=False) as pipe:
@@ -45,7 +47,7 @@ class PullSeats(StoreBase):
         seat = _seat_of(tokens, token) if token is not None else None
         return match_fields(fields), seat, loads(live)
 
-    def post_move(self, match_id: str, seat: int, step: int, action: dict) -> bool:
+    def post_move(self, match_id: str, seat: int, step: int, action: dict[str, Any]) -> bool:
         """Claim `step` and hand the move to the driver, atomically (a script): True for the
         first move posted for the step, False (and nothing posted) for any later one."""
         claimed = self.scripts.claim_and_push(

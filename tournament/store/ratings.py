@@ -43,7 +43,7 @@ class Ratings(StoreBase):
         game, match_id = match["game"], match["id"]
         counted_key = ratings_key(game, RatingsPart.COUNTED)
         rated = result is not None and update_elo is not None
-        bots = sorted(set(result["seats"])) if rated else []
+        bots = sorted(set(result["seats"])) if rated and result is not None else []
 
         def apply(pipe: redis.client.Pipeline) -> bool:
             if pipe.sismember(counted_key, match_id):
@@ -58,7 +58,7 @@ class Ratings(StoreBase):
             _announce(pipe, match, rated)
             return True
 
-        return self.redis.transaction(apply, counted_key, value_from_callable=True)
+        return self.transaction(apply, counted_key)
 
     def leaderboard_ratings(self, game: str
                             ) -> tuple[dict[str, float], dict[str, int], dict[str, dict]]:
@@ -112,14 +112,15 @@ class Ratings(StoreBase):
 
 def _ratings_before(pipe: redis.client.Pipeline, game: str,
                     bots: list[str]) -> dict[str, tuple[float, int]]:
-    """Each bot's live Elo and rated matches so far (absent: a new bot)."""
+    """Each bot's live Elo and rated matches so far (absent: a new bot; `_rate` writes the
+    two together)."""
     if not bots:
         return {}
     elos = pipe.hmget(ratings_key(game, RatingsPart.ELO), bots)
     games = pipe.hmget(ratings_key(game, RatingsPart.GAMES), bots)
     return {bot: (loads(elo), int(played)) for bot, elo, played in zip(bots, elos, games,
                                                                         strict=True)
-            if elo is not None}
+            if elo is not None and played is not None}
 
 
 def _rate(pipe: redis.client.Pipeline, game: str, result: Result,

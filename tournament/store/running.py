@@ -3,9 +3,12 @@ their driver, and the one transaction that takes such a match over."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import redis
 
 from tournament.store.base import StoreBase
+from tournament.store.codec import decoded
 from tournament.store.keys import MatchField, MatchStatus, lease_key, match_key, running_key
 
 DRIVABLE = (MatchStatus.QUEUED.encode(), MatchStatus.RUNNING.encode())
@@ -15,7 +18,9 @@ class Running(StoreBase):
     """The matches a driver holds, seen from outside the drivers."""
 
     def running_match_ids(self) -> list[str]:
-        return [raw.decode() for raw in self.redis.zrange(running_key(), 0, -1)]
+        # Members only (no `withscores`), which redis-py's typing of ZRANGE does not tell.
+        members = cast(list[bytes], self.redis.zrange(running_key(), 0, -1))
+        return [decoded(raw) for raw in members]
 
     def running_count(self) -> int:
         """Matches a driver holds now (parked ones are not in the index)."""
@@ -51,4 +56,4 @@ class Running(StoreBase):
             pipe.zrem(running, match_id)
             return int(attempt or 0) + 1
 
-        return self.redis.transaction(apply, key, lease, running, value_from_callable=True)
+        return self.transaction(apply, key, lease, running)

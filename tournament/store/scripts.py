@@ -10,10 +10,11 @@ leases of the matches holding a bot's slots) are not declared: one Redis, not a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from string import Template
+from typing import Generic, TypeVar
 
-import redis
-import redis.asyncio as aioredis
+from redis.commands.core import AsyncScript, Script
 
 from tournament.store.keys import END, MatchField, MatchStatus
 
@@ -181,20 +182,24 @@ return 1
 """)
 
 
-class Scripts:
-    """Every script registered on one client, sync or asyncio (registering computes its
-    SHA1 once; a call runs EVALSHA, loading the script first where Redis lacks it)."""
+S = TypeVar("S", Script, AsyncScript)
 
-    def __init__(self, client: redis.Redis | aioredis.Redis):
-        self.claim_and_push = client.register_script(CLAIM_AND_PUSH)
-        self.set_timer = client.register_script(SET_TIMER)
-        self.due_timers = client.register_script(DUE_TIMERS)
-        self.advance_cursor = client.register_script(ADVANCE_CURSOR)
-        self.take_lease = client.register_script(TAKE_LEASE)
-        self.renew_lease = client.register_script(RENEW_LEASE)
-        self.release_lease = client.register_script(RELEASE_LEASE)
-        self.start = client.register_script(START)
-        self.record = client.register_script(RECORD)
-        self.park = client.register_script(PARK)
-        self.end_match = client.register_script(END_MATCH)
-        self.take_slots = client.register_script(TAKE_SLOTS)
+
+class Scripts(Generic[S]):
+    """Every script registered on one client, sync or asyncio, by its `register_script`
+    (`Scripts(client.register_script)`: `Script`s or `AsyncScript`s; registering computes
+    its SHA1 once; a call runs EVALSHA, loading the script first where Redis lacks it)."""
+
+    def __init__(self, register: Callable[[str], S]):
+        self.claim_and_push: S = register(CLAIM_AND_PUSH)
+        self.set_timer: S = register(SET_TIMER)
+        self.due_timers: S = register(DUE_TIMERS)
+        self.advance_cursor: S = register(ADVANCE_CURSOR)
+        self.take_lease: S = register(TAKE_LEASE)
+        self.renew_lease: S = register(RENEW_LEASE)
+        self.release_lease: S = register(RELEASE_LEASE)
+        self.start: S = register(START)
+        self.record: S = register(RECORD)
+        self.park: S = register(PARK)
+        self.end_match: S = register(END_MATCH)
+        self.take_slots: S = register(TAKE_SLOTS)

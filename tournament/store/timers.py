@@ -9,6 +9,7 @@ from collections.abc import Callable
 import redis
 
 from tournament.store.base import StoreBase
+from tournament.store.codec import decoded
 from tournament.store.keys import MatchField, match_key, timers_key
 
 # Queues the job `reason` of a match on a pipeline in MULTI (`tournament.wakeups.wake`).
@@ -46,7 +47,7 @@ class Timers(StoreBase):
         reason = self.redis.hget(match_key(match_id), MatchField.DEADLINE_TIMER)
         if reason is not None:
             with self.redis.pipeline() as pipe:
-                pipe.zrem(timers_key(), timer_member(match_id, reason.decode()))
+                pipe.zrem(timers_key(), timer_member(match_id, decoded(reason)))
                 pipe.hdel(match_key(match_id), MatchField.DEADLINE_TIMER)
                 pipe.execute()
 

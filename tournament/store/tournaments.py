@@ -12,7 +12,7 @@ import redis
 
 from referee.match.replay import utc_now
 from tournament.store.base import StoreBase
-from tournament.store.codec import dumps, loads
+from tournament.store.codec import decoded, dumps, loads
 from tournament.store.keys import (
     FINISHED,
     INTERVALS,
@@ -52,7 +52,7 @@ class FormatTransaction:
 
     def match_ids(self, first: int, count: int) -> list[str]:
         """`count` of the tournament's match ids from place `first` in schedule order."""
-        return [raw.decode() for raw in self.pipe.lrange(
+        return [decoded(raw) for raw in self.pipe.lrange(
             tournament_key(self.tournament_id, TournamentPart.MATCHES), first,
             first + count - 1)]
 
@@ -154,9 +154,9 @@ class Tournaments(StoreBase):
 
     def counted_match_ids(self, tournament_id: str) -> set[str]:
         """The matches counted, as played or failed."""
-        return {m.decode() for m in self.redis.sunion(
-            tournament_key(tournament_id, TournamentPart.DONE),
-            tournament_key(tournament_id, TournamentPart.FAILED))}
+        return {decoded(m) for m in self.redis.sunion(
+            [tournament_key(tournament_id, TournamentPart.DONE),
+             tournament_key(tournament_id, TournamentPart.FAILED)])}
 
     def tournament_results(self, tournament_id: str) -> list[dict]:
         """The counted results, in schedule order."""
@@ -190,7 +190,7 @@ class Tournaments(StoreBase):
             pipe.publish(tournament_events_channel(meta["id"]), FINISHED)
             return True
 
-        return self.redis.transaction(apply, key, value_from_callable=True)
+        return self.transaction(apply, key)
 
     # ----- progressive formats ------------------------------------------------------------
     def format_state(self, tournament_id: str, kind: str) -> dict | None:

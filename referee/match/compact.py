@@ -100,8 +100,8 @@ def _restore_hashes(record: Record) -> None:
         engine = rerun.engine_for(record)
     except rerun.RecordError as error:
         raise StoredReplayError(str(error)) from None
-    for replayed in rerun.rerun(engine, record):
-        replayed.step["state_hash"] = replay.state_hash(replayed.after, record["format"])
+    for step, after in rerun.rerun(engine, record):
+        step["state_hash"] = replay.state_hash(after, record["format"])
     chain = record.get("chain")
     if chain and chain["head"] != replay.chain_head(record):
         raise StoredReplayError("the stored replay does not re-run to its sealed chain head")

@@ -49,32 +49,21 @@ def state_after(engine: engines.Game, state: State, step: Step) -> State:
     return state if step["action"] is None else engine.apply(state, step["action"])
 
 
-@dataclass(frozen=True)
-class Replayed:
-    """One recorded step re-run: the state it was decided in and the state it led to."""
-
-    index: int
-    step: Step
-    before: State
-    after: State
-
-
-def rerun(engine: engines.Game, record: Record, steps: Iterable[Step] | None = None,
-          apply: StepApplier = state_after) -> Iterator[Replayed]:
-    """Every step of `record` (or the first `steps` of it) re-run from its initial state;
-    `apply` plays a step (a verifier checks each step as it plays it)."""
-    state = initial_state(engine, record)
-    for index, step in enumerate(record["steps"] if steps is None else steps):
-        after = apply(engine, state, step)
-        yield Replayed(index, step, state, after)
-        state = after
+def rerun(engine: engines.Game, record: Record, apply: StepApplier = state_after,
+          start: State | None = None) -> Iterator[tuple[Step, State]]:
+    """Every recorded step with the state it led to, re-run from `start` (by default the
+    record's initial state); `apply` plays a step (a verifier checks each as it plays it)."""
+    state = initial_state(engine, record) if start is None else start
+    for step in record["steps"]:
+        state = apply(engine, state, step)
+        yield step, state
 
 
 def state_before(engine: engines.Game, record: Record, step: int) -> State:
     """The state in which the decision of `step` was asked."""
     state = initial_state(engine, record)
-    for replayed in rerun(engine, record, record["steps"][:step]):
-        state = replayed.after
+    for played in record["steps"][:step]:
+        state = state_after(engine, state, played)
     return state
 
 

@@ -113,14 +113,13 @@ def _rerun(engine: engines.Game, record: Record, progress: _Progress) -> None:
     state = _initial_state(engine, record)
     tally = rerun.Tally.of(record["num_players"])
     checked = _StepChecker(_policy(record), record["seed"], tally)
-    for replayed in rerun.rerun(engine, record, apply=checked):
-        index, step = replayed.index, replayed.step
-        if replay.state_hash(replayed.after, record["format"]) != step["state_hash"]:
+    for index, (step, after) in enumerate(rerun.rerun(engine, record, checked, state)):
+        if replay.state_hash(after, record["format"]) != step["state_hash"]:
             raise _Mismatch(index, "state_hash",
                             "the state after this step does not match the recorded hash")
         tally.count(step)
         progress.steps = index + 1
-        state = replayed.after
+        state = after
     _check_end(engine, record, state, tally)
 
 

@@ -37,7 +37,7 @@ from engines.base import Result
 from referee.config import Config
 from referee.match import replay
 from referee.match.botclient import PROTOCOL, RAW_LIMIT, BotReply, Fault
-from referee.match.replay import FaultRecord, Record, SeatInfo, StepRecord
+from referee.match.replay import Record, SeatInfo, StepRecord
 from referee.match.runner import FailurePolicy, MatchPlay, PushSeat
 from tournament import results, wakeups
 from tournament.store import MatchStatus, Store, seat_deadline_ms
@@ -164,8 +164,8 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
         bot = match["seats"][seat].get("bot_id") or PULL_SEAT
         await context.persist(progress.record, match_id, holder, entry, play.state_json,
                               play.to_move, seat not in seats, match["game"], bot)
-        if entry["fault"]:
-            _log_fault(match_id, bot, entry, entry["fault"])
+        if (fault := entry["fault"]) is not None:
+            _log_fault(match_id, bot, entry, fault["code"])
     record = play.finish(context.config.secret)
     await context.persist(progress.finish, match_id, holder, record, match["num_players"])
     log.info("match finished", extra={"match_id": match_id, "steps": len(record["steps"]),
@@ -256,8 +256,7 @@ def _duration_ms(record: Record) -> float:
     return round((finished - started).total_seconds() * 1000, 3)
 
 
-def _log_fault(match_id: str, bot: str, entry: StepRecord, recorded: FaultRecord) -> None:
-    fault = recorded["code"]
+def _log_fault(match_id: str, bot: str, entry: StepRecord, fault: str) -> None:
     log.warning("seat %d: %s fault", entry["seat"], fault, extra={
         "match_id": match_id, "bot_id": bot, "step": entry["step"], "fault": fault,
         "duration_ms": entry["elapsed_ms"]})

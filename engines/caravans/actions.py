@@ -13,8 +13,8 @@ from engines.rng import Rng
 from engines.types import State
 
 from . import bidding, flow, routes, trade
-from .components import MAP_ROUTES, ROUTES, buy_cost, destroy_cost
-from .routes import accessible_maps, build_gold, open_route_matches
+from .components import CARDS, MAP_ROUTES, ROUTES, buy_cost, destroy_cost
+from .routes import accessible_maps, build_gold, open_route_matches, open_routes
 from .trade import OfferAction
 
 
@@ -145,8 +145,9 @@ def do_build(state: State, action: BuildAction, rng: Rng) -> None:
 def legal_buys(state: State) -> list[RouteAction]:
     seat = flow.acting_seat(state)
     gold = state["gold"][seat]
-    return [{"type": "buy", "route": r} for r, cards in open_route_matches(state, seat).items()
-            if buy_cost(r) <= gold and not cards]
+    held = {CARDS[card]["type"] for card in state["hands"][seat]}
+    return [{"type": "buy", "route": r} for r in open_routes(state, seat)
+            if buy_cost(r) <= gold and held.isdisjoint(ROUTES[r]["types"])]
 
 
 def do_buy(state: State, action: RouteAction, rng: Rng) -> None:

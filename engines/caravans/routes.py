@@ -106,13 +106,15 @@ def matching_cards(state: State, seat: int, route: str) -> list[int]:
     return [card for card in state["hands"][seat] if CARDS[card]["type"] in ROUTES[route]["types"]]
 
 
+def open_routes(state: State, seat: int) -> list[str]:
+    """Every unowned route `seat` may work on, map by map."""
+    owner = state["owner"]
+    return [r for c in accessible_maps(state, seat) for r in MAP_ROUTES[c] if owner[r] is None]
+
+
 def open_route_matches(state: State, seat: int) -> dict[str, list[int]]:
     """Every unowned route `seat` may work on, with the matching cards of their hand."""
-    owner = state["owner"]
-    return {
-        r: matching_cards(state, seat, r)
-        for c in accessible_maps(state, seat) for r in MAP_ROUTES[c] if owner[r] is None
-    }
+    return {r: matching_cards(state, seat, r) for r in open_routes(state, seat)}
 
 
 def reachable_route(state: State, seat: int, route: str) -> str:

@@ -141,6 +141,7 @@ class MatchPlay:
         self.state = state
         self.state_json = b""  # the canonical JSON of `state` once a step is played
         self.policy = FailurePolicy.from_dict(record["policy"])
+        self.tally = Tally(record["strikes"], record["forfeit"])  # kept in the record too
 
     @classmethod
     def start(cls, game: str, seed: int, options: JsonObject, seats: list[SeatInfo],
@@ -164,8 +165,8 @@ class MatchPlay:
         """Continue after `steps`, already played and recorded, that led to `state`."""
         self.record["steps"] = list(steps)
         self.state = state
-        tally = Tally.of(len(self.record["seats"]), steps)
-        self.record["strikes"], self.record["forfeit"] = tally.strikes, tally.forfeit
+        self.tally = Tally.of(len(self.record["seats"]), steps)
+        self.record["strikes"], self.record["forfeit"] = self.tally.strikes, self.tally.forfeit
 
     @property
     def step(self) -> int:
@@ -193,9 +194,8 @@ class MatchPlay:
                                    elapsed_ms=reply.elapsed_ms,
                                    state_digest=hashlib.sha256(self.state_json).hexdigest())
         self.record["steps"].append(entry)
-        tally = Tally(self.record["strikes"], self.record["forfeit"])
-        tally.count(entry)
-        self.record["forfeit"] = tally.forfeit
+        self.tally.count(entry)
+        self.record["forfeit"] = self.tally.forfeit
         return entry
 
     def finish(self, secret: str, finished_at: str | None = None) -> Record:

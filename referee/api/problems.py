@@ -23,6 +23,7 @@ import engines
 from referee import errors as catalogue
 from referee.errors import ProblemType, RefereeError
 from referee.match.compact import StoredReplayError
+from referee.match.rerun import RecordError
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +125,8 @@ def register(app: Flask) -> None:
                                         "the referee's Redis does not answer"))
 
     @app.errorhandler(StoredReplayError)
-    def handle_unreadable_replay(error: StoredReplayError) -> Response:
+    @app.errorhandler(RecordError)  # e.g. an archived replay of a version not played here
+    def handle_unreadable_replay(error: StoredReplayError | RecordError) -> Response:
         log.error("stored replay unreadable: %s", error)
         return problem_response(Problem(
             catalogue.REPLAY_UNAVAILABLE,

@@ -40,7 +40,7 @@ from referee.match import verify as audit
 from referee.match.botclient import Fault
 from referee.match.compact import StoredReplayError
 from referee.match.replay import Record, SeatRecord
-from referee.match.rerun import state_before
+from referee.match.rerun import engine_for, state_before
 from referee.match.runner import POLICY_CHOICES
 from referee.match.step_views import Viewer, see_step
 from tournament.deals import secret_deals
@@ -224,7 +224,7 @@ def get_replay_step(match_id: str, step: int) -> Response:
         raise not_found(f"seat {seat} (this match has seats 0 to {len(record['seats']) - 1})")
     if step > len(record["steps"]):
         raise not_found(f"step {step} (the record has steps 0 to {len(record['steps'])})")
-    engine = engines.get(record["game"], record["game_version"])
+    engine = engine_for(record)
     state = state_before(engine, record, step)
     view = engine.observation(state, seat)
     played = (see_step(engine, state, view, record["steps"][step], Viewer(seat)).played

@@ -205,3 +205,19 @@ def test_counting_an_archived_match_again_changes_nothing(redis_url, store, arch
     archive.archive_finished(store, archive.ReplayArchive(archive_dir), NOW)
     assert not results.count_finished(Store.from_url(redis_url), match_id)
     assert drive_match(redis_url, match_id, SECRET)["status"] == "finished"
+
+
+def test_an_archived_replay_of_rules_not_played_here_is_served_but_not_stepped(
+        api, store, archive_dir, finished_match):
+    """An archived record carries every hash and reads back without an engine; stepping
+    through it needs its rules version, and one this referee lacks (a file written by a
+    newer referee) is a 503, not a server error."""
+    match_id = finished_match("aladino")
+    record = api.get(f"/matches/{match_id}/replay").get_json()
+    archive.archive_finished(store, archive.ReplayArchive(archive_dir), NOW)
+    path = next(archive_dir.rglob(f"{match_id}.json.gz"))
+    path.write_bytes(gzip.compress(orjson.dumps({**record, "game_version": "99.0.0"})))
+    assert api.get(f"/matches/{match_id}/replay").get_json()["game_version"] == "99.0.0"
+    response = api.get(f"/matches/{match_id}/replay/1")
+    assert response.status_code == 503, response.get_json()
+    assert response.get_json()["type"] == "/problems/replay/unavailable"

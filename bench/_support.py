@@ -5,8 +5,11 @@ a bot, and small statistics."""
 from __future__ import annotations
 
 import asyncio
+import atexit
+import functools
 import os
 import platform
+import shutil
 import socket
 import subprocess
 import sys
@@ -26,6 +29,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from referee.match.runner import FailurePolicy, PushSeat, run_match  # noqa: E402
+from referee.match.sealing import Sealer, append_new_key  # noqa: E402
 from referee.processes import python_module, spawn  # noqa: E402
 from referee.redis_server import RedisServer, free_port  # noqa: E402
 from tournament.store import bot_seats, new_match_meta  # noqa: E402
@@ -45,9 +49,24 @@ def header(title: str, goal: str) -> None:
           f"Python {platform.python_version()}, {load()}")
 
 
+@functools.cache
+def key_file() -> Path:
+    """An Ed25519 key file for this bench run (a temporary folder that goes with it): what
+    the servers and workers it starts sign with."""
+    folder = Path(tempfile.mkdtemp(prefix="referee-bench-keys-"))
+    atexit.register(shutil.rmtree, folder, True)
+    append_new_key(folder / "signing-keys.pem")
+    return folder / "signing-keys.pem"
+
+
 def child_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), **extra)
-    return env
+    """The environment of a server or worker the bench starts (signing with `key_file`)."""
+    return dict(os.environ, PYTHONPATH=str(ROOT), REFEREE_SIGNING_KEY_FILE=str(key_file()),
+                **extra)
+
+
+def sealer() -> Sealer:
+    return Sealer.from_key_file(key_file())
 
 
 def start(argv: list[str], port: int | None = None, env: dict[str, str] | None = None,
@@ -73,13 +92,13 @@ def start_slow_bot(delay_ms: float, *extra: str) -> tuple[str, subprocess.Popen]
     return f"http://127.0.0.1:{port}/", process
 
 
-def play_match(url: str, game: str, variant: dict, seed: int, secret: str = ""
-               ) -> tuple[dict, float]:
+def play_match(url: str, game: str, variant: dict, seed: int,
+               signer: Sealer | None = None) -> tuple[dict, float]:
     """One in-process `run_match`, every seat the bot at `url`: (replay record, seconds)."""
     seats = [PushSeat(url, deadline_ms=10000) for _ in range(variant["num_players"])]
     started = time.perf_counter()
     record = run_match(game, seed, variant["options"], seats, FailurePolicy(),
-                       f"bench-{seed}", secret=secret)
+                       f"bench-{seed}", sealer=signer)
     return record, elapsed(started)
 
 

@@ -83,7 +83,7 @@ def seed_store(store: Store, redis_url: str, matches: int) -> list[str]:
         store.create_match(meta, state, engine.current_seat(state), {})
         record = replay.seal({**sample, "match_id": match_id,
                               "seats": [{**seat, "deadline_ms": 1000}
-                                        for seat in meta["seats"]]}, "")
+                                        for seat in meta["seats"]]}, None)
         _support.store_finished(redis_url, match_id, record)
         results.count_finished(store, match_id)
         match_ids.append(match_id)

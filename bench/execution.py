@@ -64,6 +64,7 @@ class Stack:
         self.port = free_port()
         self.env = {**os.environ, "PYTHONPATH": str(root), "REDIS_URL": server.url,
                     "REFEREE_ADMIN_TOKEN": ADMIN, "REFEREE_SECRET": "bench",
+                    "REFEREE_SIGNING_KEY_FILE": str(_support.key_file()),
                     "REFEREE_BOT_MAX_MATCHES": "1000"}
         self.api_process = self._spawn("serve", "--port", str(self.port), "--workers", "1")
         self.workers: list[subprocess.Popen] = []

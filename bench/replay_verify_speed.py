@@ -18,15 +18,17 @@ import _support
 
 import engines
 from referee.match import verify as audit
+from referee.match.sealing import Sealer, SigningKey, Verifier
 from referee.processes import stop_all
 
 GOAL = 50.0
-SECRET = "bench-secret"
+SEALER = Sealer((SigningKey.generate(),))
+KEYS = Verifier.of([SEALER.keys[0].public_raw])
 
 
 def verify_seconds(record: dict) -> float:
     started = time.perf_counter()
-    report = audit.verify(record, keys=[SECRET])
+    report = audit.verify(record, KEYS)
     spent = _support.elapsed(started)
     if not report.valid:
         raise RuntimeError(f"replay {record['match_id']} did not verify: {report.problem}")
@@ -43,7 +45,7 @@ def measure(label: str, url: str, matches: int) -> tuple[float, float]:
             match_s = verify_s = 0.0
             steps = 0
             for seed in range(matches):
-                record, spent = _support.play_match(url, name, variant, seed, SECRET)
+                record, spent = _support.play_match(url, name, variant, seed, SEALER)
                 match_s += spent
                 verify_s += verify_seconds(record)
                 steps += len(record["steps"])

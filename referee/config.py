@@ -7,7 +7,15 @@ prints it as one line (`referee: error: ...`) and exits with status 2.
 - `REFEREE_ADMIN_TOKEN` (`referee serve` generates one when unset): admin writes
 - `REFEREE_METRICS_TOKEN` (optional): reads `GET /metrics` and nothing else, for the
   monitoring system (the admin token reads it too)
-- `REFEREE_SECRET`: the replay signing key
+- `REFEREE_SIGNING_KEY_FILE`: PEM PKCS#8 Ed25519 private keys, the last one current, that
+  records and tree heads are signed with (`referee.match.sealing`; `referee keys rotate`
+  adds one). `referee serve` and `referee worker` refuse to start without it unless
+- `REFEREE_HMAC_ONLY=1` chooses HMAC-only: records are sealed with `REFEREE_SECRET`, and only
+  a holder of the secret can check them
+- `REFEREE_SECRET`: the HMAC key of HMAC-only records, and of records written before Ed25519
+  (they keep verifying with it)
+- `REFEREE_VERIFY_RATE` (default `30/60`): at most N `POST /replays/verify` per client
+  address in each window of S seconds (`N/S`); more get 429 with Retry-After
 - `REFEREE_BOT_HOSTS` (default `localhost,127.0.0.0/8,::1`): host names, addresses and
   networks that bot URLs may point at. A name entry (`localhost`) only admits that name in
   a URL; the address the bot client actually connects to must fall inside an address or
@@ -36,11 +44,13 @@ from urllib.parse import urlsplit, urlunsplit
 import redis
 
 from referee.errors import RefereeError
+from referee.match.sealing import KeyFileError, Sealer
 from referee.match.urls import DEFAULT_BOT_HOSTS, bot_url_problem, host_problem, parse_allowlist
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 MAX_BODY_BYTES = 1 << 20
 DEFAULT_MOVE_RATE = (60, 10)
+DEFAULT_VERIFY_RATE = (30, 60)
 DEFAULT_BOT_MAX_MATCHES = 8
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
 DEFAULT_CONCURRENCY = 100
@@ -59,10 +69,13 @@ class Config:
     admin_token: str = ""
     metrics_token: str = ""
     secret: str = ""
+    signing_key_file: str = ""
+    hmac_only: bool = False
     bot_hosts: tuple[str, ...] = tuple(DEFAULT_BOT_HOSTS.split(","))
     max_body_bytes: int = MAX_BODY_BYTES
     move_wait_s: float = 5.0
     move_rate: tuple[int, int] = DEFAULT_MOVE_RATE
+    verify_rate: tuple[int, int] = DEFAULT_VERIFY_RATE
     bot_max_matches: int = DEFAULT_BOT_MAX_MATCHES
     public_url: str = DEFAULT_PUBLIC_URL
     worker_concurrency: int = DEFAULT_CONCURRENCY
@@ -76,9 +89,12 @@ class Config:
             admin_token=env.get("REFEREE_ADMIN_TOKEN", ""),
             metrics_token=env.get("REFEREE_METRICS_TOKEN", ""),
             secret=env.get("REFEREE_SECRET", ""),
+            signing_key_file=env.get("REFEREE_SIGNING_KEY_FILE", "").strip(),
+            hmac_only=_setting(env, "REFEREE_HMAC_ONLY", parse_flag, False),
             bot_hosts=_setting(env, "REFEREE_BOT_HOSTS", parse_allowlist,
                                parse_allowlist(DEFAULT_BOT_HOSTS)),
             move_rate=_setting(env, "REFEREE_MOVE_RATE", parse_rate, DEFAULT_MOVE_RATE),
+            verify_rate=_setting(env, "REFEREE_VERIFY_RATE", parse_rate, DEFAULT_VERIFY_RATE),
             bot_max_matches=_setting(env, "REFEREE_BOT_MAX_MATCHES", positive_int,
                                      DEFAULT_BOT_MAX_MATCHES),
             public_url=env.get("REFEREE_PUBLIC_URL") or DEFAULT_PUBLIC_URL,
@@ -86,6 +102,27 @@ class Config:
                                         DEFAULT_CONCURRENCY),
             archive_dir=env.get("REFEREE_ARCHIVE_DIR", "").strip(),
         )
+
+    def sealer(self) -> Sealer:
+        """What this process seals records and tree heads with: the key file's keys, or
+        the secret when HMAC-only was chosen; a ConfigError saying what to set when
+        neither (a server must not write records nobody outside can check)."""
+        if self.signing_key_file and self.hmac_only:
+            raise ConfigError("REFEREE_SIGNING_KEY_FILE and REFEREE_HMAC_ONLY are both set: "
+                              "choose one (docs/operations.md, Signing keys)")
+        if self.signing_key_file:
+            try:
+                return Sealer.from_key_file(self.signing_key_file, self.secret)
+            except KeyFileError as error:
+                raise ConfigError(f"REFEREE_SIGNING_KEY_FILE: {error}") from None
+        if self.hmac_only:
+            if not self.secret:
+                raise ConfigError("REFEREE_HMAC_ONLY=1 needs REFEREE_SECRET, the HMAC key")
+            return Sealer.hmac(self.secret)
+        raise ConfigError("REFEREE_SIGNING_KEY_FILE is not set: make a key file with "
+                          "`referee keys rotate --key-file FILE` and point it there, or set "
+                          "REFEREE_HMAC_ONLY=1 to sign with REFEREE_SECRET only "
+                          "(docs/operations.md, Signing keys)")
 
     def bot_url_problem(self, url: str) -> str | None:
         """Why a bot URL is refused, or None when it is unambiguous and its host allowed."""
@@ -128,6 +165,16 @@ def parse_rate(text: str) -> tuple[int, int]:
     """`N/S`: N moves per S seconds, both positive integers (`N` alone: per second)."""
     count, _, seconds = text.partition("/")
     return positive_int(count), positive_int(seconds or "1")
+
+
+def parse_flag(text: str) -> bool:
+    """`1`/`true`/`yes`/`on` or `0`/`false`/`no`/`off`, any case."""
+    word = text.strip().lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected 1 or 0 (true/false, yes/no, on/off)")
 
 
 def positive_int(text: str) -> int:

@@ -91,6 +91,16 @@ REPLAY_UNSUPPORTED = ProblemType(
 ACTION_RATE_LIMITED = ProblemType(
     "action/rate-limited", 429, "Too Many Requests",
     "too many moves with one seat token (REFEREE_MOVE_RATE); retry after `Retry-After` s")
+VERIFY_RATE_LIMITED = ProblemType(
+    "replay/rate-limited", 429, "Too Many Requests",
+    "too many replays verified from one client address (REFEREE_VERIFY_RATE); retry after "
+    "`Retry-After` s")
+LOG_NOT_LOGGED = ProblemType(
+    "log/not-logged", 404, "Not Found",
+    "a match that has no leaf in the results log: not finished (yet), or failed")
+LOG_OUT_OF_RANGE = ProblemType(
+    "log/out-of-range", 400, "Bad Request",
+    "a tree size, leaf or range the results log does not have (yet)")
 HTTP_ERROR = ProblemType(
     "http-error", None, "HTTP error", "any other HTTP error, with its status and name")
 INTERNAL = ProblemType(
@@ -108,7 +118,8 @@ CATALOGUE: tuple[ProblemType, ...] = (
     REQUEST_TIMEOUT, BOT_RETIRED, BOT_NAME_TAKEN, MATCH_OVER, ACTION_OUT_OF_TURN,
     ACTION_STALE_STEP, EVENTS_STEP_NOT_RECORDED, REQUEST_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE,
     REQUEST_UNPROCESSABLE, ACTION_ILLEGAL, REPLAY_UNSUPPORTED, ACTION_RATE_LIMITED,
-    HTTP_ERROR, INTERNAL, REDIS_UNREACHABLE, REPLAY_UNAVAILABLE,
+    VERIFY_RATE_LIMITED, LOG_NOT_LOGGED, LOG_OUT_OF_RANGE, HTTP_ERROR, INTERNAL,
+    REDIS_UNREACHABLE, REPLAY_UNAVAILABLE,
 )
 """Every problem type the API answers."""
 

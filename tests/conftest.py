@@ -9,6 +9,7 @@ them are in tests/support/."""
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
@@ -31,6 +32,7 @@ from tests.support.apitest import (
     ApiClient,
     common_config,
     load_openapi,
+    signing_key_file,
     worker_command,
     worker_env,
 )
@@ -45,6 +47,10 @@ from tests.support.botserver import BotServer
 from tests.support.live_server import LiveServer
 from tests.support.loopback import serving
 from tests.support.workers import Workers
+
+# Every `referee serve` and `referee worker` a test starts (their environments start from
+# os.environ) signs with this process's test key, as the `config` fixture does.
+os.environ["REFEREE_SIGNING_KEY_FILE"] = str(signing_key_file())
 
 # ----- Redis -----------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ from referee.match import replay
 from referee.match.botclient import PROTOCOL, RAW_LIMIT, BotReply, Fault
 from referee.match.replay import Record, SeatInfo, StepRecord
 from referee.match.runner import FailurePolicy, MatchPlay, PushSeat
+from referee.match.sealing import Sealer
 from tournament import results, wakeups
 from tournament.store import MatchStatus, Store, seat_deadline_ms
 from tournament.store.metrics import PULL_SEAT
@@ -58,6 +59,7 @@ class Context:
     progress: Progress
     store: Store
     config: Config
+    sealer: Sealer
     name: str = "driver"
     leases: dict[str, str] = field(default_factory=dict)
     notices: set[asyncio.Task] = field(default_factory=set)
@@ -166,12 +168,14 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
                               play.to_move, seat not in seats, match["game"], bot)
         if (fault := entry["fault"]) is not None:
             _log_fault(match_id, bot, entry, fault["code"])
-    record = play.finish(context.config.secret)
-    await context.persist(progress.finish, match_id, holder, record, match["num_players"])
+    record = play.finish(context.sealer)
+    index = await context.persist(progress.finish, match_id, holder, record,
+                                  match["num_players"])
     log.info("match finished", extra={"match_id": match_id, "steps": len(record["steps"]),
                                       "duration_ms": _duration_ms(record)})
     await context.in_thread(results.count_finished, context.store, match_id)
-    _send_result_notices(context, record, seats)
+    await context.in_thread(context.store.complete_log, index + 1)
+    _send_result_notices(context, record, index, seats)
     return _summary(match_id, MatchStatus.FINISHED.value, record["result"])
 
 
@@ -224,15 +228,17 @@ def _seat_infos(match: dict[str, Any]) -> list[SeatInfo]:
              "deadline_ms": seat_deadline_ms(match, seat["seat"])} for seat in match["seats"]]
 
 
-def _send_result_notices(context: Context, record: Record, seats: dict[int, PushSeat]) -> None:
-    """Tell each push bot how its match ended (design.md 5c), in the background, on the
-    seat's own kept-alive connection; each notice's task closes its seat, so the seats
-    are handed over (`seats` is left empty)."""
+def _send_result_notices(context: Context, record: Record, log_index: int,
+                         seats: dict[int, PushSeat]) -> None:
+    """Tell each push bot how its match ended (design.md 5c) and where its record is in
+    the results log, in the background, on the seat's own kept-alive connection; each
+    notice's task closes its seat, so the seats are handed over (`seats` is left empty)."""
     base = context.config.public_url.rstrip("/")
     for seat, push in seats.items():
         notice = {"protocol": PROTOCOL, "type": "result", "match_id": record["match_id"],
                   "game": record["game"], "seat": seat, "result": record["result"],
-                  "replay_url": f"{base}/matches/{record['match_id']}/replay"}
+                  "replay_url": f"{base}/matches/{record['match_id']}/replay",
+                  "log": {"index": log_index}}
         task = asyncio.create_task(_notify(push, notice))
         context.notices.add(task)
         task.add_done_callback(context.notices.discard)

@@ -29,7 +29,7 @@ def play_match(payload: dict[str, Any]) -> dict[str, Any]:
         client = aioredis.Redis.from_url(config.redis_url)
         try:
             context = driver.Context(Progress(client), Store(job.connection), config,
-                                     name=job.worker_name or "rq")
+                                     config.sealer(), name=job.worker_name or "rq")
             return await driver.drive(context, payload["match_id"])
         finally:
             await client.aclose()

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import signal
 import sys
 import threading
 import time
@@ -48,8 +49,9 @@ from rq.timeouts import TimerDeathPenalty
 from rq.utils import now
 from rq.worker import BaseWorker
 
-from referee.config import DEFAULT_CONCURRENCY, Config
-from tournament import driver, recovery, wakeups
+from referee.config import DEFAULT_CONCURRENCY, Config, ConfigError
+from referee.match.sealing import Sealer
+from tournament import driver, recovery, results_log, wakeups
 from tournament.store import Progress, Store
 
 log = logging.getLogger(__name__)
@@ -70,10 +72,11 @@ class MatchWorker(BaseWorker):
     death_penalty_class = TimerDeathPenalty  # rq callbacks run off the main thread
 
     def __init__(self, queues: list[str], connection: redis.Redis, config: Config,
-                 concurrency: int = DEFAULT_CONCURRENCY, **kwargs: Any):
+                 sealer: Sealer, concurrency: int = DEFAULT_CONCURRENCY, **kwargs: Any):
         super().__init__(queues, connection=connection, serializer=JSONSerializer,
                          maintenance_interval=MAINTENANCE_S, **kwargs)
         self.config = config
+        self.sealer = sealer
         self.store = Store(connection)
         self.concurrency = concurrency
         self.free_slots = threading.Semaphore(concurrency)
@@ -93,6 +96,8 @@ class MatchWorker(BaseWorker):
         scheduled); Redis outages are waited out."""
         self._retrying(lambda: self.bootstrap(logging_level))
         self._install_signal_handlers()
+        signal.signal(signal.SIGHUP, lambda *_: self.reload_keys())
+        self._retrying(self._open_log)
         self.loop_thread.start()
         self.context = self._in_loop(self._start_loop()).result()
         try:
@@ -118,6 +123,27 @@ class MatchWorker(BaseWorker):
             self._hand_back_matches()
             self._retrying(self.teardown, attempts=3)
         return True
+
+    def _open_log(self) -> None:
+        """Publish this process's keys; log the results recorded before the log existed."""
+        results_log.publish_keys(self.store, self.sealer)
+        if logged := results_log.backfill(self.store):
+            self.log.info("Worker %s: %d matches recorded before the results log are now "
+                          "logged", self.name, logged)
+
+    def reload_keys(self) -> None:
+        """SIGHUP: read the key file again (after `referee keys rotate`) and sign with its
+        current key from the next record on; a file that cannot be read keeps the keys."""
+        try:
+            sealer = self.config.sealer()
+            results_log.publish_keys(self.store, sealer)
+        except (ConfigError, redis.RedisError) as error:
+            self.log.error("Worker %s: keys not reloaded: %s", self.name, error)
+            return
+        self.sealer = sealer
+        if self.context is not None:
+            self.context.sealer = sealer
+        self.log.info("Worker %s: signing with key %s", self.name, sealer.key_id)
 
     def dequeue_job_and_maintain_ttl(self, timeout: int | None,
                                      max_idle_time: int | None = None
@@ -203,7 +229,8 @@ class MatchWorker(BaseWorker):
     async def _start_loop(self) -> driver.Context:
         client = aioredis.Redis.from_url(
             self.config.redis_url, retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3))
-        context = driver.Context(Progress(client), self.store, self.config, name=self.name)
+        context = driver.Context(Progress(client), self.store, self.config, self.sealer,
+                                 name=self.name)
         for every, task in ((RENEW_EVERY_S, self._renew_leases),
                             (recovery.SWEEP_EVERY_S, self._sweep),
                             (TIMERS_EVERY_S, self._fire_timers),

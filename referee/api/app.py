@@ -10,6 +10,7 @@ from referee.api import (
     events,
     games,
     health,
+    log,
     matches,
     metrics,
     moves,
@@ -26,8 +27,8 @@ from tournament.store import Store
 
 # One module per resource: its blueprint `bp`, its schemas and its `PATHS` (openapi.yaml's
 # paths in this order)
-RESOURCES = (health, spec, metrics, games, bots, matches, moves, replays, tournaments, ratings,
-             events)
+RESOURCES = (health, spec, metrics, games, bots, matches, moves, replays, log, tournaments,
+             ratings, events)
 BLUEPRINTS = (*(resource.bp for resource in RESOURCES), ui.bp, ui.root)
 
 
@@ -37,7 +38,7 @@ def create_app(config: Config | None = None) -> Flask:
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
     archive = ReplayArchive(config.archive_dir) if config.archive_dir else None
     store = Store.from_url(config.redis_url, archive)
-    app.extensions["referee"] = Services(config=config, store=store)
+    app.extensions["referee"] = Services(config=config, store=store, sealer=config.sealer())
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
     problems.register(app)

@@ -68,7 +68,7 @@ def operation(operation_id: str, summary: str, tag: str, ok: tuple[int, type | d
         "schema": {"type": "string"}}}}
     if 429 in errors:
         responses["429"]["headers"] = {"Retry-After": {
-            "description": "seconds until the token may post again",
+            "description": "seconds until the request may be made again",
             "schema": {"type": "integer", "minimum": 1}}}
     op: dict = {"operationId": operation_id, "summary": summary, "tags": [tag],
                 "responses": responses}

@@ -5,12 +5,15 @@ is for the admin only."""
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any, cast
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, request
 from marshmallow import Schema, fields, validate
 
 import engines
+from referee.api import log
 from referee.api.auth import require_admin
 from referee.api.common import (
     MAX_SEATS,
@@ -34,7 +37,7 @@ from referee.api.matches import (
 from referee.api.operations import MATCH_ID, REPLAY_503, operation, path_parameter
 from referee.api.problems import Problem, invalid, not_found
 from referee.api.web import load_json, load_query, reply, services, shared, whole_numbers
-from referee.errors import REPLAY_UNSUPPORTED
+from referee.errors import REPLAY_UNSUPPORTED, VERIFY_RATE_LIMITED
 from referee.match import replay
 from referee.match import verify as audit
 from referee.match.botclient import Fault
@@ -42,7 +45,9 @@ from referee.match.compact import StoredReplayError
 from referee.match.replay import Record, SeatRecord
 from referee.match.rerun import engine_for, state_before
 from referee.match.runner import POLICY_CHOICES
+from referee.match.sealing import Verifier, from_b64url
 from referee.match.step_views import Viewer, see_step
+from tournament import results_log
 from tournament.deals import secret_deals
 from tournament.store import MatchStatus, seat_deadline_ms
 
@@ -73,10 +78,13 @@ class ChainSchema(Schema):
     head = required(fields.String, validate=SHA256_HEX)
 
 
-class SignatureSchema(Schema):
-    algorithm = required(fields.String, validate=validate.OneOf(["hmac-sha256"]))
-    key_id = required(fields.String)
-    value = required(fields.String, validate=SHA256_HEX)
+class LogSchema(Schema):
+    index = required(fields.Integer, validate=log.TREE_SIZE, metadata={
+        "description": "the record's leaf in the results log"})
+    proof = fields.Nested(log.InclusionProofSchema, metadata={
+        "description": "its inclusion proof against `head` (GET /log/proof/{match_id})"})
+    head = fields.Nested(log.TreeHeadSchema, metadata={
+        "description": "the signed tree head current when the replay was served"})
 
 
 class ReplaySeatSchema(SeatInfoSchema):
@@ -105,8 +113,13 @@ class ReplaySchema(Schema):
     finished_at = required(fields.String, allow_none=True)
     chain = required(fields.Nested, ChainSchema, allow_none=True, metadata={
         "description": "hash chain over the steps; null until the match is over"})
-    signature = required(fields.Nested, SignatureSchema, allow_none=True, metadata={
-        "description": "HMAC of the record; null when unsigned or not over"})
+    signature = required(fields.Nested, log.SignatureSchema, allow_none=True, metadata={
+        "description": "Ed25519 (or, from an HMAC-only server and before Ed25519, HMAC) "
+                       "over the record's canonical bytes without `signature` and `log`; "
+                       "null when unsigned or not over"})
+    log = fields.Nested(LogSchema, metadata={
+        "description": "where the record is in the results log, once finished; not part "
+                       "of what is signed or hashed into the leaf"})
 
 
 class ReplaySubmissionSchema(ReplaySchema):
@@ -176,6 +189,11 @@ class VerifyReportSchema(Schema):
         ["valid", "invalid", "missing", "unknown-key", "not-checked"]))
     key_id = required(fields.String, allow_none=True)
     notes = required(fields.List, fields.String())
+    log = required(fields.String, validate=validate.OneOf(
+        ["valid", "invalid", "missing", "not-checked"]), metadata={
+        "description": "the record's own `log.proof` against its `log.head`: missing when "
+                       "it carries none"})
+    log_problem = required(fields.String, allow_none=True)
 
 
 STEP_NUMBER = path_parameter("step", {"type": "integer", "minimum": 0})
@@ -201,17 +219,24 @@ PATHS = {
                     "every seat could see. Public when the replay is.")},
     "/replays/verify": {"post": operation(
         "verifyReplay", "Re-run a replay and check its steps, result, chain and signature",
-        "replays", (200, VerifyReportSchema), (400, 413, 422), body=ReplaySubmissionSchema,
-        description="422 when the replay was made under another game version (or an "
-                    "unknown game or format): refused rather than mis-verified. A record "
-                    "over the body limit (MAX_BODY_BYTES, 1 MiB) is a 413: `referee verify "
-                    "FILE` checks it offline.")},
+        "replays", (200, VerifyReportSchema), (400, 413, 422, 429), body=ReplaySubmissionSchema,
+        error_text={429: "too many replays verified from this address "
+                         "(REFEREE_VERIFY_RATE); retry after `Retry-After` s"},
+        description="Anonymous. Ed25519 signatures are checked with the published keys "
+                    "(GET /keys), HMAC ones with the server's secret; a `log.proof` with "
+                    "its `log.head` is checked too. 422 when the replay was made under "
+                    "another game version (or an unknown game or format): refused rather "
+                    "than mis-verified. A record over the body limit (MAX_BODY_BYTES, "
+                    "1 MiB) is a 413: `referee verify FILE` checks it offline. Re-running "
+                    "costs CPU per step, so each client address may verify "
+                    "REFEREE_VERIFY_RATE records per window (429 past it).")},
 }
 
 
 @bp.get("/matches/<match_id>/replay")
 def get_replay(match_id: str) -> Response:
-    record = _readable_record(find_match(match_id))
+    match = find_match(match_id)
+    record = _with_log(_readable_record(match), match.get("log_index"))
     return reply(ReplaySchema, record, headers={
         "Content-Disposition": f'attachment; filename="{match_id}.replay.json"'})
 
@@ -236,19 +261,51 @@ def get_replay_step(match_id: str, step: int) -> Response:
 
 @bp.post("/replays/verify")
 def verify_replay() -> Response:
+    _check_verify_rate()
     body = whole_numbers(shared(ReplaySubmissionSchema), load_json())
     errors = shared(ReplaySubmissionSchema).validate(body) if isinstance(body, dict) else {
         "_body": ["a replay record is a JSON object"]}
     if errors or not isinstance(body, dict):
         raise invalid(errors)
     record = cast(Record, body)  # as ReplaySubmissionSchema validated it
-    secret = services().config.secret
     try:
-        report = audit.verify(record, [secret] if secret else [])
+        report = audit.verify(record, _verifier())
     except audit.UnsupportedReplay as error:
         raise Problem(REPLAY_UNSUPPORTED, str(error)) from None
     services().store.count_verification(report.valid)
     return reply(VerifyReportSchema, report.to_dict())
+
+
+def _check_verify_rate() -> None:
+    """429 with Retry-After once the client address has verified its quota of records in
+    this window (REFEREE_VERIFY_RATE, counted in Redis: shared by every API process)."""
+    limit, window_s = services().config.verify_rate
+    address = request.remote_addr or "unknown"
+    wait_s = services().store.count_verification_request(address, limit, window_s,
+                                                         time.time())
+    if wait_s is not None:
+        retry_s = max(1, math.ceil(wait_s))
+        raise Problem(VERIFY_RATE_LIMITED, f"at most {limit} replays verified per {window_s} "
+                                           f"s from one address; retry in {retry_s} s",
+                      headers={"Retry-After": str(retry_s)})
+
+
+def _verifier() -> Verifier:
+    """The published public keys and the server's secret (HMAC records)."""
+    services().publish_keys()
+    public = [from_b64url(key["public_key"]) for key in services().store.published_keys()]
+    return Verifier.of(public, [services().config.secret])
+
+
+def _with_log(record: Record, index: int | None) -> Record:
+    """A finished record with `log`: its index, and its proof against the head current
+    now (signed now)."""
+    if index is None:
+        return record
+    store = services().store
+    head = results_log.signed_head(store, services().sealer)
+    proof = results_log.inclusion_proof(store, index, head["tree_size"])
+    return {**record, "log": {"index": index, "proof": proof, "head": head}}
 
 
 def _readable_record(match: dict[str, Any]) -> Record:

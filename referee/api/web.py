@@ -17,15 +17,26 @@ import engines
 from referee.api.common import JsonNumber, SafeInteger
 from referee.api.problems import engine_problem, invalid
 from referee.config import Config
+from referee.match.sealing import Sealer
+from tournament import results_log
 from tournament.store import Store
 
 
 @dataclass
 class Services:
-    """The configuration and the Redis store of one app."""
+    """The configuration, the Redis store and the keys of one app."""
 
     config: Config
     store: Store
+    sealer: Sealer
+    keys_published: bool = False
+
+    def publish_keys(self) -> None:
+        """Publish the app's keys in Redis once (at the first request that needs them: the
+        app may start while Redis is down)."""
+        if not self.keys_published:
+            results_log.publish_keys(self.store, self.sealer)
+            self.keys_published = True
 
 
 def services() -> Services:

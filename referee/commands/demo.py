@@ -27,6 +27,7 @@ from referee.client import (
 )
 from referee.commands.dashboard import DEFAULT_PORT as DASHBOARD_PORT
 from referee.config import Config
+from referee.match.sealing import append_new_key
 from referee.processes import Supervisor, python_module
 from referee.redis_server import RedisServer, RedisServerError, free_port, port_is_free
 
@@ -63,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     if token_generated:
         env["REFEREE_ADMIN_TOKEN"] = secrets.token_urlsafe(24)
     env.setdefault("REFEREE_SECRET", _persistent_secret(state_dir))
+    if not env.get("REFEREE_SIGNING_KEY_FILE") and not env.get("REFEREE_HMAC_ONLY"):
+        env["REFEREE_SIGNING_KEY_FILE"] = str(_persistent_key_file(state_dir))
     redis_server = None
     supervisor = Supervisor(state_dir / "logs", env)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
@@ -198,6 +201,16 @@ def _persistent_secret(state_dir: Path) -> str:
         path.write_text(secrets.token_urlsafe(32))
         path.chmod(0o600)
     return path.read_text().strip()
+
+
+def _persistent_key_file(state_dir: Path) -> Path:
+    """The Ed25519 key file of this state folder, made once (`referee keys rotate` adds a
+    key to it), so replays keep verifying with the keys at GET /keys."""
+    path = state_dir / "signing-keys.pem"
+    if not path.exists():
+        state_dir.mkdir(parents=True, exist_ok=True)
+        append_new_key(path)
+    return path
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:

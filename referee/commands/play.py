@@ -4,16 +4,16 @@ The engine runs in this process and every decision goes to the bots over real HT
 a tournament; each move is printed as it is played, then the result. A bot author's
 fastest loop. A bot may be `cmd:<command line>`: a stdin/stdout program served by a
 bridge in this process for the match (`referee bridge`). One `--bot` of Aldabas plays its
-solo mode (`referee.match.setups`). The replay written with `--replay` is signed with
-REFEREE_SECRET when it is set, as the server's are. Exit status 1 when a bot committed a
-fault (forfeit or strike).
+solo mode (`referee.match.setups`). The replay written with `--replay` is signed with the
+current key of REFEREE_SIGNING_KEY_FILE when it is set, as the server's are (else with
+REFEREE_SECRET, else not at all). Exit status 1 when a bot committed a fault (forfeit or
+strike).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,9 +21,11 @@ from typing import Any
 import engines
 from referee.api.common import MAX_SEED
 from referee.bridge import BadCommand, bot_urls
+from referee.config import Config
 from referee.match.botclient import DEFAULT_DEADLINE_MS
 from referee.match.replay import Record, StepRecord
 from referee.match.runner import POLICY_CHOICES, FailurePolicy, PushSeat, run_match
+from referee.match.sealing import Sealer
 from referee.match.setups import match_options
 
 HELP = "play a local match between bots at their URLs (no Redis), printing every move"
@@ -44,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print only the result")
     parser.add_argument("--replay", type=Path,
                         help="write the replay record to this file (signed with "
-                             "REFEREE_SECRET when it is set)")
+                             "REFEREE_SIGNING_KEY_FILE's key, else REFEREE_SECRET, when set)")
 
 
 def seed_argument(text: str) -> int:
@@ -83,18 +85,27 @@ def play(args: argparse.Namespace, engine: engines.Game, options: dict[str, Any]
     if not args.quiet:
         print(f"{engine.name} {engine.version}, {len(args.bot)} seat(s), seed {args.seed}, "
               f"options {json.dumps(options, sort_keys=True)}")
-    secret = os.environ.get("REFEREE_SECRET", "")
+    sealer = local_sealer(Config.from_env())
     seats = [PushSeat(url, args.deadline_ms, name=spec)
              for url, spec in zip(urls, args.bot, strict=True)]
     record = run_match(args.game, args.seed, options, seats,
                        FailurePolicy.uniform(args.policy), match_id=f"local-{args.seed}",
-                       on_step=None if args.quiet else print_step, secret=secret)
+                       on_step=None if args.quiet else print_step, sealer=sealer)
     print_result(record)
     if args.replay:
         args.replay.write_text(json.dumps(record, indent=1))
-        signed = "signed with REFEREE_SECRET" if secret else "unsigned: REFEREE_SECRET is not set"
+        signed = (f"signed with key {sealer.key_id}" if sealer else
+                  "unsigned: neither REFEREE_SIGNING_KEY_FILE nor REFEREE_SECRET is set")
         print(f"replay written to {args.replay} ({signed})")
     return 1 if record["forfeit"] or any(record["strikes"]) else 0
+
+
+def local_sealer(config: Config) -> Sealer | None:
+    """The key file's keys when set, else the secret, else nothing: a local match is
+    never refused for want of a key."""
+    if config.signing_key_file or config.hmac_only:
+        return config.sealer()
+    return Sealer.hmac(config.secret) if config.secret else None
 
 
 def print_step(entry: StepRecord) -> None:

@@ -150,8 +150,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"REFEREE_ADMIN_TOKEN was not set; the admin token of this server is: "
               f"{os.environ['REFEREE_ADMIN_TOKEN']}", flush=True)
         config = Config.from_env()
+    sealer = config.sealer()  # no key file (and HMAC-only not chosen): one line, exit 2
     logs.announce(log, f"referee API listening on http://{args.host}:{args.port} "
-                       f"(Redis {redacted_url(config.redis_url)}; spec at /openapi.yaml)")
+                       f"(Redis {redacted_url(config.redis_url)}; spec at /openapi.yaml; "
+                       f"signing with key {sealer.key_id})")
 
     def create() -> BodyDeadline:
         from referee.api.app import create_app

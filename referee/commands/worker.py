@@ -35,11 +35,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     logs.configure("worker")
     config = Config.from_env()  # a bad variable: one line (referee.cli), before any work
+    sealer = config.sealer()  # no key file (and HMAC-only not chosen): one line too
     engines.names()  # load every engine before the first match
     concurrency = args.concurrency or config.worker_concurrency
     connection = redis.Redis.from_url(config.redis_url)
     worker = _when_redis_answers(
-        lambda: MatchWorker(list(QUEUES), connection, config, concurrency=concurrency),
+        lambda: MatchWorker(list(QUEUES), connection, config, sealer,
+                            concurrency=concurrency),
         redacted_url(config.redis_url))
     mode = "until the queues are empty" if args.burst else "until stopped"
     logs.announce(log, f"worker {worker.name} on queues {', '.join(QUEUES)} at "

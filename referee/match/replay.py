@@ -4,7 +4,7 @@ A replay is one JSON object:
 
     format, match_id, game, game_version, num_players, options, seed, seats, policy,
     initial_state_hash, steps, result, forfeit, strikes, started_at, finished_at,
-    chain, signature
+    chain, signature, log
 
 Each step is `{"step", "seat", "action", "fault", "elapsed_ms", "state_hash"}` where
 `state_hash` is the sha256 of the canonical JSON of the engine state *after* the step
@@ -21,22 +21,28 @@ canonical form does not depend on who wrote the record.
 - `chain`: `{"algorithm": "sha256", "length", "head"}`, a hash chained over the steps in
   order: link(-1) = initial_state_hash, link(i) = sha256(link(i-1) bytes + canonical step i);
   `head` is the last link, so changing, dropping or reordering any step changes it;
-- `signature`: `{"algorithm": "hmac-sha256", "key_id", "value"}`, an HMAC with the server's
-  secret over the canonical JSON of the whole record without `signature` (chain included).
-  `key_id` names the key (a digest of it) so a verifier holding several keys picks the
-  right one. Without a secret the record stays unsigned (`signature: null`).
+- `signature`: `{"algorithm": "ed25519", "key_id", "value"}` (`referee.match.sealing`),
+  over the canonical JSON of the whole record without `signature` and `log` (chain
+  included); `key_id` names the key so a verifier holding several picks the right one.
+  Records of an HMAC-only server (and those written before Ed25519) carry
+  `{"algorithm": "hmac-sha256", ...}` instead; with neither key nor secret the record stays
+  unsigned (`signature: null`).
+
+Once the result is recorded, the record is a leaf of the results log (`tournament.log`):
+`log: {"index"}` (served with `proof` and the signed `head` it holds against). The leaf's
+data is `leaf_data(record)`, the sha256 of the canonical record without `log`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, NotRequired, TypedDict, cast
 
 from engines.base import Action, JsonObject, Result
 from referee.match.canonical import jcs, sorted_json
+from referee.match.sealing import Sealer, SignatureRecord
 
 FORMAT_V1 = "referee-replay/1"
 FORMAT = "referee-replay/2"
@@ -94,10 +100,31 @@ class ChainRecord(TypedDict):
     head: str
 
 
-class SignatureRecord(TypedDict):
-    algorithm: str
-    key_id: str
-    value: str
+class LogProofRecord(TypedDict):
+    """An inclusion proof (RFC 6962 2.1.1), as `GET /log/proof/{match_id}` answers it."""
+
+    index: int
+    tree_size: int
+    leaf_hash: str
+    audit_path: list[str]
+
+
+class TreeHead(TypedDict):
+    """A signed tree head of the results log, as `GET /log/head` answers it."""
+
+    tree_size: int
+    root_hash: str
+    timestamp: int
+    key_id: str | None
+    signature: SignatureRecord | None
+
+
+class LogRecord(TypedDict):
+    """Where the record is in the results log; served with a proof against a head."""
+
+    index: int
+    proof: NotRequired[LogProofRecord]
+    head: NotRequired[TreeHead]
 
 
 class Record(TypedDict):
@@ -122,6 +149,10 @@ class Record(TypedDict):
     finished_at: str | None
     chain: ChainRecord | None
     signature: SignatureRecord | None
+    log: NotRequired[LogRecord]
+
+
+UNSIGNED_PARTS = ("signature", "log")  # never part of the signed bytes
 
 
 def canonical(value: Any) -> bytes:
@@ -197,27 +228,39 @@ def chain_head(record: Record) -> str:
     return link.hex()
 
 
-def key_id(secret: str) -> str:
-    """A public name for a signing key: the start of a digest of it."""
-    return hashlib.sha256(b"referee-key-id/" + secret.encode()).hexdigest()[:16]
+def signed_bytes(record: Record) -> bytes:
+    """The canonical bytes a record's signature is made over: all of it but `signature`
+    and `log`."""
+    unsigned = {k: v for k, v in record.items() if k not in UNSIGNED_PARTS}
+    return canonical_form(record["format"])(unsigned)
 
 
-def signature_value(record: Record, secret: str) -> str:
-    """HMAC-SHA256 over the canonical record without its signature."""
-    unsigned = {k: v for k, v in record.items() if k != "signature"}
-    write = canonical_form(record["format"])
-    return hmac.new(secret.encode(), write(unsigned), hashlib.sha256).hexdigest()
+HEAD_PARTS = ("tree_size", "root_hash", "timestamp", "key_id")  # what a head's signature covers
 
 
-def seal(record: Record, secret: str) -> Record:
-    """The finished record with its chain and, given a secret, its signature."""
+def head_bytes(head: TreeHead) -> bytes:
+    """What a tree head's signature is made over: the canonical JSON (RFC 8785) of its
+    `tree_size`, `root_hash`, `timestamp` and `key_id`."""
+    return jcs({part: head.get(part) for part in HEAD_PARTS})
+
+
+def leaf_data(record: Record) -> bytes:
+    """The record's leaf data in the results log: sha256 of its canonical bytes, the
+    signature included and `log` excluded."""
+    logged = {k: v for k, v in record.items() if k != "log"}
+    return hashlib.sha256(canonical_form(record["format"])(logged)).digest()
+
+
+def seal(record: Record, sealer: Sealer | None) -> Record:
+    """The finished record with its chain and, when the sealer has a key or a secret, its
+    signature."""
     # A copy built key by key (the record's order, then the chain and the signature); the
     # two keys it lacks are set just below, so it is a whole Record when returned.
-    sealed = cast(Record, {k: v for k, v in record.items() if k not in ("chain", "signature")})
+    sealed = cast(Record, {k: v for k, v in record.items()
+                           if k not in ("chain", "signature", "log")})
     sealed["chain"] = {"algorithm": "sha256", "length": len(record["steps"]),
                        "head": chain_head(record)}
     sealed["signature"] = None
-    if secret:
-        sealed["signature"] = {"algorithm": "hmac-sha256", "key_id": key_id(secret),
-                               "value": signature_value(sealed, secret)}
+    if sealer is not None:
+        sealed["signature"] = sealer.sign(signed_bytes(sealed))
     return sealed

@@ -39,6 +39,7 @@ from referee.match import replay
 from referee.match.botclient import DEFAULT_DEADLINE_MS, PROTOCOL, BotClient, BotReply, Fault
 from referee.match.replay import FaultRecord, ForfeitRecord, Record, SeatInfo, StepRecord
 from referee.match.rerun import FORFEIT, Tally
+from referee.match.sealing import Sealer
 from referee.match.urls import DEFAULT_BOT_HOSTS
 
 RANDOM = "random"
@@ -198,13 +199,13 @@ class MatchPlay:
         self.record["forfeit"] = self.tally.forfeit
         return entry
 
-    def finish(self, secret: str, finished_at: str | None = None) -> Record:
-        """The sealed record of the finished match (signed when a `secret` is given)."""
+    def finish(self, sealer: Sealer | None, finished_at: str | None = None) -> Record:
+        """The sealed record of the finished match (signed when the sealer can)."""
         forfeit = self.record["forfeit"]
         self.record["result"] = (forfeit_result(len(self.record["seats"]), forfeit) if forfeit
                                  else self.engine.result(self.state))
         self.record["finished_at"] = finished_at or replay.utc_now()
-        return replay.seal(self.record, secret)
+        return replay.seal(self.record, sealer)
 
 
 async def play(match: MatchPlay, seats: Sequence[Seat], on_step: StepCallback | None = None
@@ -220,7 +221,7 @@ async def play(match: MatchPlay, seats: Sequence[Seat], on_step: StepCallback | 
 
 def run_match(game: str, seed: int, options: JsonObject, seats: Sequence[Seat],
               policy: FailurePolicy, match_id: str, on_step: StepCallback | None = None,
-              secret: str = "") -> Record:
+              sealer: Sealer | None = None) -> Record:
     """Play a whole match in this process and return its sealed replay record; the seats
     are closed at the end."""
     match = MatchPlay.start(game, seed, options, [seat.info() for seat in seats], policy,
@@ -234,7 +235,7 @@ def run_match(game: str, seed: int, options: JsonObject, seats: Sequence[Seat],
                 await seat.aclose()
 
     asyncio.run(play_and_close())
-    return match.finish(secret)
+    return match.finish(sealer)
 
 
 def decision_payload(engine: engines.Game, state: State, match_id: str, seat: int, step: int,

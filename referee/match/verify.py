@@ -3,9 +3,11 @@
 `verify(record, keys)` answers a `Report`: the first problem found while re-running the
 match (a step out of order, a seat that was not to move, an illegal action, a state hash
 that differs, an inconsistent fault record, a result that differs), whether the hash chain
-holds, and whether the signature holds for one of `keys` (secrets). A record is valid when
-the re-run finds no problem, the chain holds, and the signature holds; with no key at
-hand the signature is not checked (and may be absent), which the report's notes say.
+holds, and whether the signature holds for one of `keys` (a `sealing.Verifier`: public
+Ed25519 keys, HMAC secrets). A record is valid when the re-run finds no problem, the chain
+holds, and the signature holds; with no key at hand the signature is not checked (and may
+be absent), which the report's notes say. The record's `log` member is not part of what
+is signed; `check_log` checks it (an inclusion proof against a signed tree head).
 A record made under another game version is refused (`UnsupportedReplay`) rather than
 mis-verified.
 Used by `POST /replays/verify` and, offline, by `referee verify FILE`.
@@ -13,7 +15,7 @@ Used by `POST /replays/verify` and, offline, by `referee verify FILE`.
 
 from __future__ import annotations
 
-import hmac
+import secrets
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -21,16 +23,14 @@ from typing import Any
 import engines
 from engines.base import Action, State
 from referee.errors import RefereeError
-from referee.match import replay, rerun
+from referee.match import merkle, replay, rerun
 from referee.match.botclient import Fault
-from referee.match.replay import Record, StepRecord
+from referee.match.replay import LogProofRecord, Record, StepRecord, TreeHead
 from referee.match.runner import FORFEIT, RANDOM, FailurePolicy, forfeit_result, substitute_action
+from referee.match.sealing import INVALID, MISSING, NOT_CHECKED, UNKNOWN_KEY, VALID, Verifier
 
-VALID = "valid"
-INVALID = "invalid"
-MISSING = "missing"
-UNKNOWN_KEY = "unknown-key"
-NOT_CHECKED = "not-checked"
+__all__ = ["INVALID", "MISSING", "NOT_CHECKED", "UNKNOWN_KEY", "VALID", "Report",
+           "UnsupportedReplay", "verify", "check_log", "check_head"]
 
 
 class UnsupportedReplay(rerun.RecordError):
@@ -57,6 +57,8 @@ class Report:
     signature: str
     key_id: str | None = None
     notes: list[str] = field(default_factory=list)
+    log: str = MISSING
+    log_problem: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,8 +70,8 @@ class _Mismatch(RefereeError):
         self.problem = Problem(step, field_name, reason)
 
 
-def verify(record: Record, keys: list[str] | None = None) -> Report:
-    """Check a replay record; `keys` are the secrets its signature may have been made with."""
+def verify(record: Record, keys: Verifier | None = None) -> Report:
+    """Check a replay record; `keys` are what its signature may have been made with."""
     engine = _engine_for(record)
     progress = _Progress()
     problem = None
@@ -78,11 +80,28 @@ def verify(record: Record, keys: list[str] | None = None) -> Report:
     except _Mismatch as mismatch:
         problem = mismatch.problem
     chain = _check_chain(record)
-    signature, used_key = _check_signature(record, keys or [])
-    authentic = signature == VALID or (not keys and signature in (MISSING, NOT_CHECKED))
-    valid = problem is None and chain == VALID and authentic
-    return Report(valid, progress.steps, problem, chain, signature, used_key,
-                  _notes(signature, bool(keys)))
+    keys = keys or Verifier()
+    signature = keys.check(record.get("signature"), replay.signed_bytes(record))
+    sealed = record.get("signature")
+    used_key = sealed.get("key_id") if isinstance(sealed, Mapping) else None
+    authentic = signature == VALID or (keys.empty and signature in (MISSING, NOT_CHECKED))
+    log, log_problem = _check_own_log(record, keys)
+    valid = problem is None and chain == VALID and authentic and log != INVALID
+    return Report(valid, progress.steps, problem, chain, signature,
+                  used_key if isinstance(used_key, str) else None,
+                  _notes(signature, not keys.empty), log, log_problem)
+
+
+def _check_own_log(record: Record, keys: Verifier) -> tuple[str, str | None]:
+    """The record's own `log.proof` against its own `log.head`: VALID, MISSING (none to
+    check), NOT_CHECKED (no key to check the head with) or INVALID with why."""
+    logged = record.get("log")
+    if not isinstance(logged, Mapping) or "proof" not in logged or "head" not in logged:
+        return MISSING, None
+    if keys.empty:
+        return NOT_CHECKED, None
+    outcome = check_log(record, logged["proof"], logged["head"], keys)
+    return (VALID, None) if outcome == VALID else (INVALID, outcome)
 
 
 def _notes(signature: str, keys_given: bool) -> list[str]:
@@ -220,19 +239,47 @@ def _check_chain(record: Record) -> str:
     chain = record.get("chain")
     if not chain:
         return MISSING
-    holds = chain["length"] == len(record["steps"]) and hmac.compare_digest(
+    holds = chain["length"] == len(record["steps"]) and secrets.compare_digest(
         chain["head"], replay.chain_head(record))
     return VALID if holds else INVALID
 
 
-def _check_signature(record: Record, keys: list[str]) -> tuple[str, str | None]:
-    signature = record.get("signature")
-    if not signature:
-        return MISSING, None
-    if not keys:
-        return NOT_CHECKED, signature["key_id"]
-    secret = next((k for k in keys if replay.key_id(k) == signature["key_id"]), None)
-    if secret is None:
-        return UNKNOWN_KEY, signature["key_id"]
-    holds = hmac.compare_digest(signature["value"], replay.signature_value(record, secret))
-    return (VALID if holds else INVALID), signature["key_id"]
+def check_head(head: TreeHead, keys: Verifier) -> str:
+    """VALID when the head is well formed and signed with one of `keys`; else why not."""
+    if not _is_head(head):
+        return "the tree head is malformed"
+    outcome = keys.check(head.get("signature"), replay.head_bytes(head))
+    return VALID if outcome == VALID else f"the tree head's signature is {outcome}"
+
+
+def check_log(record: Record, proof: LogProofRecord, head: TreeHead, keys: Verifier) -> str:
+    """VALID when `proof` shows that the record is leaf `record.log.index` of the tree
+    that the signed `head` describes; else why not."""
+    head_check = check_head(head, keys)
+    if head_check != VALID:
+        return head_check
+    logged = record.get("log")
+    index = logged.get("index") if isinstance(logged, Mapping) else None
+    try:
+        path = [bytes.fromhex(node) for node in proof["audit_path"]]
+        leaf, root = bytes.fromhex(proof["leaf_hash"]), bytes.fromhex(head["root_hash"])
+        size = proof["tree_size"]
+    except (KeyError, TypeError, ValueError):
+        return "the inclusion proof is malformed"
+    if proof.get("index") != index or size != head["tree_size"]:
+        return (f"the proof is for leaf {proof.get('index')} of a tree of {size}, the record "
+                f"is leaf {index} and the head is of a tree of {head['tree_size']}")
+    if leaf != merkle.leaf_hash(replay.leaf_data(record)):
+        return "the record does not hash to the proof's leaf: it was changed after logging"
+    if not isinstance(index, int) or not merkle.verify_inclusion(index, size, leaf, path, root):
+        return f"the audit path does not lead from leaf {index} to the head's root"
+    return VALID
+
+
+def _is_head(head: object) -> bool:
+    if not isinstance(head, Mapping):
+        return False
+    size, root = head.get("tree_size"), head.get("root_hash")
+    return (isinstance(size, int) and size >= 0 and isinstance(root, str)
+            and len(root) == 64 and all(c in "0123456789abcdef" for c in root)
+            and isinstance(head.get("timestamp"), int))

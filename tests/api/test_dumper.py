@@ -12,6 +12,7 @@ from referee.api import bots, matches, ratings, replays
 from referee.api.web import dumper, shared
 from referee.match.botclient import BotReply
 from referee.match.runner import FailurePolicy, run_match
+from referee.match.sealing import Sealer
 
 
 class FaultySeat:
@@ -50,7 +51,7 @@ def match_dict(**changes) -> dict:
 
 
 RECORD = run_match("aladino", 3, {}, [FaultySeat(1), FaultySeat(2)],
-                   FailurePolicy.uniform("random"), "m-r", secret="s")
+                   FailurePolicy.uniform("random"), "m-r", sealer=Sealer.hmac("s"))
 
 
 @pytest.mark.parametrize(("schema", "value"), [

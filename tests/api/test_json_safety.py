@@ -19,7 +19,7 @@ from referee.api.common import MAX_SAFE_INTEGER
 from referee.match import replay
 from referee.match.botclient import BotReply
 from referee.match.runner import FailurePolicy, run_match
-from tests.support.apitest import ADMIN, SECRET, SPEC_PATH, SUPPORT, V1_RECORD
+from tests.support.apitest import ADMIN, SPEC_PATH, SUPPORT, V1_RECORD, sealer_of_tests
 
 NODE_ROUND_TRIP = SUPPORT / "js_round_trip.js"
 
@@ -156,7 +156,7 @@ def test_a_replay_parsed_and_rewritten_by_javascript_verifies(api, app_url, bot_
     run_worker()
     assert api.get(f"/matches/{match['id']}").get_json()["status"] == "finished"
     record = run_match("aladino", MAX_SAFE_INTEGER, {}, [ThreeMillisecondSeat()] * 2,
-                       FailurePolicy(), "m-three-ms", secret=SECRET)
+                       FailurePolicy(), "m-three-ms", sealer=sealer_of_tests())
     exact = tmp_path / "exact.json"
     exact.write_bytes(orjson.dumps(record))
     assert b'"elapsed_ms":3.0' in exact.read_bytes()

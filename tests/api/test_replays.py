@@ -13,7 +13,7 @@ import pytest
 import engines
 from referee.match import replay
 from referee.match.runner import FailurePolicy, PushSeat, run_match
-from tests.support.apitest import ADMIN, ROOT, SECRET, two_player_options
+from tests.support.apitest import ADMIN, ROOT, sealer_of_tests, two_player_options
 
 
 @pytest.fixture
@@ -118,7 +118,8 @@ def test_a_live_match_is_stepped_through_by_the_admin_only(api):
 
 def test_downloaded_replays_verify_through_the_api(api, finished):
     for _, record in finished.values():
-        assert record["signature"]["key_id"] == replay.key_id(SECRET)
+        assert record["signature"] == {**record["signature"], "algorithm": "ed25519",
+                                       "key_id": sealer_of_tests().key_id}
         report = api.post("/replays/verify", json=record).get_json()
         assert report["valid"] and report["signature"] == "valid" and report["chain"] == "valid"
         assert report["steps_checked"] == len(record["steps"])
@@ -139,22 +140,24 @@ def verify_cli(path, *extra: str) -> subprocess.CompletedProcess:
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 
-def test_referee_verify_checks_a_downloaded_file_offline(finished, tmp_path):
+def test_referee_verify_checks_a_downloaded_file_offline(api, finished, tmp_path):
     _, record = finished["caravans"]
     path = tmp_path / "match.replay.json"
     path.write_bytes(orjson.dumps(record))
-    good = verify_cli(path, "--key", SECRET)
+    keys = tmp_path / "keys.json"
+    keys.write_bytes(api.get("/keys").get_data())
+    good = verify_cli(path, "--keys", str(keys))
     assert good.returncode == 0 and good.stdout.rstrip().endswith("VALID")
     assert "signature: valid" in good.stdout
     unchecked = verify_cli(path)
     assert unchecked.returncode == 0 and "no key given" in unchecked.stdout
     record["steps"][2]["state_hash"] = "0" * 64
     path.write_bytes(orjson.dumps(record))
-    bad = verify_cli(path, "--key", SECRET)
+    bad = verify_cli(path, "--keys", str(keys))
     assert bad.returncode == 1 and "step 2, state_hash" in bad.stdout
     record["game_version"] = "9"
     path.write_bytes(orjson.dumps(record))
-    other = verify_cli(path, "--key", SECRET)
+    other = verify_cli(path, "--keys", str(keys))
     assert other.returncode == 2 and "version '9'" in other.stderr
 
 
@@ -171,7 +174,7 @@ def test_a_live_replay_is_for_the_admin_only(api):
 def sealed_record(bot_server) -> dict:
     seats = [PushSeat(bot_server.url("/first")) for _ in range(2)]
     record = run_match("aladino", 3, {}, seats, FailurePolicy(), "m-api")
-    return replay.seal(record, SECRET)
+    return replay.seal(record, sealer_of_tests())
 
 
 @pytest.mark.parametrize("change, path", [

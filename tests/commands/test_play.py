@@ -7,6 +7,7 @@ import pytest
 
 from bots.python import aladino_bot, aldabas_bot
 from referee.cli import main
+from referee.match.sealing import SigningKey, append_new_key, b64url, hmac_key_id
 
 
 def test_play_prints_every_move_and_the_result(python_bot, node_bot_url, capsys, tmp_path):
@@ -70,6 +71,30 @@ def test_a_seed_beyond_2_to_the_53_is_refused(capsys):
     assert "0 to 2**53 - 1 = 9007199254740991" in capsys.readouterr().err
 
 
+def test_with_a_key_file_local_replays_are_signed_with_its_key_and_verify_with_its_public_half(
+        python_bot, capsys, monkeypatch, tmp_path):
+    key_file, replay = tmp_path / "keys.pem", tmp_path / "signed.json"
+    key = append_new_key(key_file)
+    monkeypatch.setenv("REFEREE_SIGNING_KEY_FILE", str(key_file))
+    with python_bot(aladino_bot.make_choose()) as url:
+        _play_to(replay, url)
+    assert f"(signed with key {key.key_id})" in capsys.readouterr().out
+    record = json.loads(replay.read_text())
+    assert record["signature"]["algorithm"] == "ed25519"
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"keys": [{"key_id": key.key_id, "algorithm": "ed25519",
+                                          "public_key": b64url(key.public_raw),
+                                          "not_before": "2026-01-01", "not_after": None}]}))
+    monkeypatch.delenv("REFEREE_SECRET", raising=False)
+    assert main(["verify", str(replay), "--keys", str(keys)]) == 0
+    assert "signature: valid" in capsys.readouterr().out
+    other, stranger = tmp_path / "other.json", SigningKey.generate()
+    other.write_text(json.dumps({"keys": [{"key_id": stranger.key_id, "algorithm": "ed25519",
+                                           "public_key": b64url(stranger.public_raw),
+                                           "not_before": "2026-01-01", "not_after": None}]}))
+    assert main(["verify", str(replay), "--keys", str(other)]) == 5
+
+
 def _play_to(path: Path, url: str) -> None:
     status = main(["play", "--game", "aladino", "--bot", url, "--bot", url, "--quiet",
                    "--replay", str(path)])
@@ -82,13 +107,14 @@ def test_local_replays_are_signed_with_the_secret_and_verify_tells_why_not(
     replay, a changed one and one signed with another key each get their own verdict and
     exit status."""
     signed, unsigned = tmp_path / "signed.json", tmp_path / "unsigned.json"
+    monkeypatch.delenv("REFEREE_SIGNING_KEY_FILE")
     with python_bot(aladino_bot.make_choose()) as url:
         monkeypatch.delenv("REFEREE_SECRET", raising=False)
         _play_to(unsigned, url)
-        assert "(unsigned: REFEREE_SECRET is not set)" in capsys.readouterr().out
+        assert "(unsigned: neither REFEREE_SIGNING_KEY_FILE nor" in capsys.readouterr().out
         monkeypatch.setenv("REFEREE_SECRET", "local-secret")
         _play_to(signed, url)
-        assert "(signed with REFEREE_SECRET)" in capsys.readouterr().out
+        assert f"(signed with key {hmac_key_id('local-secret')})" in capsys.readouterr().out
 
     def verdict(path: Path, *extra: str) -> tuple[int, str]:
         status = main(["verify", str(path), *extra])

@@ -11,6 +11,7 @@ import pytest
 from referee.match import compact, replay
 from referee.match.botclient import BotReply
 from referee.match.runner import FailurePolicy, run_match
+from referee.match.sealing import Sealer
 
 
 class Seat:
@@ -39,7 +40,7 @@ class Seat:
 @pytest.fixture(scope="module")
 def record() -> dict:
     return run_match("aldabas", 11, {"mode": "multi"}, [Seat(n) for n in range(3)],
-                     FailurePolicy.uniform("random"), "m-compact", secret="k")
+                     FailurePolicy.uniform("random"), "m-compact", sealer=Sealer.hmac("k"))
 
 
 def test_a_record_reads_back_byte_for_byte_and_smaller_than_before(record):
@@ -54,7 +55,7 @@ def test_a_record_reads_back_byte_for_byte_and_smaller_than_before(record):
 
 def test_steps_of_an_unusual_shape_are_kept_as_rows(record):
     odd = {**record, "steps": [{**step, "note": 1} for step in record["steps"]]}
-    odd = replay.seal({**odd, "chain": None, "signature": None}, "k")
+    odd = replay.seal({**odd, "chain": None, "signature": None}, Sealer.hmac("k"))
     body = orjson.loads(compact.stored_body(odd))
     assert isinstance(body["steps"], list) and "state_hash" not in body["steps"][0]
     assert compact.decode(compact.encode(odd)) == odd

@@ -14,11 +14,14 @@ from referee.match import replay
 from referee.match.botclient import BotReply
 from referee.match.canonical import jcs
 from referee.match.runner import FailurePolicy, run_match
+from referee.match.sealing import Sealer, SigningKey, Verifier
 from referee.match.verify import UnsupportedReplay, verify
 from tests.support.apitest import V1_RECORD, V1_SECRET, replay_states
 from tests.support.botserver import illegal_answer
 
-SECRET = "audit-secret"
+SEALER = Sealer((SigningKey.generate(),))
+KEYS = Verifier.of([SEALER.keys[0].public_raw])  # only the public key
+V1_KEYS = Verifier.of(hmac_secrets=[V1_SECRET])
 
 
 class InProcessSeat:
@@ -53,7 +56,7 @@ def record_match(game: str, variant: dict, seed: int, policy: FailurePolicy,
     seats = [InProcessSeat(seed * 10 + seat, fault_rate)
              for seat in range(variant["num_players"])]
     record = run_match(game, seed, variant["options"], seats, policy, f"m-{game}-{seed}")
-    return orjson.loads(replay.canonical(replay.seal(record, SECRET)))
+    return orjson.loads(replay.canonical(replay.seal(record, SEALER)))
 
 
 def policy_for(index: int) -> FailurePolicy:
@@ -68,7 +71,7 @@ def test_a_hundred_recorded_matches_verify(game):
     for index in range(100):
         record = record_match(game, variants[index % len(variants)], 1000 + index,
                               policy_for(index))
-        report = verify(record, [SECRET])
+        report = verify(record, KEYS)
         assert report.valid, (index, report)
         assert report.chain == "valid" and report.signature == "valid"
         assert report.steps_checked == len(record["steps"])
@@ -103,7 +106,7 @@ def tampered(record: dict, change) -> dict:
 
 
 def test_the_untouched_record_is_valid(recorded):
-    report = verify(recorded, [SECRET])
+    report = verify(recorded, KEYS)
     assert report.valid and report.problem is None
 
 
@@ -114,7 +117,7 @@ def test_a_changed_action_is_named_at_its_step(recorded):
     def change(r):
         r["steps"][index]["action"] = other
 
-    report = verify(tampered(recorded, change), [SECRET])
+    report = verify(tampered(recorded, change), KEYS)
     assert not report.valid and report.problem.step == index
     assert report.problem.field == "state_hash" and report.steps_checked == index
     assert report.chain == "invalid" and report.signature == "invalid"
@@ -126,7 +129,7 @@ def test_an_illegal_action_is_named_with_the_engines_reason(recorded):
     def change(r):
         r["steps"][index]["action"] = {"type": "__nope__"}
 
-    report = verify(tampered(recorded, change), [SECRET])
+    report = verify(tampered(recorded, change), KEYS)
     assert report.problem.step == index and report.problem.field == "action"
     assert "unknown action type" in report.problem.reason
 
@@ -138,7 +141,7 @@ def test_a_changed_substitution_breaks_the_fault_record(recorded):
     def change(r):
         r["steps"][index]["action"] = other
 
-    report = verify(tampered(recorded, change), [SECRET])
+    report = verify(tampered(recorded, change), KEYS)
     assert report.problem.step == index and report.problem.field == "fault"
 
 
@@ -150,7 +153,7 @@ def test_a_changed_substitution_breaks_the_fault_record(recorded):
     ("forfeit", lambda r: r.update(forfeit={"seat": 0, "step": 0, "fault": "timeout"})),
 ])
 def test_a_changed_record_field_is_named(recorded, field, change):
-    report = verify(tampered(recorded, change), [SECRET])
+    report = verify(tampered(recorded, change), KEYS)
     assert not report.valid and report.problem.field == field, report
     assert report.signature == "invalid"
 
@@ -159,7 +162,7 @@ def test_a_changed_hash_is_named_at_its_step(recorded):
     def change(r):
         r["steps"][7]["state_hash"] = "0" * 64
 
-    report = verify(tampered(recorded, change), [SECRET])
+    report = verify(tampered(recorded, change), KEYS)
     assert (report.problem.step, report.problem.field) == (7, "state_hash")
     assert report.chain == "invalid"
 
@@ -168,13 +171,13 @@ def test_swapped_steps_are_named(recorded):
     def change(r):
         r["steps"][3], r["steps"][4] = r["steps"][4], r["steps"][3]
 
-    report = verify(tampered(recorded, change), [SECRET])
+    report = verify(tampered(recorded, change), KEYS)
     assert (report.problem.step, report.problem.field) == (3, "step")
     assert "out of order" in report.problem.reason and report.chain == "invalid"
 
 
 def test_a_dropped_last_step_is_named(recorded):
-    report = verify(tampered(recorded, lambda r: r["steps"].pop()), [SECRET])
+    report = verify(tampered(recorded, lambda r: r["steps"].pop()), KEYS)
     assert report.problem.field == "steps" and "not over" in report.problem.reason
 
 
@@ -182,24 +185,25 @@ def test_a_changed_signature_is_named(recorded):
     def change(r):
         r["signature"]["value"] = "f" * 64
 
-    report = verify(tampered(recorded, change), [SECRET])
+    report = verify(tampered(recorded, change), KEYS)
     assert report.problem is None and report.chain == "valid"
     assert report.signature == "invalid" and not report.valid
 
 
 def test_signature_checks_need_the_right_key(recorded):
-    assert verify(recorded, ["another-secret"]).signature == "unknown-key"
-    unchecked = verify(recorded, [])
+    another = Verifier.of([SigningKey.generate().public_raw], ["a-secret"])
+    assert verify(recorded, another).signature == "unknown-key"
+    unchecked = verify(recorded, Verifier())
     assert unchecked.valid and unchecked.signature == "not-checked" and unchecked.notes
     stripped = tampered(recorded, lambda r: r.update(signature=None))
-    assert verify(stripped, [SECRET]).signature == "missing"
-    assert not verify(stripped, [SECRET]).valid
+    assert verify(stripped, KEYS).signature == "missing"
+    assert not verify(stripped, KEYS).valid
 
 
 def test_a_replay_of_another_game_version_is_refused(recorded):
     other = tampered(recorded, lambda r: r.update(game_version="0.0.1"))
     with pytest.raises(UnsupportedReplay, match="version '0.0.1'"):
-        verify(other, [SECRET])
+        verify(other, KEYS)
 
 
 def test_new_records_are_format_2_hashed_with_rfc8785(recorded):
@@ -211,10 +215,10 @@ def test_new_records_are_format_2_hashed_with_rfc8785(recorded):
 def test_a_record_written_again_with_integral_floats_as_integers_still_verifies(recorded):
     """What a JavaScript client does to 3.0 (JSON.parse then JSON.stringify gives 3)."""
     record = tampered(recorded, lambda r: [s.update(elapsed_ms=3.0) for s in r["steps"]])
-    resealed = orjson.loads(replay.canonical(replay.seal(record, SECRET)))
+    resealed = orjson.loads(replay.canonical(replay.seal(record, SEALER)))
     as_javascript_writes_it = tampered(resealed, lambda r: [s.update(elapsed_ms=3)
                                                             for s in r["steps"]])
-    report = verify(as_javascript_writes_it, [SECRET])
+    report = verify(as_javascript_writes_it, KEYS)
     assert report.valid and report.signature == "valid", report
 
 
@@ -223,7 +227,7 @@ def test_a_referee_replay_1_record_made_before_format_2_still_verifies():
     sorted keys; a seed above 2**53; float elapsed_ms): it verifies exactly as then."""
     record = orjson.loads(V1_RECORD.read_bytes())
     assert record["format"] == "referee-replay/1" and record["seed"] > 2**53
-    report = verify(record, [V1_SECRET])
+    report = verify(record, V1_KEYS)
     assert report.valid and report.chain == "valid" and report.signature == "valid", report
     assert report.steps_checked == len(record["steps"]) and sum(record["strikes"]) == 2
 
@@ -234,13 +238,13 @@ def test_a_referee_replay_1_record_is_checked_with_its_own_canonical_form():
     record = orjson.loads(V1_RECORD.read_bytes())
     index = next(i for i, s in enumerate(record["steps"]) if s["elapsed_ms"] == 3.0)
     rewritten = tampered(record, lambda r: r["steps"][index].update(elapsed_ms=3))
-    report = verify(rewritten, [V1_SECRET])
+    report = verify(rewritten, V1_KEYS)
     assert report.problem is None and report.chain == "invalid" and not report.valid
     moved = tampered(record, lambda r: r.update(seed=r["seed"] + 1))
-    assert verify(moved, [V1_SECRET]).problem.field == "seed"
+    assert verify(moved, V1_KEYS).problem.field == "seed"
 
 
 def test_an_unknown_format_is_refused(recorded):
     other = tampered(recorded, lambda r: r.update(format="referee-replay/9"))
     with pytest.raises(UnsupportedReplay, match="referee-replay/1, referee-replay/2"):
-        verify(other, [SECRET])
+        verify(other, KEYS)

@@ -12,6 +12,7 @@ import engines
 from referee.match import compact, rerun
 from referee.match.botclient import BotReply
 from referee.match.runner import FailurePolicy, MatchPlay
+from referee.match.sealing import Sealer, Verifier
 from referee.match.verify import UnsupportedReplay, verify
 
 SETUPS = [("aladino", {}, 2), ("aldabas", {"mode": "multi"}, 3), ("caravans", {}, 2)]
@@ -33,7 +34,7 @@ def played(game: str, options: dict, players: int, version: str | None) -> dict:
     while (seat := play.to_move) is not None:
         legal = play.engine.legal_actions(play.state)
         play.advance(seat, BotReply(chooser.choice(legal), None, "", 1.0), legal)
-    return play.finish("k")
+    return play.finish(Sealer.hmac("k"))
 
 
 @pytest.mark.parametrize(("game", "options", "players"), SETUPS)
@@ -43,7 +44,7 @@ def test_a_match_of_an_earlier_version_is_played_stored_and_verified_under_it(ga
     record = played(game, options, players, version)
     assert record["game_version"] == version
     assert compact.decode(compact.encode(record)) == record  # hashes re-made by that version
-    assert verify(record, ["k"]).valid
+    assert verify(record, Verifier.of(hmac_secrets=["k"])).valid
     current = played(game, options, players, None)
     assert current["game_version"] == engines.get(game).version
     assert [s["action"] for s in current["steps"]] == [s["action"] for s in record["steps"]]

@@ -32,7 +32,7 @@ def old_hash(store: Store, match: dict) -> None:
     """Rewrite the match hash as earlier versions wrote it: meta and result plain JSON."""
     meta = {k: v for k, v in match.items() if k not in (
         "status", "step", "to_move", "result", "forfeit", "error", "started_at",
-        "finished_at")}
+        "finished_at", "log_index")}
     store.redis.hset(match_key(match["id"]), mapping={
         "meta": orjson.dumps(meta), "result": orjson.dumps(match["result"])})
 
@@ -47,12 +47,14 @@ def test_an_old_stored_match_reads_verifies_and_archives(api, store, archive_dir
     store.redis.set(match_key(match_id, "replay"), stored_form(record))
     assert store.redis.hget(match_key(match_id), "meta").startswith(b"{")
     shown = api.get(f"/matches/{match_id}").get_json()
-    assert api.get(f"/matches/{match_id}/replay").get_json() == record
-    assert api.post("/replays/verify", json=record).get_json()["valid"]
+    served = api.get(f"/matches/{match_id}/replay").get_json()
+    assert {k: v for k, v in served.items() if k != "log"} == record
+    assert served["log"]["index"] == match["log_index"]
+    assert api.post("/replays/verify", json=served).get_json()["valid"]
     report = archive.archive_finished(store, archive.ReplayArchive(archive_dir), timedelta(0))
     assert report.archived == 1 and report.failed == []
     assert api.get(f"/matches/{match_id}").get_json() == shown
-    assert api.get(f"/matches/{match_id}/replay").get_json() == record
+    assert api.get(f"/matches/{match_id}/replay").get_json() == served
 
 
 def test_a_referee_replay_1_record_in_redis_reads_back_verifies_and_archives(

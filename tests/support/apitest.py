@@ -6,10 +6,13 @@ match re-run from its seed and actions."""
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from functools import cache
@@ -24,6 +27,7 @@ from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAP
 
 import engines
 from referee.config import Config
+from referee.match.sealing import Sealer, Verifier, append_new_key
 from tournament import driver
 from tournament.store import Store
 from tournament.store.progress import Progress
@@ -39,12 +43,37 @@ V1_RECORD = SUPPORT / "data" / "replay-v1-aladino.json"
 V1_SECRET = "v1-fixture-secret"
 
 
+@cache
+def signing_key_file() -> Path:
+    """This test process's Ed25519 key file (one key), made once in a temporary folder that
+    goes with the process: what `config` and every `referee serve`/`worker` the tests start
+    sign with (tests/conftest.py puts it in REFEREE_SIGNING_KEY_FILE)."""
+    folder = Path(tempfile.mkdtemp(prefix="referee-test-keys-"))
+    atexit.register(shutil.rmtree, folder, True)
+    path = folder / "signing-keys.pem"
+    append_new_key(path)
+    return path
+
+
+@cache
+def sealer_of_tests() -> Sealer:
+    """The sealer of `signing_key_file` (with `SECRET` for HMAC records)."""
+    return Sealer.from_key_file(signing_key_file(), SECRET)
+
+
+def verifier_of_tests() -> Verifier:
+    """What checks the records the tests' servers write: the test key's public half and
+    `SECRET`."""
+    return Verifier.of([key.public_raw for key in sealer_of_tests().keys], [SECRET])
+
+
 def common_config(redis_url: str, **overrides) -> Config:
     """The common test settings: `ADMIN`, `SECRET` and `Config`'s defaults for everything
     else (bot hosts: loopback only, the body limit, the move rate...), on `redis_url`, with
     `overrides` applied. The `config` fixture is made of it; so is a module's own server
     that a function-scoped fixture cannot give (tests/web's)."""
-    return replace(Config(redis_url=redis_url, admin_token=ADMIN, secret=SECRET), **overrides)
+    return replace(Config(redis_url=redis_url, admin_token=ADMIN, secret=SECRET,
+                          signing_key_file=str(signing_key_file())), **overrides)
 
 
 def load_openapi() -> OpenAPI:
@@ -208,8 +237,10 @@ def drive_match(redis_url: str, match_id: str, secret: str = "") -> dict:
     async def run() -> dict:
         client = aioredis.Redis.from_url(redis_url)
         try:
-            context = driver.Context(Progress(client), Store.from_url(redis_url),
-                                     Config(redis_url=redis_url, secret=secret))
+            config = Config(redis_url=redis_url, secret=secret,
+                            signing_key_file=str(signing_key_file()))
+            context = driver.Context(Progress(client), Store.from_url(redis_url), config,
+                                     config.sealer())
             return await driver.drive(context, match_id)
         finally:
             await client.aclose()

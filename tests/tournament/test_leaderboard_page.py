@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import orjson
 
-from referee.match.replay import utc_now
+from referee.match.replay import FORMAT, utc_now
 from tests.support.apitest import store_finished
 from tournament import results
 from tournament.store import Store, dumps, ratings_key
@@ -22,7 +22,7 @@ def finished_match(store: Store, redis_url: str, match_id: str, winner: str, los
              for seat, bot in enumerate((winner, loser))]
     store.create_match({"id": match_id, "game": GAME, "num_players": 2, "seats": seats,
                         "options": {}, "seed": 1}, {}, 0, {})
-    record = {"game": GAME, "seats": seats, "steps": [], "started_at": utc_now(),
+    record = {"format": FORMAT, "game": GAME, "seats": seats, "steps": [], "started_at": utc_now(),
               "result": {"scores": [1, 0], "ranks": [1, 2], "details": {}},
               "forfeit": None, "finished_at": utc_now()}
     store_finished(redis_url, match_id, record)

@@ -6,7 +6,8 @@ read and write of them, one module per concept.
 - `codec`: values as JSON; `base`: the client every part shares, its connection limits
 - `matches`, `pull`, `bots`, `tournaments`, `ratings` (counting, leaderboard), `timers`,
   `running` (the recovery's reads), `live` (event streams), `metrics` (the cluster's
-  counters), `limits`, `archive` (its Redis side), `queues` (rq's, on the same Redis):
+  counters), `limits`, `archive` (its Redis side), `queues` (rq's, on the same Redis),
+  `log` (the results log's Merkle tree), `signing_keys` (the published public keys):
   the operations of each concept, composed into `Store` (a synchronous client)
 - `progress`: the driver's lease-fenced writes, on an asyncio client (`Progress`)
 
@@ -45,6 +46,7 @@ from tournament.store.keys import (
 )
 from tournament.store.limits import Limits
 from tournament.store.live import Channels
+from tournament.store.log import ResultsLog
 from tournament.store.matches import (
     Matches,
     MatchMeta,
@@ -62,6 +64,7 @@ from tournament.store.queues import Queues
 from tournament.store.ratings import Ratings
 from tournament.store.running import Running
 from tournament.store.scripts import Scripts
+from tournament.store.signing_keys import SigningKeys
 from tournament.store.timers import Timers
 from tournament.store.tournaments import Tournaments
 
@@ -76,7 +79,7 @@ __all__ = [
 
 
 class Store(Bots, Matches, PullSeats, Tournaments, Ratings, Timers, Running, Channels,
-            CounterStore, Limits, ArchiveSide, Queues):
+            CounterStore, Limits, ArchiveSide, Queues, ResultsLog, SigningKeys):
     """The referee's Redis data, through one synchronous client."""
 
     def __init__(self, client: redis.Redis, archive: ReplayArchive | None = None):

@@ -93,6 +93,8 @@ class ArchiveSide(StoreBase):
             pipe.delete(key, match_key(match_id, MatchPart.REPLAY))
             pipe.hset(key, mapping={MatchField.STATUS: MatchStatus.FINISHED.value,
                                     MatchField.ARCHIVED: compact.pack(summary)})
+            if (log_index := fields.get(MatchField.LOG.encode())) is not None:
+                pipe.hset(key, MatchField.LOG, log_index)  # an archived match keeps its leaf
             return True
 
         return self.transaction(apply, key)

@@ -12,10 +12,10 @@ writes each:
   `finished_at`, `attempt` (after a dead worker), while it runs `asked_at` (Redis time in
   ms when the current decision was put) and `parked` (the step a parked match waits at for
   its pull seat), `deadline_timer` (the timer set at that seat's deadline), `wakes` and
-  `deferrals` (counters that make those jobs' ids unique). Once its replay is archived
-  only `status` and `archived` (packed: everything `get_match` answers, and `archive`, the
-  replay's file under REFEREE_ARCHIVE_DIR) are left (`matches`, `progress`, `timers`,
-  `running`, `archive`)
+  `deferrals` (counters that make those jobs' ids unique), once finished `log` (its index
+  in the results log). Once its replay is archived only `status`, `log` and `archived`
+  (packed: everything `get_match` answers, and `archive`, the replay's file under
+  REFEREE_ARCHIVE_DIR) are left (`matches`, `progress`, `timers`, `running`, `archive`)
 - `match:{id}:tokens` (hash): seat -> sha256 of its token, never the token (`pull`)
 - `match:{id}:live` (string): `{"step", "state"}`, the state the current decision is asked
   in (while the match runs: with the steps, what a worker continues the match from)
@@ -53,8 +53,18 @@ writes each:
   them, `{version}\\n{row}\\n{row}...`, valid while the version is unchanged
 - `ratings:{game}:events` (pub/sub channel): the id of each rated match counted, and
   `INTERVALS` when a tournament's intervals are stored (`ratings`, `tournaments`)
+- `log:level:{l}` (string): the results log's Merkle tree (`referee.match.merkle`): the
+  32-byte hashes of its complete aligned subtrees of level l, in index order; level 0 is
+  the leaf hashes, one per finished match in the order results were recorded (appended by
+  the script that records the result) (`log`)
+- `log:ids` (list): the match id of each leaf, in leaf order; `log:head` (string, JSON):
+  the last signed tree head, served again while the tree and the key are unchanged (`log`)
+- `signing-keys` (hash): key id -> `{"public_key", "not_before", "not_after"}` (JSON) of
+  every Ed25519 key records were ever signed with; `signing-keys:current` (string): the id
+  of the current one (`signing_keys`)
 - `ratelimit:moves:{token sha256}:{window}` (string, expires): moves posted with one seat
-  token in one fixed window of the move rate limit (`limits`)
+  token in one fixed window of the move rate limit; `ratelimit:verify:{address
+  sha256}:{window}`: replays verified for one client address (`limits`)
 - `metrics:{counter}` (hashes): the cluster's counters, fields JSON arrays of label values
   (`metrics`)
 
@@ -100,7 +110,8 @@ class MatchField(StrEnum):
     DEADLINE_TIMER = "deadline_timer"
     WAKES = "wakes"
     DEFERRALS = "deferrals"
-    ARCHIVED = "archived"  # the one field besides `status` of an archived match
+    LOG = "log"  # its leaf's index in the results log, once finished
+    ARCHIVED = "archived"  # with `status` and `log`, all an archived match keeps
 
 
 class MatchPart(StrEnum):
@@ -210,8 +221,31 @@ def archive_cursor_key(game: str) -> str:
     return f"{PREFIX}archive:cursor:{game}"
 
 
-def rate_key(token_sha256: str, window: int) -> str:
-    return f"{PREFIX}ratelimit:moves:{token_sha256}:{window}"
+def rate_key(token_sha256: str, window: int, kind: str = "moves") -> str:
+    """One fixed window of a rate limit: `kind` (moves, verify) and the sha256 of what is
+    counted (a seat token, a client address)."""
+    return f"{PREFIX}ratelimit:{kind}:{token_sha256}:{window}"
+
+
+# ----- the results log and the signing keys ------------------------------------------------
+def log_level_key(level: int) -> str:
+    return f"{PREFIX}log:level:{level}"
+
+
+def log_ids_key() -> str:
+    return f"{PREFIX}log:ids"
+
+
+def log_head_key() -> str:
+    return f"{PREFIX}log:head"
+
+
+def signing_keys_key() -> str:
+    return f"{PREFIX}signing-keys"
+
+
+def current_signing_key_key() -> str:
+    return f"{PREFIX}signing-keys:current"
 
 
 # ----- tournaments and ratings ------------------------------------------------------------

@@ -93,8 +93,9 @@ def match_fields(fields: Mapping[bytes | str, bytes | str]) -> dict[str, Any] | 
     if not fields:
         return None
     named = {decoded(k): v for k, v in fields.items()}
+    log_index = None if named.get(MatchField.LOG) is None else int(named[MatchField.LOG])
     if MatchField.ARCHIVED in named:
-        return compact.unpack(binary(named[MatchField.ARCHIVED]))
+        return {**compact.unpack(binary(named[MatchField.ARCHIVED])), "log_index": log_index}
     match = compact.unpack(binary(named[MatchField.META]))
     match.update(
         status=decoded(named[MatchField.STATUS]),
@@ -105,6 +106,7 @@ def match_fields(fields: Mapping[bytes | str, bytes | str]) -> dict[str, Any] | 
         error=text(named.get(MatchField.ERROR)),
         started_at=text(named.get(MatchField.STARTED_AT)),
         finished_at=text(named.get(MatchField.FINISHED_AT)),
+        log_index=log_index,
     )
     return match
 

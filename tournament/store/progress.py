@@ -21,7 +21,7 @@ import redis.asyncio as aioredis
 from redis.commands.core import AsyncScript
 
 from referee.errors import RefereeError
-from referee.match import compact
+from referee.match import compact, merkle, replay
 from referee.match.replay import Record, StepRecord
 from tournament.store.codec import loads
 from tournament.store.keys import (
@@ -34,6 +34,8 @@ from tournament.store.keys import (
     inbox_key,
     lease_key,
     lease_key_pattern,
+    log_ids_key,
+    log_level_key,
     match_key,
     playing_key,
     running_key,
@@ -166,20 +168,23 @@ class Progress:
             asked_at, (seconds, micros) = await pipe.execute()
         return int(asked_at or 0), seconds * 1000 + micros // 1000
 
-    async def finish(self, match_id: str, holder: str, record: Record, seats: int) -> None:
-        """Store the sealed replay and the result, drop what only a running match needs
-        and release the lease, atomically."""
-        await self._fenced(self.scripts.end_match, _end_keys(match_id, seats), [
-            holder, match_id, MatchStatus.FINISHED.value, compact.encode(record),
+    async def finish(self, match_id: str, holder: str, record: Record, seats: int) -> int:
+        """Store the sealed replay and the result, log it (its leaf appended to the results
+        log), drop what only a running match needs and release the lease, atomically; the
+        record's index in the log."""
+        leaf = merkle.leaf_hash(replay.leaf_data(record))
+        answer = await self._fenced(self.scripts.end_match, _end_keys(match_id, seats), [
+            holder, match_id, MatchStatus.FINISHED.value, compact.encode(record), leaf,
             MatchField.RESULT, compact.pack(record["result"]),
             MatchField.FORFEIT, orjson.dumps(record["forfeit"]),
             MatchField.FINISHED_AT, record["finished_at"]],
             (record["game"], MatchStatus.FINISHED))
+        return int(answer[1])
 
     async def fail(self, match_id: str, game: str, holder: str, error: str, finished_at: str,
                    seats: int) -> None:
         await self._fenced(self.scripts.end_match, _end_keys(match_id, seats, True), [
-            holder, match_id, MatchStatus.FAILED.value, "", MatchField.ERROR, error,
+            holder, match_id, MatchStatus.FAILED.value, "", "", MatchField.ERROR, error,
             MatchField.FINISHED_AT, finished_at], (game, MatchStatus.FAILED))
 
     async def take_bot_slots(self, match_id: str, bot_ids: list[str], cap: int) -> bool:
@@ -198,9 +203,9 @@ class Progress:
             await pipe.execute()
 
     async def _fenced(self, script: AsyncScript, keys: list[str], args: list[Any],
-                      status: tuple[str, MatchStatus] | None = None) -> None:
+                      status: tuple[str, MatchStatus] | None = None) -> Any:
         """Run a lease-checking script (and count the status a match enters, in the same
-        round trip); LeaseLost when the lease is not ours."""
+        round trip) and answer what it answers; LeaseLost when the lease is not ours."""
         async with self.redis.pipeline(transaction=False) as pipe:
             await script(keys=keys, args=args, client=pipe)
             if status:
@@ -208,6 +213,7 @@ class Progress:
             answer, *_ = await pipe.execute()
         if not answer:
             raise LeaseLost(keys[0])
+        return answer
 
 
 def _end_keys(match_id: str, seats: int, keep_progress: bool = False) -> list[str]:
@@ -216,5 +222,6 @@ def _end_keys(match_id: str, seats: int, keep_progress: bool = False) -> list[st
     progress = [] if keep_progress else [match_key(match_id, MatchPart.LIVE),
                                           match_key(match_id, MatchPart.STEPS)]
     return [match_key(match_id), lease_key(match_id), running_key(),
-            match_key(match_id, MatchPart.REPLAY), events_channel(match_id), *progress,
+            match_key(match_id, MatchPart.REPLAY), events_channel(match_id), log_level_key(0),
+            log_ids_key(), *progress,
             *(inbox_key(match_id, seat) for seat in range(seats))]

@@ -144,20 +144,74 @@ redis.call('DEL', KEYS[2])
 return 1
 """)
 
-# KEYS: match, lease, running, replay, events channel, then the keys a running match needed
-# (live, steps, inboxes); ARGV: holder, match id, status, the stored replay ("" for none),
-# then field/value pairs for the match hash. Followers hear `END`.
+# KEYS: match, lease, running, replay, events channel, the results log's leaves and ids,
+# then the keys a running match needed (live, steps, inboxes); ARGV: holder, match id,
+# status, the stored replay ("" for none), its leaf hash ("" for none: a failed match),
+# then field/value pairs for the match hash. The leaf is appended in the same step as the
+# result, once (a match already logged keeps its index): no result is ever unlogged, no
+# index given twice. Answers 0 (the lease is not ours) or {1, the leaf's index or -1}.
+# Followers hear `END`.
 END_MATCH = lua("""
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 if ARGV[4] ~= '' then redis.call('SET', KEYS[4], ARGV[4]) end
-for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('HSET', KEYS[1], '$STATUS', ARGV[3])
 redis.call('HDEL', KEYS[1], '$PARKED', '$ASKED_AT')
-for i = 6, #KEYS do redis.call('DEL', KEYS[i]) end
+local index = -1
+if ARGV[5] ~= '' then
+  index = redis.call('HGET', KEYS[1], '$LOG')
+  if not index then
+    index = string.format('%d', redis.call('STRLEN', KEYS[6]) / 32)
+    redis.call('APPEND', KEYS[6], ARGV[5])
+    redis.call('RPUSH', KEYS[7], ARGV[2])
+    redis.call('HSET', KEYS[1], '$LOG', index)
+  end
+end
+for i = 8, #KEYS do redis.call('DEL', KEYS[i]) end
 redis.call('ZREM', KEYS[3], ARGV[2])
 redis.call('DEL', KEYS[2])
 redis.call('PUBLISH', KEYS[5], '$END')
-return 1
+return {1, tonumber(index)}
+""")
+
+# ----- the results log (`tournament.store.log`) -------------------------------------------
+# KEYS: match, the log's leaves and ids; ARGV: the leaf hash, match id. Log a finished match
+# that has no leaf yet (one recorded before the log existed); answers its index, or -1 when
+# it is not finished.
+APPEND_LEAF = lua("""
+local index = redis.call('HGET', KEYS[1], '$LOG')
+if index then return tonumber(index) end
+if redis.call('HGET', KEYS[1], '$STATUS') ~= '$FINISHED' then return -1 end
+index = string.format('%d', redis.call('STRLEN', KEYS[2]) / 32)
+redis.call('APPEND', KEYS[2], ARGV[1])
+redis.call('RPUSH', KEYS[3], ARGV[2])
+redis.call('HSET', KEYS[1], '$LOG', index)
+return tonumber(index)
+""")
+
+# ----- signing keys (`tournament.store.signing_keys`) ---------------------------------------
+# KEYS: the keys hash, the current key's id; ARGV: key id, its public key, now (ISO 8601),
+# '1' when it is the current key of its process. A key seen for the first time is
+# published: a current one retires the one before it (not_after = now), any other is
+# published already retired. Answers the id of the current key.
+REGISTER_KEY = lua("""
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  if ARGV[4] == '1' then
+    local before = redis.call('GET', KEYS[2])
+    if before then
+      local entry = cjson.decode(redis.call('HGET', KEYS[1], before))
+      entry['not_after'] = ARGV[3]
+      redis.call('HSET', KEYS[1], before, cjson.encode(entry))
+    end
+    redis.call('HSET', KEYS[1], ARGV[1],
+               cjson.encode({public_key = ARGV[2], not_before = ARGV[3]}))
+    redis.call('SET', KEYS[2], ARGV[1])
+  else
+    redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(
+      {public_key = ARGV[2], not_before = ARGV[3], not_after = ARGV[3]}))
+  end
+end
+return redis.call('GET', KEYS[2])
 """)
 
 # KEYS: the playing sets of the match's bots; ARGV: match id, cap, the lease key prefix and
@@ -203,3 +257,5 @@ class Scripts(Generic[S]):
         self.park: S = register(PARK)
         self.end_match: S = register(END_MATCH)
         self.take_slots: S = register(TAKE_SLOTS)
+        self.append_leaf: S = register(APPEND_LEAF)
+        self.register_key: S = register(REGISTER_KEY)

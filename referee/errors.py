@@ -99,8 +99,9 @@ LOG_NOT_LOGGED = ProblemType(
     "log/not-logged", 404, "Not Found",
     "a match that has no leaf in the results log: not finished (yet), or failed")
 LOG_OUT_OF_RANGE = ProblemType(
-    "log/out-of-range", 400, "Bad Request",
-    "a tree size, leaf or range the results log does not have (yet)")
+    "log/out-of-range", 409, "Conflict",
+    "a tree size or leaf the results log does not have (yet), or a first tree larger than "
+    "the second")
 HTTP_ERROR = ProblemType(
     "http-error", None, "HTTP error", "any other HTTP error, with its status and name")
 INTERNAL = ProblemType(

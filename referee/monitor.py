@@ -63,11 +63,23 @@ class MonitorState:
             return cls(url)
         try:
             state = cls(**json.loads(path.read_text()))
+            state.check()
         except (OSError, ValueError, TypeError) as error:
             raise Unreachable(f"the state file {path} cannot be read: {error}") from None
         if state.url != url:
             raise Unreachable(f"the state file {path} is of {state.url}, not {url}")
         return state
+
+    def check(self) -> None:
+        """ValueError when a field is not what a run saves."""
+        if not isinstance(self.url, str) or not isinstance(self.tree_size, int) or (
+                self.tree_size < 0):
+            raise ValueError("url or tree_size is malformed")
+        bytes.fromhex(self.root_hash)
+        Frontier(self.tree_size, [bytes.fromhex(h) for h in self.frontier])
+        if not isinstance(self.keys, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in self.keys.items()):
+            raise ValueError("keys is not an object of key id -> public key")
 
     def save(self, path: Path) -> None:
         """Write the state whole or not at all."""
@@ -92,11 +104,12 @@ class LogClient:
         self.session = session or requests.Session()
 
     def get(self, path: str, missing_ok: bool = False) -> Any:
+        """The JSON answer to GET `path`; None for a 404 (or a 503) when `missing_ok`."""
         try:
             response = self.session.get(f"{self.base}{path}", timeout=TIMEOUT_S)
         except requests.RequestException as error:
             raise Unreachable(f"GET {self.base}{path}: {error}") from None
-        if response.status_code == 404 and missing_ok:
+        if response.status_code in (404, 503) and missing_ok:
             return None
         if response.status_code != 200:
             detail = response.text[:300].strip()
@@ -201,7 +214,8 @@ def _check_record(client: LogClient, entry: dict[str, Any], verifier: Verifier,
     record: dict[str, Any] | None = client.get(
         f"/matches/{quote(match_id, safe='')}/replay", missing_ok=True)
     if record is None:
-        raise Inconsistency(f"{where}: its record is not served (404): it was deleted")
+        raise Inconsistency(f"{where}: its record is not served (404 or 503): it was "
+                            "deleted, or is out of the server's reach")
     if record.get("match_id") != match_id:
         raise Inconsistency(f"{where}: the record served is of match {record.get('match_id')}")
     logged = cast(Record, {k: v for k, v in record.items() if k != "log"})

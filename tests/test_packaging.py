@@ -28,6 +28,7 @@ import pytest
 import requests
 
 from referee.config import Config, ConfigError
+from referee.match.sealing import read_key_file
 from referee.redis_server import RedisServer, free_port, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,11 +174,16 @@ def test_the_installed_api_serves_the_spec_the_pages_health_and_games(installed,
     log = tmp_path / "serve.log"
     with RedisServer(tmp_path / "redis", persistent=False) as redis_server, \
             log.open("w") as log_file:
+        key_file = tmp_path / "signing-keys.pem"
+        made = installed.run(str(installed.bin / "referee"), "keys", "rotate", "--key-file",
+                             str(key_file), REDIS_URL=redis_server.url)
+        assert made.returncode == 0, made.stderr
         proc = subprocess.Popen(
             [installed.bin / "referee", "serve", "--port", str(port), "--workers", "1"],
             cwd=installed.outside, stdout=subprocess.DEVNULL, stderr=log_file,
             env={**installed.env, "REDIS_URL": redis_server.url,
-                 "REFEREE_ADMIN_TOKEN": "packaging-test-token"},
+                 "REFEREE_ADMIN_TOKEN": "packaging-test-token",
+                 "REFEREE_SIGNING_KEY_FILE": str(key_file)},
             start_new_session=True)
         try:
             wait_for_port(port, timeout=START_S)
@@ -194,6 +200,8 @@ def test_the_installed_api_serves_the_spec_the_pages_health_and_games(installed,
             games = requests.get(f"{base}/games", timeout=60)
             assert games.status_code == 200, log.read_text()
             assert "aladino" in games.text
+            keys = requests.get(f"{base}/keys", timeout=60).json()["keys"]
+            assert [key["key_id"] for key in keys] == [read_key_file(key_file)[0].key_id]
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             try:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from flask import Blueprint, Response
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import Schema, fields, validate
 
 from referee.api.common import SHA256_HEX, required
 from referee.api.matches import find_match
@@ -86,13 +86,8 @@ class ProofQuerySchema(Schema):
 
 
 class ConsistencyQuerySchema(Schema):
-    first = required(fields.Integer, validate=TREE_SIZE)
-    second = required(fields.Integer, validate=TREE_SIZE)
-
-    @validates_schema
-    def _ordered(self, data: dict, **_: object) -> None:
-        if data["first"] > data["second"]:
-            raise ValidationError("must not be greater than second", "first")
+    first = fields.Integer(required=True, validate=TREE_SIZE)
+    second = fields.Integer(required=True, validate=TREE_SIZE)
 
 
 class ConsistencyProofSchema(Schema):
@@ -104,15 +99,10 @@ class ConsistencyProofSchema(Schema):
 
 
 class EntriesQuerySchema(Schema):
-    start = required(fields.Integer, validate=TREE_SIZE)
-    end = required(fields.Integer, validate=TREE_SIZE, metadata={
-        "description": "exclusive; at most start + 1000; cut at the tree's size"})
-
-    @validates_schema
-    def _bounded(self, data: dict, **_: object) -> None:
-        if not data["start"] < data["end"] <= data["start"] + results_log.MAX_ENTRIES:
-            raise ValidationError(f"must be after start, and at most start + "
-                                  f"{results_log.MAX_ENTRIES}", "end")
+    start = fields.Integer(required=True, validate=TREE_SIZE)
+    end = fields.Integer(required=True, validate=TREE_SIZE, metadata={
+        "description": "exclusive; the answer stops at start + 1000 and at the tree's size "
+                       "(none at all when end <= start)"})
 
 
 class EntrySchema(Schema):
@@ -125,7 +115,8 @@ class EntriesSchema(Schema):
     entries = required(fields.List, fields.Nested(EntrySchema))
 
 
-RANGE_400 = {400: "invalid query fields, or a tree size beyond the log (`log/out-of-range`)"}
+RANGE_409 = {409: "a tree size beyond the log's, one without the leaf, or a first tree "
+                  "larger than the second (`log/out-of-range`)"}
 
 PATHS = {
     "/keys": {"get": operation(
@@ -140,18 +131,17 @@ PATHS = {
                             "only grew since (`referee log monitor`).")},
     "/log/proof/{match_id}": {"get": operation(
         "getLogProof", "A finished match's inclusion proof", "log",
-        (200, InclusionProofSchema), (400, 404, 503),
+        (200, InclusionProofSchema), (400, 404, 409, 503),
         parameters=[MATCH_ID, {"in": "query", "schema": ProofQuerySchema}],
-        error_text={**RANGE_400, 404: "no such match, or not logged (`log/not-logged`: not "
+        error_text={**RANGE_409, 404: "no such match, or not logged (`log/not-logged`: not "
                                       "finished, or failed)"})},
     "/log/consistency": {"get": operation(
         "getLogConsistency", "A consistency proof between two tree sizes", "log",
-        (200, ConsistencyProofSchema), (400, 503),
-        parameters=[{"in": "query", "schema": ConsistencyQuerySchema}], error_text=RANGE_400)},
+        (200, ConsistencyProofSchema), (400, 409, 503),
+        parameters=[{"in": "query", "schema": ConsistencyQuerySchema}], error_text=RANGE_409)},
     "/log/entries": {"get": operation(
         "listLogEntries", "The log's leaves [start, end)", "log", (200, EntriesSchema),
-        (400, 503), parameters=[{"in": "query", "schema": EntriesQuerySchema}],
-        error_text=RANGE_400)},
+        (400, 503), parameters=[{"in": "query", "schema": EntriesQuerySchema}])},
 }
 
 
@@ -190,7 +180,9 @@ def log_consistency() -> Response:
 @bp.get("/log/entries")
 def log_entries() -> Response:
     query = load_query(EntriesQuerySchema)
-    entries = results_log.entries(services().store, query["start"], query["end"])
+    start = query["start"]
+    end = min(query["end"], start + results_log.MAX_ENTRIES)
+    entries = results_log.entries(services().store, start, end) if end > start else []
     return reply(EntriesSchema, {"entries": [vars(entry) for entry in entries]})
 
 

@@ -195,7 +195,7 @@ class MatchSchema(Schema):
     created_at = required(fields.String)
     started_at = required(fields.String, allow_none=True)
     finished_at = required(fields.String, allow_none=True)
-    log_index = fields.Integer(allow_none=True, metadata={
+    log_index = SafeInteger(allow_none=True, metadata={
         "description": "its record's leaf in the results log (GET /log/proof/{match_id}); "
                        "null until it is finished"})
 

@@ -150,7 +150,7 @@ def verify_consistency(first: int, second: int, first_root: bytes, second_root: 
     if first == second:
         return not proof and first_root == second_root
     if first == 0:
-        return not proof  # every tree extends the empty one
+        return not proof and first_root == EMPTY_ROOT  # every tree extends the empty one
     path = list(proof)
     if first & (first - 1) == 0:  # a power of two: the first tree is a node of the second
         path.insert(0, first_root)

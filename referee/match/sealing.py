@@ -236,7 +236,8 @@ class Verifier:
             secret = next((s for s in self.hmac_secrets if hmac_key_id(s) == key_id), None)
             if secret is None:
                 return UNKNOWN_KEY
-            return VALID if hmac.compare_digest(value, hmac_value(secret, message)) else INVALID
+            expected = hmac_value(secret, message).encode()
+            return VALID if hmac.compare_digest(value.encode(), expected) else INVALID
         return INVALID
 
     def _check_ed25519(self, key_id: str, value: str, message: bytes) -> str:

@@ -240,7 +240,7 @@ def _check_chain(record: Record) -> str:
     if not chain:
         return MISSING
     holds = chain["length"] == len(record["steps"]) and secrets.compare_digest(
-        chain["head"], replay.chain_head(record))
+        str(chain["head"]).encode(), replay.chain_head(record).encode())
     return VALID if holds else INVALID
 
 

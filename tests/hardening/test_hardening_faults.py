@@ -21,9 +21,11 @@ from referee.api.app import create_app
 from referee.redis_server import RedisServer
 from tests.support.apitest import ADMIN, ApiClient, drive_match, wait_finished
 from tests.support.live_server import wait_status
+from tests.support.tournament_checks import check_logged_once
 from tests.support.workers import Workers
 from tournament import ratings, results, wakeups
 from tournament.store import Store, lease_key, match_key, ratings_key, tournament_key
+from tournament.store.keys import log_ids_key, log_level_key
 
 
 def snapshot(api: ApiClient, client: redis.Redis, tournament_id: str) -> dict:
@@ -38,6 +40,8 @@ def snapshot(api: ApiClient, client: redis.Redis, tournament_id: str) -> dict:
         "done": client.smembers(tournament_key(tournament_id, "done")),
         "replays": {m: client.get(match_key(m, "replay")) for m in view["matches"]},
         "matches": {m: api.get(f"/matches/{m}").get_json() for m in view["matches"]},
+        "log": [client.get(log_level_key(0)), client.lrange(log_ids_key(), 0, -1),
+                api.get("/log/head").get_json()],
     }
 
 
@@ -64,6 +68,7 @@ def check_counted_once(api: ApiClient, client: redis.Redis, view: dict) -> None:
         record = api.get(f"/matches/{match_id}/replay").get_json()
         report = api.post("/replays/verify", json=record).get_json()
         assert report["valid"] and report["signature"] == "valid", (match_id, report)
+    check_logged_once(api, matches)
 
 
 @pytest.mark.parametrize("how", ["shutdown", "kill -9"])
@@ -102,6 +107,7 @@ def test_a_redis_restart_with_append_only_persistence_loses_and_doubles_nothing(
                          for bot, rating in ratings.elo_replay(counted).items()}
         assert all(row["games"] == 4 for row in before["ratings"]["leaderboard"])
         assert "Traceback" not in pool.logs()
+        check_logged_once(api, before["view"]["matches"])
         client.close()
     finally:
         server.stop()

@@ -30,10 +30,19 @@ def test_health_answers_while_200_sockets_trickle_their_headers(live_server):
         f"slow heads were not cut off after {KEEPALIVE_S} s: {attack.closed_by_server}"
 
 
-def test_health_answers_while_200_sockets_trickle_their_bodies(live_server):
+def test_health_answers_while_200_sockets_trickle_their_bodies(redis_server, tmp_path):
     """Each slow socket sends a whole head announcing a 100 kB body to POST /replays/verify
     (which reads it without a token), then one byte every 5 s: after BODY_S the server
-    answers 408 and closes."""
+    answers 408 and closes. (This server lifts the verify rate limit: under the default one
+    an attacker's address gets its 429 before any body is read.)"""
+    server = LiveServer(redis_server, tmp_path / "serve.log", REFEREE_VERIFY_RATE="1000000/1")
+    try:
+        attack_slow_bodies(server)
+    finally:
+        server.stop()
+
+
+def attack_slow_bodies(live_server: LiveServer) -> None:
     with SlowClients("127.0.0.1", live_server.port, SLOW_SOCKETS, "body", 5.0) as attack:
         latencies = health_latencies("127.0.0.1", live_server.port, requests=32, spacing_s=0.5)
     assert attack.opened >= SLOW_SOCKETS

@@ -16,6 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from referee.api.app import create_app
 from referee.config import Config
 from referee.redis_server import free_port
+from tests.support.apitest import signing_key_file
 from tests.support.botserver import BotServer
 from tests.support.ops_cluster import ADMIN, METRICS, SECRETS, Cluster, parse_json_lines
 
@@ -138,7 +139,8 @@ def test_any_api_process_reads_the_same_cluster_wide_numbers(played, openapi):
     """An API process of its own (this test's), which served none of the requests, answers
     what the gunicorn processes answered: the numbers live in Redis, not in a process."""
     cluster = played["cluster"]
-    app = create_app(Config(redis_url=cluster.redis_url, admin_token=ADMIN))
+    app = create_app(Config(redis_url=cluster.redis_url, admin_token=ADMIN,
+                            signing_key_file=str(signing_key_file())))
     answer = app.test_client().get("/metrics", headers={"Authorization": f"Bearer {ADMIN}"})
     assert answer.status_code == 200
     mine = {key: value for key, value in parse(answer.get_data(as_text=True)).items()

@@ -11,6 +11,9 @@ import orjson
 import pytest
 import redis
 
+from referee.match import merkle, replay
+from referee.match.sealing import Verifier, from_b64url
+from referee.match.verify import verify
 from tests.support.apitest import ADMIN
 from tournament import ratings
 from tournament.store import ratings_key
@@ -139,3 +142,27 @@ def repeat_free_round_exists(bots: list[str], met: Counter) -> bool:
                for matching in perfect_matchings(rest)):
             return True
     return False
+
+
+def check_logged_once(api, match_ids: list[str]) -> None:
+    """Issue 25: the results log holds each finished match exactly once, at indexes 0..n-1
+    with no gap; each entry's leaf is the hash of the record served; the head's root is the
+    root of those leaves; every record verifies with only the public keys of GET /keys."""
+    head = api.get("/log/head").get_json()
+    entries = api.get(f"/log/entries?start=0&end={max(head['tree_size'], 1)}").get_json()[
+        "entries"] if head["tree_size"] else []
+    assert [entry["index"] for entry in entries] == list(range(len(entries)))
+    assert sorted(entry["match_id"] for entry in entries) == sorted(match_ids)
+    keys = Verifier.of(from_b64url(key["public_key"])
+                       for key in api.get("/keys").get_json()["keys"])
+    for entry in entries:
+        assert api.get(f"/matches/{entry['match_id']}").get_json()["log_index"] == entry[
+            "index"]
+        record = api.get(f"/matches/{entry['match_id']}/replay", token=ADMIN).get_json()
+        assert record["log"]["index"] == entry["index"]
+        logged = {k: v for k, v in record.items() if k != "log"}
+        assert merkle.leaf_hash(replay.leaf_data(logged)).hex() == entry["leaf_hash"]
+        report = verify(record, keys)
+        assert report.valid and report.signature == "valid" and report.log == "valid", report
+    root = merkle.tree_root(bytes.fromhex(entry["leaf_hash"]) for entry in entries)
+    assert head["root_hash"] == root.hex()

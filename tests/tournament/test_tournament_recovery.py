@@ -19,6 +19,7 @@ from rq.registry import FailedJobRegistry
 from tests.support.apitest import wait_finished
 from tests.support.tournament_checks import (
     check_live_elo,
+    check_logged_once,
     check_round_robin,
     finished_matches,
     histories,
@@ -84,6 +85,7 @@ def test_a_worker_killed_mid_match_is_replaced_and_nothing_is_counted_twice(
     check_round_robin(api, final, bots, 2, rounds=1)
     check_live_elo(api, redis_url, "aladino", finished_matches(api, final))
     check_counted_once(store, final)
+    check_logged_once(api, final["matches"])
 
 
 def test_rq_cleaning_up_a_dead_workers_job_queues_the_match_again(

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
+import subprocess
+import sys
 
 import pytest
 import rfc8785
@@ -16,7 +19,7 @@ import engines
 from referee.match import replay
 from referee.match.replay import utc_now
 from referee.match.runner import FailurePolicy
-from tests.support.apitest import ADMIN, sealer_of_tests, store_finished
+from tests.support.apitest import ADMIN, ROOT, drive_match, sealer_of_tests, store_finished
 from tournament.store import Store, bot_seats, new_match_meta
 
 
@@ -201,3 +204,70 @@ def test_a_served_replay_carries_its_proof_against_the_current_head(api, logged)
     assert record["log"]["head"] == api.get("/log/head").get_json()
     assert record["log"]["proof"] == api.get(f"/log/proof/{match_id}").get_json()
     assert record["signature"]["key_id"] == sealer_of_tests().key_id
+
+
+def verify_cli(path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "referee.cli", "verify", str(path), *extra],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def played(api, bot_server, redis_url, store) -> str:
+    """A real match played to its end by the driver, after two others; its id."""
+    for n in range(2):
+        finish(store, redis_url, f"m-before-{n}", n)
+    bots = [api.register_bot(bot_server.url("/first"), name=f"b{n}") for n in range(2)]
+    match = api.create_match("caravans", [{"kind": "bot", "bot_id": bot} for bot in bots],
+                             seed=4)
+    assert drive_match(redis_url, match["id"])["status"] == "finished"
+    return match["id"]
+
+
+def test_referee_verify_checks_a_records_inclusion_with_only_public_keys(
+        api, app_url, played, store, redis_url, tmp_path):
+    """`referee verify FILE --keys URL --head URL`: the record's signature with the keys
+    the server publishes, and its inclusion in the tree the head signs; a record whose proof
+    was made against an older head is checked with a proof fetched for the newer one."""
+    match_id = played
+    path = tmp_path / "record.json"
+    path.write_bytes(api.get(f"/matches/{match_id}/replay").get_data())
+    finish(store, redis_url, "m-later", 99)  # the tree grows past the record's own head
+    done = verify_cli(path, "--keys", f"{app_url}/keys", "--head", f"{app_url}/log/head")
+    assert done.returncode == 0 and "log proof: valid" in done.stdout, done.stdout
+    own = verify_cli(path, "--keys", f"{app_url}/keys")
+    assert own.returncode == 0 and "log proof: valid" in own.stdout, own.stdout
+
+    forged = json.loads(path.read_text())
+    forged["log"]["proof"]["audit_path"][0] = "0" * 64
+    path.write_text(json.dumps(forged))
+    bad = verify_cli(path, "--keys", f"{app_url}/keys")
+    assert bad.returncode == 6 and bad.stdout.rstrip().splitlines()[-1].startswith(
+        "NOT IN LOG: the audit path does not lead")
+    head = tmp_path / "head.json"
+    head.write_bytes(api.get("/log/head").get_data())
+    stale = verify_cli(path, "--keys", f"{app_url}/keys", "--head", str(head))
+    assert stale.returncode == 6 and "give the head's URL" in stale.stdout
+    forged["log"]["head"]["root_hash"] = "1" * 64
+    path.write_text(json.dumps(forged))
+    assert "signature is invalid" in verify_cli(path, "--keys", f"{app_url}/keys").stdout
+
+
+@pytest.fixture
+def config_overrides() -> dict:
+    return {"verify_rate": (3, 60)}
+
+
+def test_verifying_is_rate_limited_per_client_address(api, played):
+    """POST /replays/verify costs CPU per step: REFEREE_VERIFY_RATE records per window and
+    address (here 3 per minute), then 429 problem+json with Retry-After."""
+    record = api.get(f"/matches/{played}/replay").get_json()
+    for _ in range(3):
+        report = api.post("/replays/verify", json=record).get_json()
+        assert report["valid"] and report["log"] == "valid", report
+    refused = api.post("/replays/verify", json=record)
+    assert refused.status_code == 429
+    assert refused.content_type == "application/problem+json"
+    assert refused.get_json()["type"] == "/problems/replay/rate-limited"
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    other = api.post("/replays/verify", json=record, environ_base={"REMOTE_ADDR": "127.0.0.9"})
+    assert other.status_code == 200, "another address has its own allowance"

@@ -7,8 +7,9 @@ per match. Goals: (a) appending a leaf and serving a proof are O(log n) Redis re
     python3 bench/results_log.py [--leaves 1000000] [--requests 2000] [--quick]
 
 The tree is built directly in Redis, as the store keeps it (`tournament.store.log`): leaf
-i's hash is `merkle.leaf_hash(sha256(i as 8 bytes))`, every level computed in Python and
-written in 1 MB pieces (APPEND for the leaves, SETRANGE above, as the product writes them),
+i's hash is `merkle.leaf_hash(sha256(i as 8 bytes))`, every stored level (0, 4, 8...)
+computed in Python and written in 1 MB pieces (APPEND for the leaves, SETRANGE above, as
+the product writes them),
 the match ids `m-{i:016x}` RPUSHed into `log:ids`. The matches whose proofs are asked (a
 seeded sample) get a match hash (`Store.create_match`, then `status` finished and `log`
 their index). Every head and proof served is checked against the tree computed here.
@@ -54,7 +55,14 @@ from referee.processes import python_module, stop_all
 from referee.redis_server import RedisServer
 from tournament import results_log
 from tournament.store import Store, match_key
-from tournament.store.keys import MatchField, MatchStatus, log_ids_key, log_level_key
+from tournament.store.keys import (
+    MatchField,
+    MatchStatus,
+    log_complete_key,
+    log_ids_key,
+    log_level_key,
+)
+from tournament.store.log import STRIDE
 
 GOAL_PROOF_MS = 5.0
 GOAL_BYTES = 100
@@ -100,8 +108,12 @@ class Tree:
 
 
 def write_tree(store: Store, tree: Tree) -> None:
-    """Every level and every id, in pieces of at most 1 MB (ids: 10,000 a command)."""
+    """Every level the store keeps (`tournament.store.log.STRIDE`: 0, 4, 8...) and every
+    id, in pieces of at most 1 MB (ids: 10,000 a command); then the size they are filled
+    to, as `complete_log` leaves it."""
     for level, data in enumerate(tree.levels):
+        if level % STRIDE:
+            continue
         with store.redis.pipeline(transaction=False) as pipe:
             for at in range(0, len(data), CHUNK):
                 if level == 0:
@@ -115,6 +127,7 @@ def write_tree(store: Store, tree: Tree) -> None:
                 pipe.rpush(log_ids_key(), *(match_id(index) for index in
                                             range(batch, min(tree.size, batch + IDS_BATCH))))
             pipe.execute()
+    store.redis.set(log_complete_key(), tree.size)
 
 
 def minimal_meta(identifier: str) -> dict:

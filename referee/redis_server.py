@@ -11,6 +11,13 @@ from pathlib import Path
 from referee.errors import RefereeError
 
 
+# docs/operations.md's settings for the referee's Redis: a finished match's hash (its meta
+# and result run to a few hundred bytes) stays in the compact listpack encoding, where each
+# field costs a few bytes rather than a hash table entry of 40 (the results log's `log`
+# field among them: docs/performance.md, results log).
+RECOMMENDED = ["--hash-max-listpack-value", "1024"]
+
+
 class RedisServerError(RefereeError, RuntimeError):
     """redis-server is missing or did not start."""
 
@@ -69,7 +76,8 @@ class RedisServer:
             else ["--appendonly", "no"]
         self.process = subprocess.Popen(
             [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir",
-             str(self.directory), "--save", "", "--protected-mode", "yes", *persistence],
+             str(self.directory), "--save", "", "--protected-mode", "yes", *persistence,
+             *RECOMMENDED],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         try:

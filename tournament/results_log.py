@@ -45,8 +45,8 @@ class LogEntry:
 
 def current_size(store: Store) -> int:
     """The log's size, every node of it stored."""
-    size = store.log_size()
-    store.complete_log(size)
+    size, complete = store.log_size_and_completeness()
+    store.complete_log(size, complete)
     return size
 
 
@@ -57,7 +57,7 @@ def signed_head(store: Store, sealer: Sealer) -> TreeHead:
     last = store.last_head()
     if last is not None and last["tree_size"] == size and last["key_id"] == sealer.key_id:
         return cast(TreeHead, last)
-    nodes = store.log_nodes(merkle.range_nodes(0, size))
+    nodes = _nodes(store, merkle.range_nodes(0, size), size)
     head: TreeHead = {"tree_size": size,
                       "root_hash": merkle.range_hash((0, size), nodes).hex(),
                       "timestamp": int(time.time() * 1000), "key_id": sealer.key_id,
@@ -67,11 +67,12 @@ def signed_head(store: Store, sealer: Sealer) -> TreeHead:
     return head
 
 
-def inclusion_proof(store: Store, index: int, size: int) -> LogProofRecord:
-    """PATH(index, D[size]) with the leaf's hash (RFC 6962 2.1.1)."""
-    _check_size(store, size, at_least=index + 1)
+def inclusion_proof(store: Store, index: int, size: int | None = None) -> LogProofRecord:
+    """PATH(index, D[size]) with the leaf's hash (RFC 6962 2.1.1); `size` defaults to the
+    log's."""
+    size = _checked_size(store, size, at_least=index + 1)
     ranges = merkle.inclusion_ranges(index, size)
-    nodes = store.log_nodes([(0, index), *merkle.nodes_of(ranges)])
+    nodes = _nodes(store, [(0, index), *merkle.nodes_of(ranges)], size)
     return {"index": index, "tree_size": size, "leaf_hash": nodes[(0, index)].hex(),
             "audit_path": [merkle.range_hash(span, nodes).hex() for span in ranges]}
 
@@ -80,10 +81,21 @@ def consistency_proof(store: Store, first: int, second: int) -> list[str]:
     """PROOF(first, D[second]) (RFC 6962 2.1.2)."""
     if first > second:
         raise LogRangeError(f"first ({first}) is after second ({second})")
-    _check_size(store, second)
+    _checked_size(store, second)
     ranges = merkle.consistency_ranges(first, second)
-    nodes = store.log_nodes(merkle.nodes_of(ranges))
+    nodes = _nodes(store, merkle.nodes_of(ranges), second)
     return [merkle.range_hash(span, nodes).hex() for span in ranges]
+
+
+def _nodes(store: Store, nodes: list[merkle.Node], size: int) -> dict[merkle.Node, bytes]:
+    """The nodes, stored levels filled again first when some are missing (levels deleted
+    or lost behind `log:complete`)."""
+    try:
+        return store.log_nodes(nodes)
+    except LookupError:
+        log.warning("the results log lacked stored nodes below %d leaves: filled again", size)
+        store.complete_log(store.log_size(), complete=0)
+        return store.log_nodes(nodes)
 
 
 def entries(store: Store, start: int, end: int) -> list[LogEntry]:
@@ -95,12 +107,16 @@ def entries(store: Store, start: int, end: int) -> list[LogEntry]:
             for index, match_id, leaf in store.log_entries(start, end)]
 
 
-def _check_size(store: Store, size: int, at_least: int = 0) -> None:
+def _checked_size(store: Store, size: int | None, at_least: int = 0) -> int:
+    """`size` (default: the log's), once it is known the log has that many leaves and at
+    least `at_least`, every node stored."""
     current = current_size(store)
+    size = current if size is None else size
     if size > current:
         raise LogRangeError(f"tree_size {size} is beyond the log's {current} leaves")
     if size < at_least:
         raise LogRangeError(f"tree_size {size} does not hold leaf {at_least - 1}")
+    return size
 
 
 def logged(record: Record, index: int | None) -> Record:

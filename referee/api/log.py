@@ -165,8 +165,7 @@ def log_proof(match_id: str) -> Response:
     if index is None:
         raise Problem(LOG_NOT_LOGGED, f"match {match_id} is {match['status']}: only a "
                                       "finished match is in the results log")
-    store = services().store
-    size = load_query(ProofQuerySchema).get("tree_size") or results_log.current_size(store)
+    size = load_query(ProofQuerySchema).get("tree_size")
     return reply(InclusionProofSchema, _in_range(results_log.inclusion_proof, index, size))
 
 
@@ -186,7 +185,7 @@ def log_entries() -> Response:
     return reply(EntriesSchema, {"entries": [vars(entry) for entry in entries]})
 
 
-def _in_range(prove: Callable[..., T], *sizes: int) -> T:
+def _in_range(prove: Callable[..., T], *sizes: int | None) -> T:
     """`prove(store, *sizes)`, a 400 `log/out-of-range` when the log is smaller."""
     try:
         return prove(services().store, *sizes)

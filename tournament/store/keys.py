@@ -54,9 +54,10 @@ writes each:
 - `ratings:{game}:events` (pub/sub channel): the id of each rated match counted, and
   `INTERVALS` when a tournament's intervals are stored (`ratings`, `tournaments`)
 - `log:level:{l}` (string): the results log's Merkle tree (`referee.match.merkle`): the
-  32-byte hashes of its complete aligned subtrees of level l, in index order; level 0 is
-  the leaf hashes, one per finished match in the order results were recorded (appended by
-  the script that records the result) (`log`)
+  32-byte hashes of its complete aligned subtrees of level l (l = 0, 4, 8...), in index
+  order; level 0 is the leaf hashes, one per finished match in the order results were
+  recorded (appended by the script that records the result); `log:complete` (string):
+  the tree size up to which the levels above 0 are filled (`log`)
 - `log:ids` (list): the match id of each leaf, in leaf order; `log:head` (string, JSON):
   the last signed tree head, served again while the tree and the key are unchanged (`log`)
 - `signing-keys` (hash): key id -> `{"public_key", "not_before", "not_after"}` (JSON) of
@@ -234,6 +235,10 @@ def log_level_key(level: int) -> str:
 
 def log_ids_key() -> str:
     return f"{PREFIX}log:ids"
+
+
+def log_complete_key() -> str:
+    return f"{PREFIX}log:complete"
 
 
 def log_head_key() -> str:

@@ -5,6 +5,7 @@ start without a key, and the result notice's log index."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -13,10 +14,11 @@ from dataclasses import replace
 from datetime import timedelta
 
 import redis
+import requests
 
 from referee.api.app import create_app
 from referee.match import merkle, replay
-from referee.match.sealing import Verifier, from_b64url, read_key_file
+from referee.match.sealing import Verifier, append_new_key, from_b64url, read_key_file
 from referee.match.verify import verify
 from tests.support.apitest import (
     ADMIN,
@@ -29,7 +31,7 @@ from tests.support.apitest import (
     worker_command,
     worker_env,
 )
-from tests.support.live_server import wait_status
+from tests.support.live_server import LiveServer, wait_status
 from tests.support.tournament_checks import check_logged_once
 from tournament import archive
 from tournament.store import Store, match_key
@@ -110,6 +112,27 @@ def test_a_rotated_key_signs_after_sighup_and_records_signed_before_still_verify
         assert record["signature"]["key_id"] == key.key_id
         assert verify(record, keys).signature == "valid"
     assert first.poll() is None, "SIGHUP reloads the keys; it does not stop the worker"
+
+
+def test_referee_serve_signs_its_heads_with_the_new_key_after_sighup(redis_url, tmp_path):
+    key_file = tmp_path / "keys.pem"
+    key_file.write_bytes(signing_key_file().read_bytes())
+    server = LiveServer(redis_url, tmp_path / "serve.log",
+                        REFEREE_SIGNING_KEY_FILE=str(key_file))
+    try:
+        (old,) = read_key_file(key_file)
+        assert requests.get(f"{server.url}/log/head", timeout=10).json()["key_id"] == old.key_id
+        append_new_key(key_file)
+        new = read_key_file(key_file)[-1]
+        os.kill(server.proc.pid, signal.SIGHUP)  # gunicorn starts new workers with the file
+        deadline = time.monotonic() + 30
+        while requests.get(f"{server.url}/log/head", timeout=10).json()["key_id"] != new.key_id:
+            assert time.monotonic() < deadline, server.log()
+            time.sleep(0.2)
+        keys = requests.get(f"{server.url}/keys", timeout=10).json()["keys"]
+        assert {key["key_id"] for key in keys} == {old.key_id, new.key_id}
+    finally:
+        server.stop()
 
 
 def test_serve_and_worker_refuse_to_start_without_a_key_unless_hmac_only_is_chosen(

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from referee.errors import RefereeError
 
-
 # docs/operations.md's settings for the referee's Redis: a finished match's hash (its meta
 # and result run to a few hundred bytes) stays in the compact listpack encoding, where each
 # field costs a few bytes rather than a hash table entry of 40 (the results log's `log`

@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from referee.errors import RefereeError
 from referee.match.botclient import DEFAULT_DEADLINE_MS
+from referee.match.clock import TimeControl, TimeControlError
 
 Column = tuple[str, str, int, int | None]  # heading, key, width, decimals (None: text)
 BOT = ("bot", "name", 24, None)
@@ -33,10 +34,26 @@ def add_run_arguments(parser: argparse.ArgumentParser, what: str, policies: tupl
                         help="per decision of a bot")
     parser.add_argument("--policy", choices=policies, default=default_policy,
                         help="what every fault costs: forfeit the match, or a random move")
+    parser.add_argument("--time-control", type=time_control_argument, metavar="BASE+INC",
+                        help="play every match on a clock: BASE+INCREMENT in ms (2000+100), "
+                             "or the JSON object of the API; then --deadline-ms is not used")
     parser.add_argument("--name", help=f"a name for the {what}")
     parser.add_argument("--server", default=os.environ.get("REFEREE_URL", DEFAULT_SERVER),
                         help=f"the referee's base URL (default: REFEREE_URL or {DEFAULT_SERVER})")
     parser.add_argument("--poll", type=float, default=0.5, help="seconds between reads")
+
+
+def time_control_argument(text: str) -> dict:
+    """`--time-control` as the API's `time_control` object."""
+    try:
+        return TimeControl.parse(text).to_dict()
+    except TimeControlError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def with_clock(body: dict, args: argparse.Namespace) -> dict:
+    """A request body with the `time_control` of `--time-control`, when given."""
+    return {**body, "time_control": args.time_control} if args.time_control else body
 
 
 def admin_client(server: str) -> Client | None:

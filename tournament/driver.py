@@ -37,6 +37,7 @@ from engines.base import Result
 from referee.config import Config
 from referee.match import replay
 from referee.match.botclient import PROTOCOL, RAW_LIMIT, BotReply, Fault
+from referee.match.clock import TimeControl
 from referee.match.replay import Record, SeatInfo, StepRecord
 from referee.match.runner import FailurePolicy, MatchPlay, PushSeat
 from referee.match.sealing import Sealer
@@ -150,11 +151,12 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
     match_id = match["id"]
     play = MatchPlay.start(match["game"], match["seed"], match["options"], _seat_infos(match),
                            FailurePolicy.from_dict(match["policy"]), match_id, started_at,
-                           version=match["game_version"])
+                           version=match["game_version"],
+                           time_control=TimeControl.from_dict(match.get("time_control")))
     play.resume(loaded.steps, loaded.state or play.state)
     while (seat := play.to_move) is not None:
-        deadline_ms = seat_deadline_ms(match, seat)
-        payload = play.payload(seat, deadline_ms)
+        payload = play.payload(seat, seat_deadline_ms(match, seat))
+        deadline_ms = payload["deadline_ms"]
         reply: BotReply | None
         if seat in seats:
             reply = await seats[seat].decide(payload)
@@ -165,7 +167,8 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
         entry = play.advance(seat, reply, payload["legal_actions"])
         bot = match["seats"][seat].get("bot_id") or PULL_SEAT
         await context.persist(progress.record, match_id, holder, entry, play.state_json,
-                              play.to_move, seat not in seats, match["game"], bot)
+                              play.to_move, seat not in seats, match["game"], bot,
+                              play.clocks.snapshot() if play.clocks else None)
         if (fault := entry["fault"]) is not None:
             _log_fault(match_id, bot, entry, fault["code"])
     record = play.finish(context.sealer)
@@ -189,9 +192,10 @@ async def _pull_reply(context: Context, match: dict[str, Any], holder: str, seat
         asked_at, now = await context.persist(progress.decision_clock, match_id)
         if move is not None:
             await context.in_thread(context.store.cancel_deadline_timer, match_id)
+            arrived = move.get("arrived_ms", now)  # when the API took it, in Redis time
             return BotReply(action=move["action"], fault=None,
                             raw=replay.canonical(move["action"]).decode()[:RAW_LIMIT],
-                            elapsed_ms=float(max(now - asked_at, 0)))
+                            elapsed_ms=float(max(arrived - asked_at, 0)))
         due = asked_at + deadline_ms
         if now < due:
             await context.in_thread(wakeups.schedule_deadline, context.store, match, step,

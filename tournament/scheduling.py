@@ -25,9 +25,15 @@ def match_metas(tournament: dict[str, Any], planned: list[dict[str, Any]]) -> li
         bot_seats([(bot_id, names[bot_id]) for bot_id in match["seats"]]),
         tournament["options"], match["seed"], tournament["policy"], tournament["deadline_ms"],
         tournament["deadline_ms"], tournament_id=tournament["id"],
-        tournament_index=match["index"]) for match in planned]
+        tournament_index=match["index"], **clock_tag(tournament)) for match in planned]
     deals.tag_siblings(metas)
     return metas
+
+
+def clock_tag(spec: dict[str, Any]) -> dict[str, Any]:
+    """The `time_control` tag of a match of a tournament (or match request) on a clock."""
+    control = spec.get("time_control")
+    return {} if control is None else {"time_control": control}
 
 
 def queue_matches(store: Store, pipe: redis.client.Pipeline, tournament: dict[str, Any],

@@ -54,6 +54,7 @@ def create_tournament(store: Store, spec: dict[str, Any]) -> dict:
         "id": tournament_id, "name": spec.get("name") or tournament_id, "game": engine.name,
         "game_version": engine.version, "players": spec["players"], "seed": spec["seed"],
         "options": options, "policy": spec["policy"], "deadline_ms": spec["deadline_ms"],
+        "time_control": spec.get("time_control"),
         "format": kind, "deals": spec.get("deals", pairing.PAIRED),
         "bots": [{"bot_id": bot["id"], "name": bot["name"]} for bot in bots],
         **formats.format_fields(spec, len(bots)), "created_at": utc_now(),

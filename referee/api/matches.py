@@ -33,11 +33,13 @@ from referee.api.problems import Problem, engine_problem, not_found, unprocessab
 from referee.api.web import load_body, load_query, reply, services
 from referee.errors import BOT_RETIRED
 from referee.match.botclient import DEFAULT_DEADLINE_MS, Fault
+from referee.match.clock import MAX_CLOCK_MS, TimeControl, TimeControlError
 from referee.match.runner import DEFAULT_STRIKE_LIMIT, FORFEIT, POLICY_CHOICES, FailurePolicy
 from referee.match.setups import match_options
 from tournament.bots import is_retired
 from tournament.deals import secret_deals
 from tournament.recovery import requeue_abandoned
+from tournament.scheduling import clock_tag
 from tournament.store import (
     MatchSeat,
     MatchStatus,
@@ -115,6 +117,34 @@ def _match_setups() -> dict:
     }
 
 
+CLOCK_MS = validate.Range(0, MAX_CLOCK_MS)
+
+
+class TimeControlSchema(Schema):
+    """A chess clock per seat (docs/bots.md, Clocks): each decision may take the seat's time
+    left plus its bank, capped by max_move_ms, plus first_move_ms on its first."""
+
+    base_ms = fields.Integer(strict=True, required=True, validate=CLOCK_MS, metadata={
+        "description": "every seat's time for the whole match"})
+    increment_ms = fields.Integer(strict=True, load_default=0, validate=CLOCK_MS, metadata={
+        "description": "added to the seat's clock after each of its moves"})
+    max_move_ms = fields.Integer(strict=True, load_default=None, allow_none=True,
+                                 validate=validate.Range(1, MAX_CLOCK_MS), metadata={
+                                     "description": "no decision may take longer (null: "
+                                                    "no cap)"})
+    first_move_ms = fields.Integer(strict=True, load_default=0, validate=CLOCK_MS, metadata={
+        "description": "extra time for a seat's first decision, used before its clock"})
+    overdraft_ms = fields.Integer(strict=True, load_default=0, validate=CLOCK_MS, metadata={
+        "description": "a bank per seat for the whole match, used once its clock is out"})
+
+    @validates_schema
+    def _gives_time(self, data: dict, **_: object) -> None:
+        try:
+            TimeControl(**data)
+        except TimeControlError as error:
+            raise ValidationError(str(error), "base_ms") from None
+
+
 class MatchCreateSchema(Schema):
     JSON_SCHEMA = staticmethod(_match_setups)
 
@@ -132,6 +162,9 @@ class MatchCreateSchema(Schema):
     pull_deadline_ms = fields.Integer(strict=True, load_default=300000,
                                       validate=validate.Range(*PULL_DEADLINE_MS),
                                       metadata={"description": "per decision of a pull seat"})
+    time_control = fields.Nested(TimeControlSchema, metadata={
+        "description": "put every seat on a clock: then each decision's deadline comes from "
+                       "it, not from deadline_ms or pull_deadline_ms"})
 
 
 class SeatTokenSchema(Schema):
@@ -198,6 +231,8 @@ class MatchSchema(Schema):
     log_index = SafeInteger(allow_none=True, metadata={
         "description": "its record's leaf in the results log (GET /log/proof/{match_id}); "
                        "null until it is finished"})
+    time_control = fields.Nested(TimeControlSchema, metadata={
+        "description": "its clock, when it is played on one"})
 
 
 class MatchCreatedSchema(MatchSchema):
@@ -257,7 +292,8 @@ def create_match() -> Response:
     seed = data["seed"]
     state = _initial_state(engine, len(seats), seed, data["options"])
     meta = new_match_meta(engine.name, engine.version, seats, state["options"], seed,
-                          data["failure_policy"], data["deadline_ms"], data["pull_deadline_ms"])
+                          data["failure_policy"], data["deadline_ms"], data["pull_deadline_ms"],
+                          **clock_tag(data))
     tokens = {seat["seat"]: new_token() for seat in seats if seat["kind"] == "pull"}
     store.create_match(meta, state, engine.current_seat(state),
                        {seat: token_digest(token) for seat, token in tokens.items()})

@@ -17,7 +17,7 @@ from marshmallow import Schema, fields, validate
 
 import engines
 from referee.api.auth import bearer_token, require_token
-from referee.api.common import required
+from referee.api.common import JsonNumber, required
 from referee.api.operations import MATCH_ID, REPLAY_503, operation
 from referee.api.problems import Problem, engine_problem, not_found
 from referee.api.web import load_body, reply, services
@@ -28,6 +28,7 @@ from referee.errors import (
     AUTH_FORBIDDEN,
     MATCH_OVER,
 )
+from referee.match.clock import Clocks, TimeControl
 from referee.match.compact import StoredReplayError
 from referee.match.rerun import state_before
 from referee.match.runner import decision_payload
@@ -35,6 +36,13 @@ from tournament.store import MatchStatus, seat_deadline_ms
 from tournament.wakeups import enqueue_match
 
 bp = Blueprint("moves", __name__)
+
+
+class DecisionClockSchema(Schema):
+    remaining_ms = required(fields.List, JsonNumber())
+    increment_ms = required(fields.Integer)
+    overdraft_ms = required(fields.List, JsonNumber())
+    deadline_ms = required(fields.Integer)
 
 
 class ObservationSchema(Schema):
@@ -48,6 +56,9 @@ class ObservationSchema(Schema):
     to_move = required(fields.Integer, allow_none=True)
     status = required(fields.String)
     deadline_ms = required(fields.Integer)
+    clock = fields.Nested(DecisionClockSchema, metadata={
+        "description": "on a match with a time control: the clocks, and what this decision "
+                       "may take (`deadline_ms`, the same as above)"})
     observation = required(fields.Dict)
     legal_actions = required(fields.List, fields.Dict())
 
@@ -92,8 +103,14 @@ PATHS = {
 def observation(match_id: str) -> Response:
     match, seat, live = _seat_request(match_id)
     engine = engines.get(match["game"], match["game_version"])
+    control = TimeControl.from_dict(match.get("time_control"))
+    clocks = None if control is None else Clocks.from_snapshot(
+        control, match["num_players"], live.get("clocks"))
     payload = decision_payload(engine, live["state"], match_id, seat, live["step"],
-                               seat_deadline_ms(match, seat))
+                               seat_deadline_ms(match, seat) if clocks is None
+                               else clocks.deadline_ms(seat))
+    if clocks is not None:
+        payload["clock"] = clocks.payload(seat)
     return reply(ObservationSchema, {**payload, "status": match["status"],
                                        "to_move": payload["observation"]["to_move"]})
 

@@ -32,6 +32,7 @@ from referee.api.matches import (
     PolicySchema,
     ResultSchema,
     SeatInfoSchema,
+    TimeControlSchema,
     find_match,
 )
 from referee.api.operations import MATCH_ID, REPLAY_503, operation, path_parameter
@@ -63,6 +64,11 @@ class FaultSchema(Schema):
     policy = required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
 
 
+class StepClockSchema(Schema):
+    remaining_ms = required(fields.List, JsonNumber())
+    overdraft_ms = required(fields.List, JsonNumber())
+
+
 class StepSchema(Schema):
     step = required(fields.Integer, validate=STEP)
     seat = required(fields.Integer, validate=SEAT)
@@ -70,6 +76,9 @@ class StepSchema(Schema):
     fault = required(fields.Nested, FaultSchema, allow_none=True)
     elapsed_ms = required(JsonNumber)
     state_hash = required(fields.String, validate=SHA256_HEX)
+    clock = fields.Nested(StepClockSchema, metadata={
+        "description": "on a match with a time control: every seat's clock and bank after "
+                       "this move, increment added"})
 
 
 class ChainSchema(Schema):
@@ -117,6 +126,8 @@ class ReplaySchema(Schema):
         "description": "Ed25519 (or, from an HMAC-only server and before Ed25519, HMAC) "
                        "over the record's canonical bytes without `signature` and `log`; "
                        "null when unsigned or not over"})
+    time_control = fields.Nested(TimeControlSchema, metadata={
+        "description": "the match's clock, when it was played on one"})
     log = fields.Nested(LogSchema, metadata={
         "description": "where the record is in the results log, once finished; not part "
                        "of what is signed or hashed into the leaf"})
@@ -339,4 +350,6 @@ def live_record(match: dict[str, Any]) -> Record:
     for step in record["steps"]:
         record["strikes"][step["seat"]] += step["fault"] is not None
     record["started_at"] = match["started_at"]
+    if match.get("time_control") is not None:
+        record["time_control"] = match["time_control"]
     return record

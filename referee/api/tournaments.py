@@ -25,6 +25,7 @@ from referee.api.matches import (
     FailurePolicySchema,
     MatchListSchema,
     PolicySchema,
+    TimeControlSchema,
     match_list,
 )
 from referee.api.operations import PAGE, TOURNAMENT_ID, link, operation
@@ -125,6 +126,8 @@ class TournamentCreateSchema(Schema):
     deadline_ms = fields.Integer(strict=True, load_default=DEFAULT_DEADLINE_MS,
                                  validate=validate.Range(*PUSH_DEADLINE_MS),
                                  metadata={"description": "per decision of a bot"})
+    time_control = fields.Nested(TimeControlSchema, metadata={
+        "description": "every match on this clock (then deadline_ms is not used)"})
     name = fields.String(validate=validate.Length(min=1, max=100))
 
     @post_load
@@ -267,6 +270,8 @@ class TournamentSchema(TournamentSummarySchema):
     options = required(fields.Dict)
     policy = required(fields.Nested, PolicySchema)
     deadline_ms = required(fields.Integer)
+    time_control = fields.Nested(TimeControlSchema, allow_none=True, metadata={
+        "description": "the clock of its matches; null: deadline_ms per decision"})
     bots = required(fields.List, fields.Nested(TournamentBotSchema))
     standings = required(fields.List, fields.Nested(StandingSchema))
     cross_table = required(fields.Nested, CrossTableSchema)

@@ -21,8 +21,10 @@ from typing import Any
 import engines
 from referee.api.common import MAX_SEED
 from referee.bridge import BadCommand, bot_urls
+from referee.client import time_control_argument
 from referee.config import Config
 from referee.match.botclient import DEFAULT_DEADLINE_MS
+from referee.match.clock import TimeControl
 from referee.match.replay import Record, StepRecord
 from referee.match.runner import POLICY_CHOICES, FailurePolicy, PushSeat, run_match
 from referee.match.sealing import Sealer
@@ -43,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deadline-ms", type=int, default=DEFAULT_DEADLINE_MS)
     parser.add_argument("--policy", choices=POLICY_CHOICES, default="forfeit",
                         help="what a fault costs: forfeit the match, or a random move")
+    parser.add_argument("--time-control", type=time_control_argument, metavar="BASE+INC",
+                        help="play on a clock: BASE+INCREMENT in ms (2000+100), or the JSON "
+                             "object of the API; then --deadline-ms is not used")
     parser.add_argument("--quiet", action="store_true", help="print only the result")
     parser.add_argument("--replay", type=Path,
                         help="write the replay record to this file (signed with "
@@ -90,7 +95,8 @@ def play(args: argparse.Namespace, engine: engines.Game, options: dict[str, Any]
              for url, spec in zip(urls, args.bot, strict=True)]
     record = run_match(args.game, args.seed, options, seats,
                        FailurePolicy.uniform(args.policy), match_id=f"local-{args.seed}",
-                       on_step=None if args.quiet else print_step, sealer=sealer)
+                       on_step=None if args.quiet else print_step, sealer=sealer,
+                       time_control=TimeControl.from_dict(args.time_control))
     print_result(record)
     if args.replay:
         args.replay.write_text(json.dumps(record, indent=1))

@@ -17,7 +17,7 @@ import argparse
 import json
 import time
 
-from referee.client import Client, add_run_arguments, admin_client, exit_code
+from referee.client import Client, add_run_arguments, admin_client, exit_code, with_clock
 from referee.match.runner import FORFEIT, POLICY_CHOICES, FailurePolicy
 from tournament import sprt
 
@@ -74,7 +74,7 @@ def sprt_request(args: argparse.Namespace) -> dict:
         body["seed"] = args.seed
     if args.name:
         body["name"] = args.name
-    return body
+    return with_clock(body, args)
 
 
 def follow(client: Client, view: dict, poll_s: float) -> dict:

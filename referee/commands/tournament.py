@@ -23,6 +23,7 @@ from referee.client import (
     exit_code,
     follow_tournament,
     print_rows,
+    with_clock,
 )
 from referee.match.runner import FORFEIT, POLICY_CHOICES, FailurePolicy
 
@@ -79,7 +80,7 @@ def tournament_request(args: argparse.Namespace) -> dict:
         body["seed"] = args.seed
     if args.name:
         body["name"] = args.name
-    return body
+    return with_clock(body, args)
 
 
 def print_final(view: dict) -> None:

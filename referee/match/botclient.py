@@ -25,6 +25,8 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
+import struct
+import sys
 import time
 from dataclasses import dataclass
 
@@ -75,6 +77,14 @@ class _TooLarge(RefereeError):
     """The reply body exceeded MAX_REPLY_BYTES."""
 
 
+class _TimedOut(RefereeError):
+    """No whole answer within the deadline; `elapsed_ms` is what the seat is charged."""
+
+    def __init__(self, elapsed_ms: float):
+        super().__init__(f"{elapsed_ms:.3f} ms")
+        self.elapsed_ms = round(elapsed_ms, 3)
+
+
 class _Answer:
     """httptools' callbacks for one answer: its status, its size-capped body, whether the
     connection may be kept; `100 Continue` and other 1xx answers are passed over."""
@@ -88,6 +98,7 @@ class _Answer:
         self.headers_done = False
         self.done = False
         self.keep_alive = False
+        self.arrived_ns = 0
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self.head_bytes += len(name) + len(value)
@@ -119,6 +130,14 @@ class _Answer:
         except httptools.HttpParserError as error:
             raise _Refused(f"not an HTTP answer: {error}") from None
 
+    def take(self, data: bytes, arrived_ns: int) -> None:
+        """One chunk read (b"": the bot closed the connection) and when it arrived."""
+        self.arrived_ns = arrived_ns
+        if data:
+            self.feed(data)
+        else:
+            self.end_of_stream()
+
     def end_of_stream(self) -> None:
         """The bot closed the connection: the end of a body it delimits by closing."""
         if not self.headers_done:
@@ -127,17 +146,104 @@ class _Answer:
             self.done = True  # no length given: the body ran to the end of the connection
 
 
-@dataclass
 class _Connection:
-    reader: asyncio.StreamReader
-    writer: asyncio.StreamWriter
+    """One connection to a bot: requests written, answers read with the time each chunk
+    arrived. On plain TCP (Linux) that time is the kernel's receive timestamp
+    (`SO_TIMESTAMPNS`): a chunk that arrived while the event loop was busy elsewhere is
+    dated when it arrived, not when it was read, and a last drain after the deadline finds
+    an answer that came in time. Under TLS (asyncio streams) it is when the chunk was read."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.closed = False
+        self.stamped = _enable_timestamps(sock)
 
     def usable(self) -> bool:
         """Still open (the bot may have closed it since the last answer)."""
+        return not self.closed
+
+    async def send(self, data: bytes) -> None:
+        await asyncio.get_running_loop().sock_sendall(self.sock, data)
+
+    async def recv(self) -> tuple[bytes, int]:
+        """The next chunk (b"" once the bot closed) and when it arrived (monotonic ns)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            chunk = self.recv_nowait()
+            if chunk is not None:
+                return chunk
+            ready = loop.create_future()
+            loop.add_reader(self.sock.fileno(), ready.set_result, None)
+            try:
+                await ready
+            finally:
+                loop.remove_reader(self.sock.fileno())
+
+    def recv_nowait(self) -> tuple[bytes, int] | None:
+        """A chunk already received, or None when there is none yet."""
+        try:
+            data, ancillary, _, _ = self.sock.recvmsg(_CHUNK, _ANCILLARY_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return None
+        if not data:
+            self.closed = True
+        return data, _arrival_ns(ancillary)
+
+    def close(self) -> None:
+        self.closed = True
+        self.sock.close()
+
+
+class _TlsConnection:
+    """A connection to an https bot (asyncio streams): chunks dated when they are read."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self.reader, self.writer = reader, writer
+
+    def usable(self) -> bool:
         return not self.writer.is_closing() and not self.reader.at_eof()
+
+    async def send(self, data: bytes) -> None:
+        self.writer.write(data)
+        await self.writer.drain()
+
+    async def recv(self) -> tuple[bytes, int]:
+        data = await self.reader.read(_CHUNK)
+        return data, time.monotonic_ns()
+
+    def recv_nowait(self) -> tuple[bytes, int] | None:
+        return None
 
     def close(self) -> None:
         self.writer.close()
+
+
+# Linux's SO_TIMESTAMPNS (the socket module does not name it) and its control message: a
+# struct timespec of CLOCK_REALTIME.
+_SO_TIMESTAMPNS = 35
+_TIMESPEC = struct.Struct("@qq")
+_ANCILLARY_BYTES = socket.CMSG_SPACE(_TIMESPEC.size)
+
+
+def _enable_timestamps(sock: socket.socket) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+    except OSError:
+        return False
+    return True
+
+
+def _arrival_ns(ancillary: list[tuple[int, int, bytes]]) -> int:
+    """When a chunk arrived, on the monotonic clock: its kernel receive timestamp when
+    there is one, else now."""
+    now_mono, now_real = time.monotonic_ns(), time.time_ns()
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(data) >= 16:
+            seconds, nanos = _TIMESPEC.unpack_from(data)
+            return now_mono - max(now_real - (seconds * 1_000_000_000 + nanos), 0)
+    return now_mono
 
 
 class BotClient:
@@ -158,20 +264,22 @@ class BotClient:
             raise ValueError(f"not a bot URL the referee can write in a request: {url!r}")
         self.head = (f"POST {target} HTTP/1.1\r\nHost: {host}\r\nContent-Type: "
                      "application/json\r\nAccept: application/json\r\n").encode()
-        self.connection: _Connection | None = None
+        self.connection: _Connection | _TlsConnection | None = None
 
     async def decide(self, payload: dict) -> BotReply:
-        """POST one decision request; the reply is judged but the action is not checked
-        against the rules (that is the runner's job, with the engine)."""
+        """POST one decision request, within its `deadline_ms` (the client's own when the
+        payload names none); the reply is judged but the action is not checked against the
+        rules (that is the runner's job, with the engine). The time charged runs from the
+        last byte of the request written to the whole answer arrived."""
         body = orjson.dumps(payload)
-        started = time.monotonic()
+        deadline_ms = int(payload.get("deadline_ms", self.deadline_ms))
+        started = time.monotonic_ns()
         try:
-            async with asyncio.timeout(self.deadline_ms / 1000):
-                status, raw = await self._exchange(body)
-        except TimeoutError:
+            status, raw, elapsed = await self._exchange(body, deadline_ms)
+        except _TimedOut as out:
             self._drop()
-            return _fault(Fault.TIMEOUT, "", started,
-                          f"no complete answer within the deadline of {self.deadline_ms} ms")
+            return BotReply(None, Fault.TIMEOUT, "", out.elapsed_ms,
+                            f"no complete answer within the deadline of {deadline_ms} ms")
         except _TooLarge:
             self._drop()
             return _fault(Fault.MALFORMED, "", started,
@@ -181,39 +289,48 @@ class BotClient:
             return _fault(Fault.CRASH, "", started, f"connection error: {_short(error)}")
         text = raw.decode("utf-8", errors="replace")
         if status != 200:
-            return _fault(Fault.CRASH, text, started, f"the bot answered HTTP {status}, not 200")
-        return _judge_body(raw, text, started)
+            return BotReply(None, Fault.CRASH, text[:RAW_LIMIT], elapsed,
+                            f"the bot answered HTTP {status}, not 200")
+        return _judge_body(raw, text, elapsed)
 
     async def notify(self, payload: dict, deadline_ms: int = NOTICE_DEADLINE_MS) -> None:
         """POST a message whose answer does not matter (the result notice): one try within
         a short deadline, every failure ignored."""
         try:
-            async with asyncio.timeout(deadline_ms / 1000):
-                await self._exchange(orjson.dumps(payload))
-        except (TimeoutError, _TooLarge, _Refused, OSError, ssl.SSLError, ValueError):
+            await self._exchange(orjson.dumps(payload), deadline_ms)
+        except (_TimedOut, _TooLarge, _Refused, OSError, ssl.SSLError, ValueError):
             self._drop()
 
     async def aclose(self) -> None:
         self._drop()
 
-    async def _exchange(self, body: bytes) -> tuple[int, bytes]:
-        """One request and its whole answer; a kept connection that turns out closed by
-        the bot before answering anything is replaced once by a new one."""
+    async def _exchange(self, body: bytes, deadline_ms: int) -> tuple[int, bytes, float]:
+        """One request and its whole answer: (status, body, ms from the request written to
+        the answer arrived). A kept connection that turns out closed by the bot before
+        answering anything is replaced once by a new one."""
         connection = self.connection
         reused = connection is not None and connection.usable()
         if connection is None or not reused:
             self._drop()
-            connection = self.connection = await self._connect()
+            connection = self.connection = await self._connect(deadline_ms)
         try:
-            return await self._roundtrip(connection, body)
+            return await self._roundtrip(connection, body, deadline_ms)
         except _Refused:
             if not reused:
                 raise
             self._drop()
-            self.connection = await self._connect()
-            return await self._roundtrip(self.connection, body)
+            connection = self.connection = await self._connect(deadline_ms)
+            return await self._roundtrip(connection, body, deadline_ms)
 
-    async def _connect(self) -> _Connection:
+    async def _connect(self, deadline_ms: int) -> _Connection | _TlsConnection:
+        """A connection to an allowed address of the bot, within the deadline."""
+        try:
+            async with asyncio.timeout(deadline_ms / 1000):
+                return await self._open()
+        except TimeoutError:
+            raise _TimedOut(float(deadline_ms)) from None
+
+    async def _open(self) -> _Connection | _TlsConnection:
         loop = asyncio.get_running_loop()
         addresses = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
         refused: list[str] = []
@@ -228,32 +345,44 @@ class BotClient:
             except OSError:
                 sock.close()
                 continue
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.scheme != "https":
+                return _Connection(sock)
             reader, writer = await asyncio.open_connection(
-                sock=sock, limit=_CHUNK,
-                ssl=ssl.create_default_context() if self.scheme == "https" else None,
-                server_hostname=self.host if self.scheme == "https" else None)
-            return _Connection(reader, writer)
+                sock=sock, limit=_CHUNK, ssl=ssl.create_default_context(),
+                server_hostname=self.host)
+            return _TlsConnection(reader, writer)
         if refused:
             raise _Refused(f"{self.host} resolves to {', '.join(refused)}, not in the bot "
                            "host allowlist (REFEREE_BOT_HOSTS)")
         raise _Refused(f"could not connect to {self.host} port {self.port}")
 
-    async def _roundtrip(self, connection: _Connection, body: bytes) -> tuple[int, bytes]:
+    async def _roundtrip(self, connection: _Connection | _TlsConnection, body: bytes,
+                         deadline_ms: int) -> tuple[int, bytes, float]:
         head = self.head + b"Content-Length: %d\r\n" % len(body)
         if self.secret:
             head += (f"Referee-Signature: "
                      f"{signature_header(self.secret, body, int(time.time()))}\r\n").encode()
-        connection.writer.write(head + b"\r\n" + body)
+        try:
+            async with asyncio.timeout(deadline_ms / 1000):
+                await connection.send(head + b"\r\n" + body)
+        except TimeoutError:
+            raise _TimedOut(float(deadline_ms)) from None
+        sent = time.monotonic_ns()
         answer = _Answer()
-        while not answer.done:
-            data = await connection.reader.read(_CHUNK)
-            if not data:
-                answer.end_of_stream()
-                break
-            answer.feed(data)
+        try:
+            async with asyncio.timeout(deadline_ms / 1000):
+                while not answer.done:
+                    answer.take(*await connection.recv())
+        except TimeoutError:
+            # a last look at what arrived in time but was not read yet (a busy loop)
+            while not answer.done and (chunk := connection.recv_nowait()) is not None:
+                answer.take(*chunk)
+            if not answer.done or answer.arrived_ns - sent > deadline_ms * 1_000_000:
+                raise _TimedOut(max((time.monotonic_ns() - sent) / 1e6, deadline_ms)) from None
         if not answer.keep_alive:
             self._drop()
-        return answer.status, b"".join(answer.chunks)
+        return answer.status, b"".join(answer.chunks), round((answer.arrived_ns - sent) / 1e6, 3)
 
     def _drop(self) -> None:
         if self.connection is not None:
@@ -261,27 +390,24 @@ class BotClient:
             self.connection = None
 
 
-def _judge_body(raw: bytes, text: str, started: float) -> BotReply:
+def _judge_body(raw: bytes, text: str, elapsed: float) -> BotReply:
     """A well-formed answer is a JSON object whose "action" is a JSON object."""
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
-        return _fault(Fault.MALFORMED, text, started, f"the answer is not JSON: {error}")
+        return BotReply(None, Fault.MALFORMED, text[:RAW_LIMIT], elapsed,
+                        f"the answer is not JSON: {error}")
     if not isinstance(data, dict) or not isinstance(data.get("action"), dict):
-        return _fault(Fault.MALFORMED, text, started,
-                      'the answer must be a JSON object with an "action" object')
+        return BotReply(None, Fault.MALFORMED, text[:RAW_LIMIT], elapsed,
+                        'the answer must be a JSON object with an "action" object')
     return BotReply(action=data["action"], fault=None, raw=text[:RAW_LIMIT],
-                    elapsed_ms=elapsed_ms(started), detail="")
+                    elapsed_ms=elapsed, detail="")
 
 
-def _fault(code: str, text: str, started: float, detail: str) -> BotReply:
+def _fault(code: str, text: str, started_ns: int, detail: str) -> BotReply:
     return BotReply(action=None, fault=code, raw=text[:RAW_LIMIT],
-                    elapsed_ms=elapsed_ms(started), detail=detail)
-
-
-def elapsed_ms(started: float) -> float:
-    """Milliseconds since `started` (a `time.monotonic()` reading), to the microsecond."""
-    return round((time.monotonic() - started) * 1000, 3)
+                    elapsed_ms=round((time.monotonic_ns() - started_ns) / 1e6, 3),
+                    detail=detail)
 
 
 def _short(error: Exception) -> str:

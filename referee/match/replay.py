@@ -42,6 +42,7 @@ from typing import Any, NotRequired, TypedDict, cast
 
 from engines.base import Action, JsonObject, Result
 from referee.match.canonical import jcs, sorted_json
+from referee.match.clock import ClockRecord
 from referee.match.sealing import Sealer, SignatureRecord
 
 FORMAT_V1 = "referee-replay/1"
@@ -69,6 +70,7 @@ class StepRecord(TypedDict):
     fault: FaultRecord | None
     elapsed_ms: float
     state_hash: NotRequired[str]
+    clock: NotRequired[ClockRecord]
 
 
 class SeatInfo(TypedDict):
@@ -150,6 +152,7 @@ class Record(TypedDict):
     chain: ChainRecord | None
     signature: SignatureRecord | None
     log: NotRequired[LogRecord]
+    time_control: NotRequired[JsonObject | None]
 
 
 UNSIGNED_PARTS = ("signature", "log")  # never part of the signed bytes

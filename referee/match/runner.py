@@ -37,6 +37,7 @@ from engines.base import Action, JsonObject, Result, State
 from engines.rng import Rng, seed_state
 from referee.match import replay
 from referee.match.botclient import DEFAULT_DEADLINE_MS, PROTOCOL, BotClient, BotReply, Fault
+from referee.match.clock import Clocks, TimeControl
 from referee.match.replay import FaultRecord, ForfeitRecord, Record, SeatInfo, StepRecord
 from referee.match.rerun import FORFEIT, Tally
 from referee.match.sealing import Sealer
@@ -143,13 +144,17 @@ class MatchPlay:
         self.state_json = b""  # the canonical JSON of `state` once a step is played
         self.policy = FailurePolicy.from_dict(record["policy"])
         self.tally = Tally(record["strikes"], record["forfeit"])  # kept in the record too
+        control = TimeControl.from_dict(record.get("time_control"))
+        self.clocks = None if control is None else Clocks.start(control, len(record["seats"]))
 
     @classmethod
     def start(cls, game: str, seed: int, options: JsonObject, seats: list[SeatInfo],
               policy: FailurePolicy, match_id: str, started_at: str | None = None,
-              version: str | None = None) -> MatchPlay:
-        """A new match under the rules of `version` (None: the current ones); `seats` are
-        what the replay records of each seat (`Seat.info()`)."""
+              version: str | None = None, time_control: TimeControl | None = None
+              ) -> MatchPlay:
+        """A new match under the rules of `version` (None: the current ones), on a clock
+        when a `time_control` is given; `seats` are what the replay records of each seat
+        (`Seat.info()`)."""
         engine = engines.get(game, version)
         state = engine.new_game(num_players=len(seats), seed=seed, options=options)
         record = replay.new_record(
@@ -158,6 +163,8 @@ class MatchPlay:
             seats=[{"seat": index, **info} for index, info in enumerate(seats)],
             policy=policy.to_dict(), initial_state_hash=replay.state_hash(state),
         )
+        if time_control is not None:
+            record["time_control"] = time_control.to_dict()
         if started_at:
             record["started_at"] = started_at
         return cls(engine, record, state)
@@ -168,6 +175,8 @@ class MatchPlay:
         self.state = state
         self.tally = Tally.of(len(self.record["seats"]), steps)
         self.record["strikes"], self.record["forfeit"] = self.tally.strikes, self.tally.forfeit
+        if self.clocks is not None:
+            self.clocks = Clocks.replay(self.clocks.control, len(self.record["seats"]), steps)
 
     @property
     def step(self) -> int:
@@ -180,13 +189,26 @@ class MatchPlay:
             return None
         return self.engine.current_seat(self.state)
 
-    def payload(self, seat: int, deadline_ms: int) -> JsonObject:
-        return decision_payload(self.engine, self.state, self.record["match_id"], seat,
-                                self.step, deadline_ms)
+    def deadline_ms(self, seat: int, default_ms: int) -> int:
+        """What the seat's decision may take: its clock's allowance, or `default_ms` (the
+        seat's fixed deadline) when the match has no clock."""
+        return default_ms if self.clocks is None else self.clocks.deadline_ms(seat)
+
+    def payload(self, seat: int, default_deadline_ms: int) -> JsonObject:
+        """The decision request of `seat` (with its `clock` when the match has one)."""
+        payload = decision_payload(self.engine, self.state, self.record["match_id"], seat,
+                                   self.step, self.deadline_ms(seat, default_deadline_ms))
+        if self.clocks is not None:
+            payload["clock"] = self.clocks.payload(seat)
+        return payload
 
     def advance(self, seat: int, reply: BotReply, legal_actions: Sequence[Action]
                 ) -> StepRecord:
-        """Judge the seat's reply to the current decision and record the step."""
+        """Judge the seat's reply to the current decision and record the step (charging the
+        seat's clock: an answer over its time is a timeout)."""
+        if self.clocks is not None and self.clocks.charge(seat, reply.elapsed_ms) and (
+                reply.fault != Fault.TIMEOUT):
+            reply = out_of_time(reply, self.clocks.control)
         step, strikes = self.step, self.record["strikes"][seat]
         action, fault, self.state = _judge(self.engine, self.state, reply, self.policy,
                                            self.record["seed"], step, legal_actions, strikes)
@@ -194,6 +216,8 @@ class MatchPlay:
         entry = replay.step_record(step=step, seat=seat, action=action, fault=fault,
                                    elapsed_ms=reply.elapsed_ms,
                                    state_digest=hashlib.sha256(self.state_json).hexdigest())
+        if self.clocks is not None:
+            entry["clock"] = self.clocks.record()
         self.record["steps"].append(entry)
         self.tally.count(entry)
         self.record["forfeit"] = self.tally.forfeit
@@ -221,11 +245,12 @@ async def play(match: MatchPlay, seats: Sequence[Seat], on_step: StepCallback | 
 
 def run_match(game: str, seed: int, options: JsonObject, seats: Sequence[Seat],
               policy: FailurePolicy, match_id: str, on_step: StepCallback | None = None,
-              sealer: Sealer | None = None) -> Record:
+              sealer: Sealer | None = None, time_control: TimeControl | None = None
+              ) -> Record:
     """Play a whole match in this process and return its sealed replay record; the seats
     are closed at the end."""
     match = MatchPlay.start(game, seed, options, [seat.info() for seat in seats], policy,
-                            match_id)
+                            match_id, time_control=time_control)
 
     async def play_and_close() -> None:
         try:
@@ -254,6 +279,13 @@ def decision_payload(engine: engines.Game, state: State, match_id: str, seat: in
         "observation": observation,
         "legal_actions": observation["legal_actions"],
     }
+
+
+def out_of_time(reply: BotReply, control: TimeControl) -> BotReply:
+    """A reply that came after the seat's time ran out: a timeout, whatever it says."""
+    return BotReply(None, Fault.TIMEOUT, reply.raw, reply.elapsed_ms,
+                    f"the answer took {reply.elapsed_ms:.3f} ms: more than the seat's time "
+                    f"left under {control.to_dict()}")
 
 
 def substitute_action(seed: int, step: int, legal_actions: Sequence[Action]) -> Action:

@@ -25,6 +25,7 @@ from engines.base import Action, State
 from referee.errors import RefereeError
 from referee.match import merkle, replay, rerun
 from referee.match.botclient import Fault
+from referee.match.clock import Clocks, TimeControl, TimeControlError
 from referee.match.replay import LogProofRecord, Record, StepRecord, TreeHead
 from referee.match.runner import FORFEIT, RANDOM, FailurePolicy, forfeit_result, substitute_action
 from referee.match.sealing import INVALID, MISSING, NOT_CHECKED, UNKNOWN_KEY, VALID, Verifier
@@ -132,14 +133,37 @@ def _rerun(engine: engines.Game, record: Record, progress: _Progress) -> None:
     state = _initial_state(engine, record)
     tally = rerun.Tally.of(record["num_players"])
     checked = _StepChecker(_policy(record), record["seed"], tally)
+    clocks = _clocks(record)
     for index, (step, after) in enumerate(rerun.rerun(engine, record, checked, state)):
         if replay.state_hash(after, record["format"]) != step["state_hash"]:
             raise _Mismatch(index, "state_hash",
                             "the state after this step does not match the recorded hash")
+        if clocks is not None:
+            _check_clock(clocks, step, index)
         tally.count(step)
         progress.steps = index + 1
         state = after
     _check_end(engine, record, state, tally)
+
+
+def _clocks(record: Record) -> Clocks | None:
+    try:
+        control = TimeControl.from_dict(record.get("time_control"))
+    except TimeControlError as error:
+        raise _Mismatch(None, "time_control", str(error)) from None
+    return None if control is None else Clocks.start(control, record["num_players"])
+
+
+def _check_clock(clocks: Clocks, step: StepRecord, index: int) -> None:
+    """The step's clock is its seat's charged with its `elapsed_ms`, and a step over its
+    time is a timeout."""
+    over = clocks.charge(step["seat"], step["elapsed_ms"])
+    if over and (step["fault"] is None or step["fault"]["code"] != Fault.TIMEOUT):
+        raise _Mismatch(index, "fault", "the step took longer than the seat's time left, "
+                                        "but is not recorded as a timeout")
+    if step.get("clock") != clocks.record():
+        raise _Mismatch(index, "clock", f"the clocks after this step are {clocks.record()}, "
+                                        f"the record says {step.get('clock')}")
 
 
 def _initial_state(engine: engines.Game, record: Record) -> State:

@@ -40,6 +40,7 @@ class MatchTags(TypedDict, total=False):
     tournament_id: str
     tournament_index: int
     deal_siblings: list[str]
+    time_control: dict[str, Any]  # `referee.match.clock.TimeControl`: the match is on a clock
 
 
 class MatchMeta(MatchTags):

@@ -116,13 +116,16 @@ class Progress:
         return first_started_at.decode()
 
     async def record(self, match_id: str, holder: str, entry: StepRecord, state_json: bytes,
-                     to_move: int | None, pull_move_played: bool, game: str, bot: str) -> None:
+                     to_move: int | None, pull_move_played: bool, game: str, bot: str,
+                     clocks: dict[str, Any] | None = None) -> None:
         """Record a step with the state after it, and count its decision in the cluster's
         metrics, in one round trip (idempotent: a step already recorded by this very write,
         before a lost connection, is not recorded twice). `state_json`: the state's
-        canonical JSON, as hashed for the step."""
+        canonical JSON, as hashed for the step; `clocks`: the match's clocks after it
+        (`Clocks.snapshot`), kept with the live state for the pull seats' observations."""
         step = entry["step"]
-        live = b'{"step":%d,"state":%b}' % (step + 1, state_json)
+        live = b'{"step":%d,"state":%b%b}' % (
+            step + 1, state_json, b',"clocks":' + orjson.dumps(clocks) if clocks else b"")
         counts = decision_increments(game, bot, entry["elapsed_ms"] / 1000,
                                      entry["fault"]["code"] if entry["fault"] else None)
         answer = await self.scripts.record(

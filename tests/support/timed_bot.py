@@ -1,16 +1,19 @@
 """A push bot on its own event loop thread that answers each decision after a chosen time:
-`deadline_ms - margin_ms` from when the request arrived (a bot that uses its clock to the
-last safe moment), or a fixed delay. Single-threaded asyncio, so hundreds of matches at once
-cost it timers, not threads. Records every decision it was sent (`decisions`)."""
+`deadline_ms - margin_ms` from when the request arrived, as the kernel dated it (a bot that
+uses its clock to the last safe moment), or a fixed delay. Single-threaded asyncio, so
+hundreds of matches at once cost it timers, not threads. Records every decision it was
+sent (`decisions`)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO
 
@@ -31,6 +34,33 @@ class _Request:
         self.done = True
 
 
+SO_TIMESTAMPNS = 35  # Linux's, which the socket module does not name
+_TIMESPEC = struct.Struct("@qq")
+
+
+async def _read(sock: socket.socket) -> tuple[bytes, float]:
+    """The next chunk on `sock` and when the kernel received it (time.monotonic's clock)."""
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            data, ancillary, _, _ = sock.recvmsg(65536, socket.CMSG_SPACE(_TIMESPEC.size),
+                                                 socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            ready = loop.create_future()
+            loop.add_reader(sock.fileno(), ready.set_result, None)
+            try:
+                await ready
+            finally:
+                loop.remove_reader(sock.fileno())
+            continue
+        now_mono, now_real = time.monotonic(), time.time()
+        for level, kind, value in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                seconds, nanos = _TIMESPEC.unpack_from(value)
+                return data, now_mono - max(now_real - (seconds + nanos / 1e9), 0)
+        return data, now_mono
+
+
 class TimedBot:
     """Answers the first legal action after `delay(payload)` seconds from the request's
     arrival; result notices are answered at once."""
@@ -46,65 +76,73 @@ class TimedBot:
             return self.fixed_ms / 1000
         return max(payload["deadline_ms"] - (self.margin_ms or 0), 0) / 1000
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def serve(self, listener: socket.socket) -> None:
+        """Accept connections on `listener` until cancelled."""
+        loop = asyncio.get_running_loop()
+        listener.setblocking(False)
+        connections: set[asyncio.Task] = set()
         try:
             while True:
-                request = _Request()
+                connection, _ = await loop.sock_accept(listener)
+                task = loop.create_task(self._serve(connection))
+                connections.add(task)
+                task.add_done_callback(connections.discard)
+        finally:
+            for task in list(connections):
+                task.cancel()
+            await asyncio.gather(*connections, return_exceptions=True)
+            listener.close()
+
+    async def _serve(self, connection: socket.socket) -> None:
+        """One connection: each request timed from when the kernel received it (its
+        SO_TIMESTAMPNS), so a late read here does not make the answer late."""
+        loop = asyncio.get_running_loop()
+        connection.setblocking(False)
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        connection.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        try:
+            while True:
+                request, arrived = _Request(), 0.0
                 while not request.done:
-                    data = await reader.read(65536)
+                    data, stamp = await _read(connection)
                     if not data:
                         return
-                    arrived = time.monotonic()
+                    arrived = arrived or stamp
                     request.parser.feed_data(data)
                 payload = orjson.loads(request.body)
                 answer = b"{}"
                 if payload.get("type") == "decision":
-                    self.decisions.append(payload)
                     await asyncio.sleep(max(self.delay_s(payload) - (time.monotonic() - arrived),
                                             0))
                     answer = orjson.dumps({"action": payload["legal_actions"][0]})
-                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                             b"Content-Length: %d\r\n\r\n%s" % (len(answer), answer))
+                    self.decisions.append({**payload, "bot_ms": {  # its own view of its time
+                        "arrived": arrived * 1000, "answered": time.monotonic() * 1000}})
+                await loop.sock_sendall(connection, b"HTTP/1.1 200 OK\r\nContent-Type: "
+                                        b"application/json\r\nContent-Length: %d\r\n\r\n%s"
+                                        % (len(answer), answer))
         except (ConnectionError, httptools.HttpParserError):
             return
         finally:
-            writer.close()
+            connection.close()
 
     @contextmanager
     def running(self) -> Iterator[str]:
-        """Serve on a free loopback port for the block; yields the bot's URL."""
-        started = threading.Event()
-
-        async def start() -> asyncio.Server:
-            server = await asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=1024)
-            self.port = server.sockets[0].getsockname()[1]
-            return server
-
+        """Serve on a free loopback port for the block, on a thread; yields the bot's URL."""
+        listener = socket.create_server(("127.0.0.1", 0), backlog=1024)
+        self.port = listener.getsockname()[1]
+        serving = self.loop.create_task(self.serve(listener))
         def run() -> None:
-            asyncio.set_event_loop(self.loop)
-            self.server = self.loop.run_until_complete(start())
-            started.set()
-            self.loop.run_forever()
+            with suppress(asyncio.CancelledError):
+                self.loop.run_until_complete(serving)
 
         thread = threading.Thread(target=run, daemon=True)
         thread.start()
-        started.wait(10)
         try:
             yield f"http://127.0.0.1:{self.port}/"
         finally:
-            asyncio.run_coroutine_threadsafe(self._stop(), self.loop).result(10)
-            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.loop.call_soon_threadsafe(serving.cancel)
             thread.join(10)
             self.loop.close()
-
-    async def _stop(self) -> None:
-        """Close the server and end every connection's task (none left on a closed loop)."""
-        self.server.close()
-        tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
 
 def main() -> None:
     """`python -m tests.support.timed_bot --port P [--margin-ms M | --fixed-ms F] [--log F]`:
@@ -121,12 +159,8 @@ def main() -> None:
     if log is not None:
         bot.decisions = _Appender(log)  # type: ignore[assignment]
 
-    async def serve() -> None:
-        server = await asyncio.start_server(bot._serve, "127.0.0.1", args.port, backlog=1024)
-        async with server:
-            await server.serve_forever()
-
-    asyncio.run(serve())
+    listener = socket.create_server(("127.0.0.1", args.port), backlog=1024)
+    asyncio.run(bot.serve(listener))
 
 
 class _Appender(list):

@@ -36,7 +36,7 @@ import redis
 from engines.base import Result
 from referee.config import Config
 from referee.match import replay
-from referee.match.botclient import PROTOCOL, RAW_LIMIT, BotReply, Fault
+from referee.match.botclient import PROTOCOL, RAW_LIMIT, BotReply, Fault, debug_channel
 from referee.match.clock import TimeControl
 from referee.match.replay import Record, SeatInfo, StepRecord
 from referee.match.runner import FailurePolicy, MatchPlay, PushSeat
@@ -193,9 +193,11 @@ async def _pull_reply(context: Context, match: dict[str, Any], holder: str, seat
         if move is not None:
             await context.in_thread(context.store.cancel_deadline_timer, match_id)
             arrived = move.get("arrived_ms", now)  # when the API took it, in Redis time
+            debug, info, truncated = debug_channel(move)
             return BotReply(action=move["action"], fault=None,
                             raw=replay.canonical(move["action"]).decode()[:RAW_LIMIT],
-                            elapsed_ms=float(max(arrived - asked_at, 0)))
+                            elapsed_ms=float(max(arrived - asked_at, 0)), debug=debug,
+                            info=info, debug_truncated=truncated)
         due = asked_at + deadline_ms
         if now < due:
             await context.in_thread(wakeups.schedule_deadline, context.store, match, step,

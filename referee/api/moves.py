@@ -68,6 +68,10 @@ class MoveSchema(Schema):
                           metadata={"description": "the step the move answers (from the "
                                                    "observation); a stale step is refused"})
     action = fields.Dict(required=True, keys=fields.String(), values=fields.Raw())
+    debug = fields.Raw(metadata={"description": "what the seat thought, kept with its step "
+                                                "(a string, cut to 4 KiB)"})
+    info = fields.Raw(metadata={"description": "an object of at most 1 KiB of JSON, e.g. "
+                                               "depth and score, kept with its step"})
 
 
 class MoveAcceptedSchema(Schema):
@@ -124,7 +128,8 @@ def post_action(match_id: str) -> Response:
     if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
         raise Problem(MATCH_OVER, f"the match is {match['status']}: no more moves")
     _check_turn(engines.get(match["game"], match["game_version"]), live, seat, move)
-    if not store.post_move(match_id, seat, move["step"], move["action"]):
+    if not store.post_move(match_id, seat, move["step"], move["action"],
+                           {key: move[key] for key in ("debug", "info") if key in move}):
         raise Problem(ACTION_STALE_STEP, f"a move for step {move['step']} was already accepted")
     enqueue_match(store, match, reason=f"s{move['step']}")
     applied = store.wait_applied(match_id, move["step"], services().config.move_wait_s)

@@ -64,6 +64,12 @@ class FaultSchema(Schema):
     policy = required(fields.String, validate=validate.OneOf(POLICY_CHOICES))
 
 
+DEBUG_TEXT = ("what the bot said of its thinking with this move (its answer's `debug`, at "
+              "most 4 KiB): while the match runs, for the admin and the seat itself only")
+INFO_TEXT = ("its answer's `info` (at most 1 KiB of JSON, e.g. depth, score, nodes): as "
+             "private as `debug`")
+
+
 class StepClockSchema(Schema):
     remaining_ms = required(fields.List, JsonNumber())
     overdraft_ms = required(fields.List, JsonNumber())
@@ -79,6 +85,9 @@ class StepSchema(Schema):
     clock = fields.Nested(StepClockSchema, metadata={
         "description": "on a match with a time control: every seat's clock and bank after "
                        "this move, increment added"})
+    debug = fields.String(metadata={"description": DEBUG_TEXT})
+    info = fields.Dict(metadata={"description": INFO_TEXT})
+    debug_truncated = fields.Boolean(metadata={"description": "debug or info was cut"})
 
 
 class ChainSchema(Schema):
@@ -165,6 +174,10 @@ class SeenStepSchema(Schema):
     fault = required(fields.Nested, SeenFaultSchema, allow_none=True)
     elapsed_ms = required(JsonNumber)
     state_hash = required(fields.String, validate=SHA256_HEX)
+    clock = fields.Nested(StepClockSchema)
+    debug = fields.String(metadata={"description": "the seat's own steps only"})
+    info = fields.Dict(metadata={"description": "the seat's own steps only"})
+    debug_truncated = fields.Boolean()
     events = required(fields.List, fields.Dict(), metadata={
         "description": "the entries this step added to the viewer's event log, exactly as "
                        "the viewer's observation shows them"})

@@ -45,6 +45,8 @@ MAX_HEADER_BYTES = 16384
 DEFAULT_DEADLINE_MS = 2000
 """A push bot's time per decision when its match or tournament names none."""
 NOTICE_DEADLINE_MS = DEFAULT_DEADLINE_MS
+MAX_DEBUG_BYTES = 4096
+MAX_INFO_BYTES = 1024
 _CHUNK = 65536
 
 
@@ -67,6 +69,9 @@ class BotReply:
     raw: str
     elapsed_ms: float
     detail: str = ""
+    debug: str | None = None  # what the bot says of its thinking (issue 26), cut to 4 KiB
+    info: dict | None = None  # e.g. {"depth": 7, "score": 0.31}, cut to 1 KiB of JSON
+    debug_truncated: bool = False
 
 
 class _Refused(RefereeError):
@@ -400,8 +405,31 @@ def _judge_body(raw: bytes, text: str, elapsed: float) -> BotReply:
     if not isinstance(data, dict) or not isinstance(data.get("action"), dict):
         return BotReply(None, Fault.MALFORMED, text[:RAW_LIMIT], elapsed,
                         'the answer must be a JSON object with an "action" object')
+    debug, info, truncated = debug_channel(data)
     return BotReply(action=data["action"], fault=None, raw=text[:RAW_LIMIT],
-                    elapsed_ms=elapsed, detail="")
+                    elapsed_ms=elapsed, detail="", debug=debug, info=info,
+                    debug_truncated=truncated)
+
+
+def debug_channel(answer: dict) -> tuple[str | None, dict | None, bool]:
+    """(debug, info, whether either was cut) of an answer: `debug` a string of at most
+    MAX_DEBUG_BYTES (UTF-8), `info` an object of at most MAX_INFO_BYTES of JSON (its
+    members kept in order while they fit). Anything else there is left out; never a fault."""
+    debug, info, truncated = answer.get("debug"), answer.get("info"), False
+    if not isinstance(debug, str):
+        debug = None
+    elif len(encoded := debug.encode()) > MAX_DEBUG_BYTES:
+        debug, truncated = encoded[:MAX_DEBUG_BYTES].decode(errors="ignore"), True
+    if not isinstance(info, dict):
+        info = None
+    elif len(orjson.dumps(info)) > MAX_INFO_BYTES:
+        kept: dict = {}
+        for key, value in info.items():
+            if len(orjson.dumps({**kept, key: value})) > MAX_INFO_BYTES:
+                break
+            kept[key] = value
+        info, truncated = kept, True
+    return debug, info, truncated
 
 
 def _fault(code: str, text: str, started_ns: int, detail: str) -> BotReply:

@@ -71,6 +71,9 @@ class StepRecord(TypedDict):
     elapsed_ms: float
     state_hash: NotRequired[str]
     clock: NotRequired[ClockRecord]
+    debug: NotRequired[str]
+    info: NotRequired[JsonObject]
+    debug_truncated: NotRequired[bool]
 
 
 class SeatInfo(TypedDict):

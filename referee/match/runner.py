@@ -218,6 +218,7 @@ class MatchPlay:
                                    state_digest=hashlib.sha256(self.state_json).hexdigest())
         if self.clocks is not None:
             entry["clock"] = self.clocks.record()
+        _add_debug(entry, reply)
         self.record["steps"].append(entry)
         self.tally.count(entry)
         self.record["forfeit"] = self.tally.forfeit
@@ -281,11 +282,22 @@ def decision_payload(engine: engines.Game, state: State, match_id: str, seat: in
     }
 
 
+def _add_debug(entry: StepRecord, reply: BotReply) -> None:
+    """The reply's debug channel, kept with its step when it said anything."""
+    if reply.debug is not None:
+        entry["debug"] = reply.debug
+    if reply.info is not None:
+        entry["info"] = reply.info
+    if reply.debug_truncated:
+        entry["debug_truncated"] = True
+
+
 def out_of_time(reply: BotReply, control: TimeControl) -> BotReply:
     """A reply that came after the seat's time ran out: a timeout, whatever it says."""
     return BotReply(None, Fault.TIMEOUT, reply.raw, reply.elapsed_ms,
-                    f"the answer took {reply.elapsed_ms:.3f} ms: more than the seat's time "
-                    f"left under {control.to_dict()}")
+                    debug=reply.debug, info=reply.info, debug_truncated=reply.debug_truncated,
+                    detail=f"the answer took {reply.elapsed_ms:.3f} ms: more than the seat's "
+                           f"time left under {control.to_dict()}")
 
 
 def substitute_action(seed: int, step: int, legal_actions: Sequence[Action]) -> Action:

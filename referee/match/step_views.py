@@ -53,5 +53,9 @@ def see_step(engine: engines.Game, state: State, view: JsonObject, played: StepR
     if viewer.whole or viewer.seat == played["seat"]:
         return SeenStep({**played, "events": events}, after, view_after)
     fault = played["fault"] and {key: played["fault"][key] for key in ("code", "policy")}
-    return SeenStep({**played, "action": None, "fault": fault, "events": events}, after,
+    public = {key: value for key, value in played.items() if key not in PRIVATE_PARTS}
+    return SeenStep({**public, "action": None, "fault": fault, "events": events}, after,
                     view_after)
+
+
+PRIVATE_PARTS = ("debug", "info", "debug_truncated")  # a seat's own, and the admin's

@@ -106,6 +106,11 @@ def _answer(path: str, payload: dict) -> tuple[int, bytes]:
         return 200, random_answer(payload)
     if path == "/first":
         return 200, json.dumps({"action": payload["legal_actions"][0]}).encode()
+    if path == "/chatty":  # the debug channel: 5,000 characters of debug, a 2 KiB info
+        return 200, json.dumps({"action": payload["legal_actions"][0],
+                                "debug": f"step {payload['step']} " + "é" * 5000,
+                                "info": {"depth": payload["step"], "score": 0.5,
+                                         "pv": ["x" * 100] * 20}}).encode()
     if path == "/slow":
         time.sleep(SLOW_S)
         return 200, random_answer(payload)

@@ -47,12 +47,13 @@ class PullSeats(StoreBase):
         seat = _seat_of(tokens, token) if token is not None else None
         return match_fields(fields), seat, loads(live)
 
-    def post_move(self, match_id: str, seat: int, step: int, action: dict[str, Any]) -> bool:
+    def post_move(self, match_id: str, seat: int, step: int, action: dict[str, Any],
+                  said: dict[str, Any] | None = None) -> bool:
         """Claim `step` and hand the move to the driver, atomically (a script): True for the
         first move posted for the step, False (and nothing posted) for any later one."""
         claimed = self.scripts.claim_and_push(
             keys=[claim_key(match_id, step), inbox_key(match_id, seat)],
-            args=[seat, SIGNAL_TTL_S, dumps({"step": step, "action": action})])
+            args=[seat, SIGNAL_TTL_S, dumps({"step": step, "action": action, **(said or {})})])
         return bool(claimed)
 
     def wait_applied(self, match_id: str, step: int, timeout_s: float) -> bool:

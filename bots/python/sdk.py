@@ -52,6 +52,17 @@ class SignatureError(ValueError):
     """The request's Referee-Signature is missing, malformed, stale or wrong."""
 
 
+def budget_ms(payload: dict[str, Any]) -> float:
+    """How long to think on this decision: a twentieth of the seat's clock plus most of the
+    increment, on a match with a clock (docs/bots.md, Clocks); else most of the deadline.
+    Never within 50 ms of the decision's deadline."""
+    clock = payload.get("clock")
+    if clock is None:
+        return payload["deadline_ms"] * 0.8
+    mine = clock["remaining_ms"][payload["seat"]]
+    return max(min(mine / 20 + clock["increment_ms"] * 0.8, clock["deadline_ms"] - 50), 0)
+
+
 def verify_signature(secret: str, header: str | None, body: bytes, now: float,
                      tolerance_s: int = SIGNATURE_TOLERANCE_S) -> None:
     """Return when `header` (`t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>." + body)>`,

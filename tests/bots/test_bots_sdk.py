@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import requests
 
 from bots.python import random_bot
-from bots.python.sdk import PROTOCOL, SECRET_ENV, make_server, serve_stdio
+from bots.python.sdk import PROTOCOL, SECRET_ENV, budget_ms, make_server, serve_stdio
 from referee.match.signing import HEADER, signature_header
 
 
@@ -163,3 +163,13 @@ def test_serve_stdio_answers_one_line_per_decision_until_the_result():
     assert answers[0] == {"action": {"type": "b"}}
     assert "not JSON" in answers[1]["error"] and len(answers) == 2
     assert received == [_result_notice()]
+
+
+def test_the_sdk_budgets_a_twentieth_of_the_clock_and_never_the_last_50_ms():
+    """docs/bots.md, Clocks: the rule of thumb the examples show."""
+    clock = {"remaining_ms": [60000, 100], "increment_ms": 500, "overdraft_ms": [0, 0],
+             "deadline_ms": 60000}
+    assert budget_ms({"seat": 0, "deadline_ms": 60000, "clock": clock}) == 3000 + 400
+    low = {**clock, "deadline_ms": 100}
+    assert budget_ms({"seat": 1, "deadline_ms": 100, "clock": low}) == 50
+    assert budget_ms({"seat": 0, "deadline_ms": 2000}) == 1600

@@ -124,8 +124,9 @@ class TimeControlSchema(Schema):
     """A chess clock per seat (docs/bots.md, Clocks): each decision may take the seat's time
     left plus its bank, capped by max_move_ms, plus first_move_ms on its first."""
 
-    base_ms = fields.Integer(strict=True, required=True, validate=CLOCK_MS, metadata={
-        "description": "every seat's time for the whole match"})
+    base_ms = fields.Integer(strict=True, required=True,
+                             validate=validate.Range(1, MAX_CLOCK_MS), metadata={
+                                 "description": "every seat's time for the whole match"})
     increment_ms = fields.Integer(strict=True, load_default=0, validate=CLOCK_MS, metadata={
         "description": "added to the seat's clock after each of its moves"})
     max_move_ms = fields.Integer(strict=True, load_default=None, allow_none=True,

@@ -63,8 +63,8 @@ def wait_all_quietly(api, match_ids: list[str], timeout: float = 300) -> None:
 def test_a_hundred_matches_at_once_on_one_worker_lose_nothing_on_time(api, workers,
                                                                       tmp_path):
     """Each answer leaves deadline_ms - 50 ms after its request arrived (as the bot's kernel
-    dated it). A timeout of an answer the bot itself sent in time (by its own clock, within
-    its 50 ms margin) is a referee-caused time loss: there must be none. The bots run in
+    dated it). A timeout of an answer the bot itself sent on time (by its own clock, at most
+    10 ms off its plan) is a referee-caused time loss: there must be none. The bots run in
     processes of their own, 25 matches each (one Python process answering a hundred
     decisions that all fall due at once is late by itself); a bot that does wake up late
     shows it on its own clock, and that loss is the bot's."""
@@ -88,7 +88,7 @@ def test_a_hundred_matches_at_once_on_one_worker_lose_nothing_on_time(api, worke
                 continue
             sent = decisions[(match_id, step["step"])]
             own_ms = sent["bot_ms"]["answered"] - sent["bot_ms"]["arrived"]
-            late = own_ms > sent["deadline_ms"] - 25  # the bot used up half its margin itself
+            late = own_ms > sent["deadline_ms"] - 40  # the bot itself 10 ms off its plan
             (bot_caused if late else referee_caused).append((match_id, step, own_ms))
     assert not referee_caused, referee_caused[:3]
     assert len(bot_caused) <= len(match_ids) // 2, f"the bot was late itself: {bot_caused[:3]}"

@@ -23,6 +23,7 @@ from bots.python import aladino_bot, aldabas_bot, caravans_bot, random_bot
 from bots.python.sdk import make_server as make_bot_server
 from referee.api.app import create_app
 from tests.support.apitest import ADMIN, common_config
+from tests.support.botserver import BotServer
 from tests.support.loopback import serving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,6 +46,7 @@ class Site:
     tournaments: dict[str, str] = field(default_factory=dict)  # game -> tournament id
     bots: dict[str, str] = field(default_factory=dict)  # name -> bot id
     drawn_seed_match: str = ""  # a match created without a seed: the server drew it
+    clocked_match: str = ""  # on a clock, seat 0 a bot that says what it thinks (debug, info)
     redis_url: str = ""
 
     def run_worker(self) -> str:
@@ -101,8 +103,14 @@ def record_matches(site: Site, bot_urls: dict[str, str]) -> None:
     site.drawn_seed_match = site.post("/matches", {"game": "aladino", "seats": [
         {"kind": "bot", "bot_id": bots["random-1"]}, {"kind": "bot", "bot_id": bots["random-2"]}]
     })["id"]
+    chatty = bots["chatty"]
+    site.clocked_match = site.post("/matches", {
+        "game": "aladino", "seed": SEED, "time_control": {"base_ms": 60000, "increment_ms": 500},
+        "seats": [{"kind": "bot", "bot_id": chatty},
+                  {"kind": "bot", "bot_id": bots["random-1"]}]})["id"]
     log = site.run_worker()
-    for game, match_id in [*site.matches.items(), ("aladino", site.drawn_seed_match)]:
+    for game, match_id in [*site.matches.items(), ("aladino", site.drawn_seed_match),
+                           ("aladino", site.clocked_match)]:
         status = site.api(f"/matches/{match_id}")["status"]
         assert status == "finished", f"{game} match {match_id} is {status}: {log[-4000:]}"
     for game, tournament_id in site.tournaments.items():
@@ -132,6 +140,10 @@ def site(redis_server) -> Iterator[Site]:
         site = Site(url=f"http://127.0.0.1:{app_server.server_port}", redis_url=redis_server)
         urls = {name: f"http://127.0.0.1:{server.server_address[1]}/"
                 for name, server in bot_servers.items()}
+        test_bots = BotServer().start()
+        stack.callback(test_bots.server_close)
+        stack.callback(test_bots.shutdown)
+        urls["chatty"] = test_bots.url("/chatty")
         record_matches(site, urls)
         yield site
 

@@ -352,3 +352,25 @@ def test_a_finished_match_waits_while_its_deal_is_still_played(site, browser):
     wait_for(browser, lambda: browser.find_element(By.ID, "viewer").is_displayed(),
              "the replay once the deal is over")
     assert page_errors(browser) == []
+
+
+def test_the_viewer_shows_a_steps_clocks_debug_and_info(site, browser):
+    """Issue 26: beside each move, what it took and every seat's clock after it; as the
+    seat that played it, its debug and info (cut to 4 KiB, marked so)."""
+    match_id = site.clocked_match
+    record = site.api(f"/matches/{match_id}/replay")
+    index = next(i for i, s in enumerate(record["steps"]) if s["seat"] == 0 and i > 0)
+    step = record["steps"][index]
+    browser.get(f"{site.url}/ui/matches/{match_id}#step={index}&seat=0")
+    wait_shown(browser, index, 0)
+    clock = text(browser, "step-clock")
+    assert clock.startswith(f"took {step['elapsed_ms'] / 1000:.2f} s · clocks: ")
+    assert f"{step['clock']['remaining_ms'][1] / 1000:.2f} s" in clock
+    assert '"score":0.5' in text(browser, "step-info")
+    assert text(browser, "step-debug").startswith(f"step {index} ")
+    assert text(browser, "step-debug").endswith("(cut)")
+    Select(browser.find_element(By.ID, "seat")).select_by_value("1")
+    wait_shown(browser, index, 1)
+    assert text(browser, "step-clock").startswith("took ")
+    assert not browser.find_elements(By.ID, "step-debug"), "another seat's debug is private"
+    assert page_errors(browser) == []

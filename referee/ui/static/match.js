@@ -101,7 +101,26 @@ function moveView(frame, observation) {
     parts.push(" ", h("span", {class: "fault"},
       `fault: ${played.fault.code}${detail}, policy ${played.fault.policy}`));
   }
+  if (played.clock) parts.push(h("div", {id: "step-clock", class: "clock"}, clockText(played)));
+  if (played.info) {
+    parts.push(h("div", {id: "step-info", class: "info"}, "info ",
+      h("code", null, JSON.stringify(played.info))));
+  }
+  if (played.debug) {
+    const cut = played.debug_truncated ? " (cut)" : "";
+    parts.push(h("pre", {id: "step-debug", class: "debug"}, played.debug + cut));
+  }
   return h("span", null, parts);
+}
+
+/** The clocks after a step (issue 26): what the move took, then each seat's clock and bank. */
+function clockText(played) {
+  const seconds = ms => `${(ms / 1000).toFixed(2)} s`;
+  const seats = played.clock.remaining_ms.map((ms, seat) => {
+    const bank = played.clock.overdraft_ms[seat];
+    return `${seatName(seat)} ${seconds(ms)}${bank ? ` + ${seconds(bank)} bank` : ""}`;
+  });
+  return `took ${seconds(played.elapsed_ms)} · clocks: ${seats.join(" · ")}`;
 }
 
 async function show(step, seat) {

@@ -387,7 +387,10 @@ class BotClient:
                 raise _TimedOut(max((time.monotonic_ns() - sent) / 1e6, deadline_ms)) from None
         if not answer.keep_alive:
             self._drop()
-        return answer.status, b"".join(answer.chunks), round((answer.arrived_ns - sent) / 1e6, 3)
+        # never below 0: the answer's kernel stamp can precede `sent`, read just after the
+        # write returned (a fast bot on loopback, this thread descheduled in between)
+        elapsed = round(max(answer.arrived_ns - sent, 0) / 1e6, 3)
+        return answer.status, b"".join(answer.chunks), elapsed
 
     def _drop(self) -> None:
         if self.connection is not None:

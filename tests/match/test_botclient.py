@@ -27,7 +27,8 @@ def test_a_good_answer_carries_the_action(bot_server):
     reply = decide(bot_server.url("/first"))
     assert reply.fault is None and reply.detail == ""
     assert reply.action == {"type": "move", "direction": 1}
-    assert '"direction"' in reply.raw and reply.elapsed_ms > 0
+    # kernel-dated: an instant answer on loopback may take no measurable time, never less
+    assert '"direction"' in reply.raw and 0 <= reply.elapsed_ms < 1000
     assert bot_server.received["/first"][-1] == PAYLOAD
 
 

@@ -368,6 +368,7 @@ class BotClient:
         if self.secret:
             head += (f"Referee-Signature: "
                      f"{signature_header(self.secret, body, int(time.time()))}\r\n").encode()
+        writing = time.monotonic_ns()
         try:
             async with asyncio.timeout(deadline_ms / 1000):
                 await connection.send(head + b"\r\n" + body)
@@ -387,9 +388,10 @@ class BotClient:
                 raise _TimedOut(max((time.monotonic_ns() - sent) / 1e6, deadline_ms)) from None
         if not answer.keep_alive:
             self._drop()
-        # never below 0: the answer's kernel stamp can precede `sent`, read just after the
-        # write returned (a fast bot on loopback, this thread descheduled in between)
-        elapsed = round(max(answer.arrived_ns - sent, 0) / 1e6, 3)
+        # On loopback the write can return after the bot has answered (the kernel delivers
+        # in the writer's call): such an answer is timed from when the write began.
+        start = sent if answer.arrived_ns >= sent else writing
+        elapsed = round(max(answer.arrived_ns - start, 0) / 1e6, 3)
         return answer.status, b"".join(answer.chunks), elapsed
 
     def _drop(self) -> None:

@@ -115,11 +115,12 @@ class TimedBot:
                     await asyncio.sleep(max(self.delay_s(payload) - (time.monotonic() - arrived),
                                             0))
                     answer = orjson.dumps({"action": payload["legal_actions"][0]})
-                    self.decisions.append({**payload, "bot_ms": {  # its own view of its time
-                        "arrived": arrived * 1000, "answered": time.monotonic() * 1000}})
                 await loop.sock_sendall(connection, b"HTTP/1.1 200 OK\r\nContent-Type: "
                                         b"application/json\r\nContent-Length: %d\r\n\r\n%s"
                                         % (len(answer), answer))
+                if payload.get("type") == "decision":  # logged once the answer is sent
+                    self.decisions.append({**payload, "bot_ms": {  # its own view of its time
+                        "arrived": arrived * 1000, "answered": time.monotonic() * 1000}})
         except (ConnectionError, httptools.HttpParserError):
             return
         finally:

@@ -18,6 +18,7 @@ from referee.match.clock import Clocks, TimeControl
 from referee.match.verify import verify
 from referee.redis_server import free_port, wait_for_port
 from tests.support.apitest import ADMIN, ROOT
+from tests.support.live_server import wait_status
 from tests.support.timed_bot import TimedBot
 from tests.support.tournament_checks import check_logged_once
 
@@ -146,3 +147,31 @@ def test_a_pull_seat_sees_its_clock_and_is_charged_until_its_move_arrived(api, w
     clocks = Clocks.start(TimeControl(60000, 500, first_move_ms=1000), 2)
     clocks.charge(0, step["elapsed_ms"])
     assert step["clock"] == clocks.record()
+
+
+def test_a_worker_killed_mid_match_charges_nothing_for_the_outage(api, workers, tmp_path):
+    """kill -9 of the worker while a decision is in flight, and no worker for 3 s: the match
+    resumes on another worker; the decision in flight is asked again with the seat's time
+    as its clock says, and no step is charged the outage."""
+    with bot_process(tmp_path, "--fixed-ms", "200") as (url, _):
+        bots = [api.register_bot(url, name=f"steady {n}") for n in range(2)]
+        match_id = clocked_match(api, bots, 5, {"base_ms": 60000, "increment_ms": 0})
+        (doomed,) = workers.start_ready(1)
+        deadline = time.monotonic() + 60
+        while api.get(f"/matches/{match_id}").get_json()["step"] < 4:
+            assert time.monotonic() < deadline, "the match did not start"
+            time.sleep(0.05)
+        time.sleep(0.1)  # within the next decision's 200 ms
+        workers.kill(doomed)
+        time.sleep(3)
+        workers.start_ready(1)
+        wait_status(api, match_id, "finished", timeout=120)
+    record = api.get(f"/matches/{match_id}/replay").get_json()
+    assert all(step["fault"] is None for step in record["steps"])
+    assert max(step["elapsed_ms"] for step in record["steps"]) < 1500, "the outage was charged"
+    assert verify(record).valid
+    last = Clocks.replay(TimeControl(60000), 2, record["steps"])
+    assert record["steps"][-1]["clock"] == last.record()
+    spent = [60000 - ms for ms in record["steps"][-1]["clock"]["remaining_ms"]]
+    moves = [sum(1 for s in record["steps"] if s["seat"] == seat) for seat in range(2)]
+    assert all(spent[seat] < moves[seat] * 1000 for seat in range(2)), (spent, moves)

@@ -143,7 +143,9 @@ def test_a_pull_seat_sees_its_clock_and_is_charged_until_its_move_arrived(api, w
                 break
             time.sleep(0.05)
     step = record["steps"][0]
-    assert 300 <= step["elapsed_ms"] < 5000, step
+    # the 300 ms the client waited, give or take the few ms between the driver putting the
+    # decision (its clock starts) and the observation it had already been able to read
+    assert 250 <= step["elapsed_ms"] < 5000, step
     clocks = Clocks.start(TimeControl(60000, 500, first_move_ms=1000), 2)
     clocks.charge(0, step["elapsed_ms"])
     assert step["clock"] == clocks.record()

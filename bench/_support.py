@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import atexit
 import functools
+import http.client
+import json
 import os
 import platform
 import shutil
@@ -181,3 +183,20 @@ def store_finished(redis_url: str, match_id: str, record: dict) -> None:
             await client.aclose()
 
     asyncio.run(finish())
+
+
+def timed_gets(port: int, paths: list[str]) -> tuple[list[float], list[dict]]:
+    """Milliseconds per request (one at a time, one kept-alive connection) and the bodies."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    spent, bodies = [], []
+    for path in paths:
+        started = time.perf_counter()
+        connection.request("GET", path)
+        response = connection.getresponse()
+        body = response.read()
+        spent.append(elapsed(started) * 1000)
+        if response.status != 200:
+            raise RuntimeError(f"GET {path} answered {response.status}: {body[:300]!r}")
+        bodies.append(body)
+    connection.close()
+    return spent, [json.loads(body) for body in bodies]

@@ -92,18 +92,7 @@ def seed_store(store: Store, redis_url: str, matches: int) -> list[str]:
 
 def latencies(port: int, paths: list[str]) -> list[float]:
     """Milliseconds per request, one at a time on one kept-alive connection."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    spent = []
-    for path in paths:
-        started = time.perf_counter()
-        connection.request("GET", path)
-        response = connection.getresponse()
-        body = response.read()
-        spent.append(_support.elapsed(started) * 1000)
-        if response.status != 200:
-            raise RuntimeError(f"GET {path} answered {response.status}: {body[:300]!r}")
-    connection.close()
-    return spent
+    return _support.timed_gets(port, paths)[0]
 
 
 def report(label: str, spent: list[float], size: int) -> None:

@@ -33,8 +33,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import http.client
-import json
 import math
 import random
 import time
@@ -333,23 +331,6 @@ def log_bytes(store: Store) -> dict[str, tuple[int, int]]:
 
 
 # ----- latency over HTTP -------------------------------------------------------------------
-def timed_gets(port: int, paths: list[str]) -> tuple[list[float], list[dict]]:
-    """Milliseconds per request (one at a time, one kept-alive connection) and the bodies."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    spent, bodies = [], []
-    for path in paths:
-        started = time.perf_counter()
-        connection.request("GET", path)
-        response = connection.getresponse()
-        body = response.read()
-        spent.append(_support.elapsed(started) * 1000)
-        if response.status != 200:
-            raise RuntimeError(f"GET {path} answered {response.status}: {body[:300]!r}")
-        bodies.append(body)
-    connection.close()
-    return spent, [json.loads(body) for body in bodies]
-
-
 def check_proofs(tree: Tree, root: bytes, bodies: list[dict], indexes: list[int]) -> None:
     for body, index in zip(bodies, indexes, strict=True):
         path = [bytes.fromhex(node) for node in body["audit_path"]]
@@ -405,7 +386,7 @@ def run_endpoint(label: str, port: int, paths: list[str], meter: Meter, api_pid:
                  redis_pid: int) -> tuple[Run, list[dict]]:
     meter.lap()
     api_cpu, redis_cpu = tree_cpu(api_pid), _support.cpu_seconds(redis_pid)
-    spent, bodies = timed_gets(port, paths)
+    spent, bodies = _support.timed_gets(port, paths)
     api_cpu, redis_cpu = tree_cpu(api_pid) - api_cpu, _support.cpu_seconds(redis_pid) - redis_cpu
     commands, trips = meter.lap()
     count = len(paths)
@@ -439,10 +420,10 @@ def serve_latency(store: Store, server: RedisServer, tree: Tree, sample: list[in
     redis_pid = server.process.pid  # type: ignore[union-attr]
     root = tree.root(tree.size)
     try:
-        timed_gets(port, ["/log/head"] + [f"/log/proof/{match_id(index)}"
+        _support.timed_gets(port, ["/log/head"] + [f"/log/proof/{match_id(index)}"
                                           for index in sample[:50]])  # warm up
         meter = Meter(store)
-        _, heads = timed_gets(port, ["/log/head"])
+        _, heads = _support.timed_gets(port, ["/log/head"])
         if heads[0]["tree_size"] != tree.size or bytes.fromhex(heads[0]["root_hash"]) != root:
             raise RuntimeError(f"GET /log/head answered {heads[0]}, not root {root.hex()}")
         indexes = [sample[number % len(sample)] for number in range(requests)]

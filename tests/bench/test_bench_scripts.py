@@ -23,6 +23,7 @@ SCRIPTS = {
     "slowloris.py": ["a header line every 5 s", "a body byte every 5 s", "p99 ms"],
     "live_streams.py": ["without clients:", "with 20 clients:", "ratio with/without"],
     "storage.py": ["finished", "archived", "own"],
+    "results_log.py": ["GET /log/proof", "bytes per match", "p99"],
     "api_load.py": ["GET /ratings/aladino", "GET /matches?limit=20", "GET /matches/{id}",
                     "p99 ms", "errors"],
 }

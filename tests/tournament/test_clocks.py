@@ -177,3 +177,28 @@ def test_a_worker_killed_mid_match_charges_nothing_for_the_outage(api, workers, 
     spent = [60000 - ms for ms in record["steps"][-1]["clock"]["remaining_ms"]]
     moves = [sum(1 for s in record["steps"] if s["seat"] == seat) for seat in range(2)]
     assert all(spent[seat] < moves[seat] * 1000 for seat in range(2)), (spent, moves)
+
+
+def test_the_first_move_allowance_and_the_bank_are_spent_in_that_order(api, run_worker,
+                                                                       tmp_path):
+    """docs/bots.md, Clocks: a seat's first decision is paid from first_move_ms, later ones
+    from its clock, then from its bank (overdraft_ms); past them, a timeout. The bot answers
+    every decision in 300 ms: from a 500 ms allowance, a 300 ms clock and a 400 ms bank, it
+    makes three moves and loses on time on the fourth."""
+    clock = {"base_ms": 300, "increment_ms": 0, "first_move_ms": 500, "overdraft_ms": 400}
+    with bot_process(tmp_path, "--fixed-ms", "300") as (url, _):
+        bots = [api.register_bot(url, name=f"even {n}") for n in range(2)]
+        match_id = clocked_match(api, bots, 7, clock)
+        run_worker(120)
+    record = api.get(f"/matches/{match_id}/replay").get_json()
+    seat = record["forfeit"]["seat"]
+    mine = [step for step in record["steps"] if step["seat"] == seat]
+    assert len(mine) == 4 and mine[-1]["fault"]["code"] == "timeout"
+    assert all(step["fault"] is None for step in mine[:3])
+    after = [(step["clock"]["remaining_ms"][seat], step["clock"]["overdraft_ms"][seat])
+             for step in mine]
+    assert after[0] == (300, 400), "the first move was paid from its allowance"
+    assert after[1][0] == 0 and 300 < after[1][1] <= 400, "then the clock, the rest from the bank"
+    assert after[2][0] == 0 and 0 < after[2][1] < 150, "then the bank"
+    assert after[3] == (0, 0)
+    assert verify(record).valid

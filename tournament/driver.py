@@ -197,7 +197,8 @@ async def _pull_reply(context: Context, match: dict[str, Any], holder: str, seat
             return BotReply(action=move["action"], fault=None,
                             raw=replay.canonical(move["action"]).decode()[:RAW_LIMIT],
                             elapsed_ms=float(max(arrived - asked_at, 0)), debug=debug,
-                            info=info, debug_truncated=truncated)
+                            info=info,
+                            debug_truncated=truncated or move.get("debug_truncated") is True)
         due = asked_at + deadline_ms
         if now < due:
             await context.in_thread(wakeups.schedule_deadline, context.store, match, step,

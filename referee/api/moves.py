@@ -28,6 +28,7 @@ from referee.errors import (
     AUTH_FORBIDDEN,
     MATCH_OVER,
 )
+from referee.match.botclient import debug_channel
 from referee.match.clock import Clocks, TimeControl
 from referee.match.compact import StoredReplayError
 from referee.match.rerun import state_before
@@ -128,8 +129,10 @@ def post_action(match_id: str) -> Response:
     if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
         raise Problem(MATCH_OVER, f"the match is {match['status']}: no more moves")
     _check_turn(engines.get(match["game"], match["game_version"]), live, seat, move)
-    if not store.post_move(match_id, seat, move["step"], move["action"],
-                           {key: move[key] for key in ("debug", "info") if key in move}):
+    debug, info, cut = debug_channel(move)  # cut here: Redis keeps no more than the step will
+    said = {key: value for key, value in (("debug", debug), ("info", info),
+                                          ("debug_truncated", cut or None)) if value is not None}
+    if not store.post_move(match_id, seat, move["step"], move["action"], said):
         raise Problem(ACTION_STALE_STEP, f"a move for step {move['step']} was already accepted")
     enqueue_match(store, match, reason=f"s{move['step']}")
     applied = store.wait_applied(match_id, move["step"], services().config.move_wait_s)

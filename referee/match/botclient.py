@@ -419,22 +419,35 @@ def _judge_body(raw: bytes, text: str, elapsed: float) -> BotReply:
 def debug_channel(answer: dict) -> tuple[str | None, dict | None, bool]:
     """(debug, info, whether either was cut) of an answer: `debug` a string of at most
     MAX_DEBUG_BYTES (UTF-8), `info` an object of at most MAX_INFO_BYTES of JSON (its
-    members kept in order while they fit). Anything else there is left out; never a fault."""
+    members kept in order while they fit; one nested too deep to write is left out).
+    Anything else there is left out; never a fault."""
     debug, info, truncated = answer.get("debug"), answer.get("info"), False
     if not isinstance(debug, str):
         debug = None
     elif len(encoded := debug.encode()) > MAX_DEBUG_BYTES:
         debug, truncated = encoded[:MAX_DEBUG_BYTES].decode(errors="ignore"), True
-    if not isinstance(info, dict):
+    if isinstance(info, dict):
+        info, cut = _fitting_members(info)
+        truncated = truncated or cut
+    else:
         info = None
-    elif len(orjson.dumps(info)) > MAX_INFO_BYTES:
-        kept: dict = {}
-        for key, value in info.items():
-            if len(orjson.dumps({**kept, key: value})) > MAX_INFO_BYTES:
-                break
-            kept[key] = value
-        info, truncated = kept, True
     return debug, info, truncated
+
+
+def _fitting_members(info: dict) -> tuple[dict, bool]:
+    """The members of `info` that fit in MAX_INFO_BYTES of JSON, in order (each written
+    once: a huge object costs one pass), and whether any was left out."""
+    kept: dict = {}
+    size = 2  # {}
+    for key, value in info.items():
+        try:
+            member = len(orjson.dumps({key: value})) - 2 + (1 if kept else 0)
+        except TypeError:  # nested deeper than orjson writes, or not JSON
+            return kept, True
+        if size + member > MAX_INFO_BYTES:
+            return kept, True
+        kept[key], size = value, size + member
+    return kept, False
 
 
 def _fault(code: str, text: str, started_ns: int, detail: str) -> BotReply:

@@ -4,7 +4,10 @@ match runs only the admin and the seat itself see them."""
 
 from __future__ import annotations
 
+import time
+
 import orjson
+import redis
 
 from referee.match.botclient import MAX_DEBUG_BYTES, MAX_INFO_BYTES, debug_channel
 from tests.support.apitest import ADMIN, drive_match
@@ -54,3 +57,43 @@ def test_a_pull_seat_sends_its_debug_with_its_move(api, workers):
     record = api.get(f"/matches/{created['id']}/replay", token=ADMIN).get_json()
     assert record["steps"][0]["debug"] == "thinking" and record["steps"][0]["info"] == {
         "nodes": 12}
+
+
+def test_an_info_nested_too_deep_or_too_big_is_cut_and_the_match_plays_on(
+        api, bot_server, redis_url):
+    """A hostile answer: `info` with 50,000 members and one nested 400 deep (more than a
+    JSON writer writes), `debug` not a string. The step keeps what fits, flagged; no fault."""
+    hostile = api.register_bot(bot_server.url("/deepinfo"), name="hostile")
+    quiet = api.register_bot(bot_server.url("/first"), name="quiet")
+    match = api.create_match("aladino", [{"kind": "bot", "bot_id": hostile},
+                                         {"kind": "bot", "bot_id": quiet}], seed=3)
+    assert drive_match(redis_url, match["id"])["status"] == "finished"
+    record = api.get(f"/matches/{match['id']}/replay").get_json()
+    said = [step for step in record["steps"] if step["seat"] == 0]
+    assert all(step["fault"] is None and step["debug_truncated"] and "debug" not in step
+               for step in said)
+    assert all(len(orjson.dumps(step["info"])) <= MAX_INFO_BYTES for step in said)
+
+
+def test_a_pull_seats_debug_is_cut_before_it_is_kept(api, workers, redis_url):
+    created = api.post("/matches", token=ADMIN, json={
+        "game": "aladino", "seats": [{"kind": "pull"}, {"kind": "pull"}], "seed": 4}).get_json()
+    token = created["tokens"][0]["token"]
+    seen = api.get(f"/matches/{created['id']}/observation", token=token).get_json()
+    deep: dict = {}
+    for _ in range(300):
+        deep = {"a": deep}
+    moved = api.post(f"/matches/{created['id']}/actions", token=token, json={
+        "step": seen["step"], "action": seen["legal_actions"][0], "debug": "x" * 200_000,
+        "info": {"deep": deep}})
+    assert moved.status_code in (200, 202), moved.get_json()
+    inbox = redis.Redis.from_url(redis_url).lrange(f"referee:match:{created['id']}:inbox:0", 0, -1)
+    assert inbox and all(len(entry) < MAX_DEBUG_BYTES + 1000 for entry in inbox)
+    workers.start_ready(1)
+    for _ in range(200):
+        record = api.get(f"/matches/{created['id']}/replay", token=ADMIN).get_json()
+        if record["steps"]:
+            break
+        time.sleep(0.05)
+    assert record["steps"][0]["debug"] == "x" * MAX_DEBUG_BYTES
+    assert record["steps"][0]["debug_truncated"] and record["steps"][0]["info"] == {}

@@ -111,6 +111,14 @@ def _answer(path: str, payload: dict) -> tuple[int, bytes]:
                                 "debug": f"step {payload['step']} " + "é" * 5000,
                                 "info": {"depth": payload["step"], "score": 0.5,
                                          "pv": ["x" * 100] * 20}}).encode()
+    if path == "/deepinfo":  # info nested past what JSON writers write, and 50,000 members
+        deep = "[]"
+        for _ in range(400):
+            deep = '{"a": ' + deep + '}'
+        members = ", ".join(f'"k{n}": {n}' for n in range(50_000))
+        return 200, (f'{{"action": {json.dumps(payload["legal_actions"][0])}, '
+                     f'"info": {{"many": {{{members}}}, "deep": {deep}}}, '
+                     f'"debug": {{"not": "a string"}}}}').encode()
     if path == "/slow":
         time.sleep(SLOW_S)
         return 200, random_answer(payload)

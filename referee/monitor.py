@@ -31,7 +31,7 @@ from referee.match import merkle, replay
 from referee.match.merkle import Frontier
 from referee.match.replay import Record, TreeHead
 from referee.match.sealing import HMAC_SHA256, VALID, Verifier, from_b64url, public_key_id
-from referee.match.verify import UnsupportedReplay, check_head, verify
+from referee.match.verify import UnsupportedReplay, check_head, verify, well_formed_head
 
 TIMEOUT_S = 30
 PAGE = 1000
@@ -126,6 +126,8 @@ def run(client: LogClient, state: MonitorState, full: bool = False,
     keys = _checked_keys(client.get("/keys"), state)
     verifier = Verifier.of(from_b64url(key) for key in keys.values())
     head: TreeHead = client.get("/log/head")
+    if not well_formed_head(head):
+        raise Unreachable(f"GET /log/head answered no tree head: {str(head)[:200]}")
     report = RunReport(head)
     if not keys:
         report.notes.append("the server publishes no key (HMAC-only): its heads and "

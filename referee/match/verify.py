@@ -31,7 +31,7 @@ from referee.match.runner import FORFEIT, RANDOM, FailurePolicy, forfeit_result,
 from referee.match.sealing import INVALID, MISSING, NOT_CHECKED, UNKNOWN_KEY, VALID, Verifier
 
 __all__ = ["INVALID", "MISSING", "NOT_CHECKED", "UNKNOWN_KEY", "VALID", "Report",
-           "UnsupportedReplay", "verify", "check_log", "check_head"]
+           "UnsupportedReplay", "verify", "check_log", "check_head", "well_formed_head"]
 
 
 class UnsupportedReplay(rerun.RecordError):
@@ -270,7 +270,7 @@ def _check_chain(record: Record) -> str:
 
 def check_head(head: TreeHead, keys: Verifier) -> str:
     """VALID when the head is well formed and signed with one of `keys`; else why not."""
-    if not _is_head(head):
+    if not well_formed_head(head):
         return "the tree head is malformed"
     outcome = keys.check(head.get("signature"), replay.head_bytes(head))
     return VALID if outcome == VALID else f"the tree head's signature is {outcome}"
@@ -300,7 +300,8 @@ def check_log(record: Record, proof: LogProofRecord, head: TreeHead, keys: Verif
     return VALID
 
 
-def _is_head(head: object) -> bool:
+def well_formed_head(head: object) -> bool:
+    """Whether `head` has a tree head's fields, of their types (not whether it is signed)."""
     if not isinstance(head, Mapping):
         return False
     size, root = head.get("tree_size"), head.get("root_hash")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from referee.match import compact, replay
 from referee.match.sealing import SigningKey, b64url
 from referee.monitor import MonitorState
 from tests.support.apitest import SECRET, drive_match, two_player_options
+from tests.support.loopback import serving
 from tournament.store import Store
 from tournament.store.keys import (
     PREFIX,
@@ -341,3 +343,27 @@ def test_a_failed_run_leaves_the_state_file_unchanged(play, monitor, db, state_f
         assert_inconsistent(monitor(), entry(2, new[0]))
         assert state_file.read_bytes() == saved
         assert sorted(state_file.parent.iterdir()) == files
+
+
+class _NotAReferee(BaseHTTPRequestHandler):
+    """Answers /keys with no key and /log/head with something that is no tree head."""
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        body = b'{"keys": []}' if self.path == "/keys" else b'{"tree_size": "many"}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        """Quiet."""
+
+
+def test_a_server_answering_no_tree_head_is_unreadable_not_a_crash(tmp_path, capsys):
+    """Exit 2 with one line, nothing saved, for a head of the wrong shape (here a server
+    that publishes no key, so no signature check would catch it)."""
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), _NotAReferee)) as port:
+        state = tmp_path / "state.json"
+        assert main(["log", "monitor", f"http://127.0.0.1:{port}", "--state", str(state)]) == 2
+    assert "answered no tree head" in capsys.readouterr().err and not state.exists()

@@ -32,6 +32,12 @@ def wait_for(browser, condition, what: str):
 
 
 def text(browser, element_id: str) -> str:
+    """The element's text; a page that redrew it between the find and the read is asked again."""
+    for _ in range(2):
+        try:
+            return browser.find_element(By.ID, element_id).text
+        except StaleElementReferenceException:
+            pass
     return browser.find_element(By.ID, element_id).text
 
 
@@ -268,7 +274,7 @@ def test_a_running_tournament_page_follows_it_to_the_end(site, browser):
     browser.get(f"{site.url}/ui/tournaments/{tournament['id']}")
     wait_for(browser, lambda: text(browser, "progress-text") == f"0 of {total} matches done",
              "no match done yet")
-    assert text(browser, "tournament-status") == "running"
+    wait_for(browser, lambda: text(browser, "tournament-status") == "running", "running status")
     site.run_worker()
     wait_for(browser, lambda: text(browser, "progress-text") == f"{total} of {total} matches done",
              "the page to refresh itself to the end")

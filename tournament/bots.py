@@ -30,6 +30,7 @@ def is_retired(bot: dict) -> bool:
 
 
 def public_bot(bot: dict) -> dict:
-    """The record as the API shows it: never its secret; `retired_at` null until retired."""
+    """The record as the API shows it: never its secret; `retired_at` null until retired,
+    `updates` false unless asked for."""
     return {**{k: v for k, v in bot.items() if k != "secret"},
-            "retired_at": bot.get("retired_at")}
+            "updates": bot.get("updates", False), "retired_at": bot.get("retired_at")}

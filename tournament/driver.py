@@ -139,8 +139,7 @@ async def _drive_leased(context: Context, match_id: str, holder: str) -> dict[st
         await context.in_thread(results.count_failed, context.store, match_id)
         raise
     finally:
-        for seat in seats.values():
-            await seat.aclose()
+        _close_seats(context, seats)
         if bots:
             await context.persist(progress.release_bot_slots, match_id, bots)
 
@@ -169,6 +168,7 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
         await context.persist(progress.record, match_id, holder, entry, play.state_json,
                               play.to_move, seat not in seats, match["game"], bot,
                               play.clocks.snapshot() if play.clocks else None)
+        _send_updates(play, seats)
         if (fault := entry["fault"]) is not None:
             _log_fault(match_id, bot, entry, fault["code"])
     record = play.finish(context.sealer)
@@ -225,7 +225,7 @@ async def _push_seats(context: Context, match: dict[str, Any]) -> dict[int, Push
         seats[info["seat"]] = PushSeat(
             bot["url"], seat_deadline_ms(match, info["seat"]), bot_id=bot["id"],
             name=bot["name"], secret=bot.get("secret", ""),
-            allowlist=context.config.bot_hosts)
+            allowlist=context.config.bot_hosts, updates=bot.get("updates", False))
     return seats
 
 
@@ -233,6 +233,26 @@ def _seat_infos(match: dict[str, Any]) -> list[SeatInfo]:
     """What the replay records of each seat, as `Seat.info()` gives it."""
     return [{"kind": seat["kind"], "bot_id": seat.get("bot_id"), "name": seat["name"],
              "deadline_ms": seat_deadline_ms(match, seat["seat"])} for seat in match["seats"]]
+
+
+def _close_seats(context: Context, seats: dict[int, PushSeat]) -> None:
+    """Close the push seats in the background, each once its queued updates are sent."""
+    for seat in seats.values():
+        _in_background(context, seat.aclose_after_updates())
+    seats.clear()
+
+
+def _in_background(context: Context, work: Awaitable[None]) -> None:
+    task = asyncio.ensure_future(work)
+    context.notices.add(task)
+    task.add_done_callback(context.notices.discard)
+
+
+def _send_updates(play: MatchPlay, seats: dict[int, PushSeat]) -> None:
+    """Tell the push bots that asked for updates of the step just recorded (issue 26)."""
+    for seat in play.update_seats():
+        if seat in seats and seats[seat].updates:
+            seats[seat].update(play.update(seat))
 
 
 def _send_result_notices(context: Context, record: Record, log_index: int,
@@ -246,9 +266,7 @@ def _send_result_notices(context: Context, record: Record, log_index: int,
                   "game": record["game"], "seat": seat, "result": record["result"],
                   "replay_url": f"{base}/matches/{record['match_id']}/replay",
                   "log": {"index": log_index}}
-        task = asyncio.create_task(_notify(push, notice))
-        context.notices.add(task)
-        task.add_done_callback(context.notices.discard)
+        _in_background(context, _notify(push, notice))
     seats.clear()
 
 

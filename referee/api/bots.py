@@ -41,13 +41,20 @@ class BotCreateSchema(Schema):
                                                  "on the allowlist (REFEREE_BOT_HOSTS)"})
     games = fields.List(fields.String(validate=known_game), required=True,
                         validate=validate.Length(min=1))
+    updates = fields.Boolean(metadata={
+        "description": "send the bot an `update` message after every step it does not "
+                       "decide (docs/bots.md, Updates); default false"})
 
 
 class BotUpdateSchema(Schema):
-    """PATCH /bots/{id}: a new name or URL, both or neither (nothing changes)."""
+    """PATCH /bots/{id}: a new name, URL or `updates`, any of them or none (nothing
+    changes)."""
 
     name = fields.String(validate=validate.Length(min=1, max=100))
     url = fields.String(validate=[validate.Length(min=1, max=2000), BotUrl()])
+    updates = fields.Boolean(metadata={
+        "description": "send the bot an `update` message after every step it does not "
+                       "decide (docs/bots.md, Updates); default false"})
 
 
 class PublicUrl(fields.String):
@@ -63,6 +70,8 @@ class BotSchema(Schema):
     name = required(fields.String)
     url = required(PublicUrl)
     games = required(fields.List, fields.String())
+    updates = required(fields.Boolean, metadata={
+        "description": "whether the bot gets `update` messages between its decisions"})
     created_at = required(fields.String)
     retired_at = required(fields.String, allow_none=True, metadata={
         "description": "when the bot was retired (DELETE /bots/{id}): it plays no new match "
@@ -132,7 +141,8 @@ def register_bot() -> Response:
     check_bot_host(data["url"])
     _check_name_free(data["name"])
     bot = {"id": f"bot-{secrets.token_hex(6)}", "name": data["name"], "url": data["url"],
-           "games": sorted(set(data["games"])), "created_at": utc_now(),
+           "games": sorted(set(data["games"])), "updates": data.get("updates", False),
+           "created_at": utc_now(),
            "secret": new_secret()}
     services().store.save_bot(bot)
     return reply(BotCreatedSchema, {**public_bot(bot), "secret": bot["secret"]}, 201,

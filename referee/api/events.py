@@ -26,6 +26,7 @@ from referee.api import live
 from referee.api.auth import asked_by_admin, bearer_token, require_admin
 from referee.api.common import MAX_PAGE, STEP, SafeInteger, required
 from referee.api.matches import ForfeitSchema, ResultSchema, SeatInfoSchema
+from referee.api.moves import DecisionClockSchema
 from referee.api.operations import GAME, MATCH_ID, TOURNAMENT_ID, component_ref, operation
 from referee.api.problems import Problem, invalid, not_found
 from referee.api.ratings import RatingsSchema, leaderboard_page
@@ -106,6 +107,23 @@ class StepEventSchema(Schema):
                                                  "step"})
 
 
+class UpdateEventSchema(Schema):
+    """`update` (a seat token's stream only, after the `step` event of a step that seat
+    does not decide next): the message a push bot with `updates` gets (issue 26, docs/bots.md
+    "Updates"), so a pull client can ponder on the others' time."""
+
+    protocol = required(fields.String)
+    type = required(fields.String, validate=validate.OneOf(["update"]))
+    match_id = required(fields.String)
+    seat = required(fields.Integer)
+    step = required(fields.Integer, metadata={"description": "the step just played"})
+    events = required(fields.List, fields.Dict(), metadata={
+        "description": "the log entries that step added, as the seat sees them"})
+    clock = required(fields.Nested, DecisionClockSchema, allow_none=True, metadata={
+        "description": "the clocks after the step (null: the match has no time control); "
+                       "`deadline_ms` is what the seat's next decision may take"})
+
+
 class ResultEventSchema(Schema):
     """`result`: the match is over; the stream ends."""
 
@@ -150,7 +168,8 @@ class StandingsEventSchema(Schema):
 
 
 EVENT_SCHEMAS: dict[str, type[Schema]] = {
-    "start": StartEventSchema, "step": StepEventSchema, "result": ResultEventSchema,
+    "start": StartEventSchema, "step": StepEventSchema, "update": UpdateEventSchema,
+    "result": ResultEventSchema,
     "match": MatchCountedEventSchema, "standings": StandingsEventSchema,
     "finished": StandingsEventSchema, "leaderboard": RatingsSchema,
 }
@@ -190,7 +209,9 @@ PATHS = {
         "Follow a match live: each step as the caller may see it (Server-Sent Events)",
         "live", (200, event_stream(
             "`start` (unless resuming), `step` per recorded step (id = the step number), "
-            "`result` at the end (then the stream ends)", ["start", "step", "result"])),
+            "on a seat token's stream an `update` after each step that seat does not decide "
+            "next, `result` at the end (then the stream ends)",
+            ["start", "step", "update", "result"])),
         (400, 401, 403, 404, 409),
         parameters=[MATCH_ID, {"in": "query", "schema": MatchEventsQuerySchema},
                     LAST_EVENT_ID],
@@ -236,7 +257,8 @@ def match_events(match_id: str) -> Response:
     viewer = _viewer(store, match, query.get("seat"), token_seat)
     seat_client = token_seat is not None and not viewer.whole
     return _stream(live.match_stream(_live(), match, viewer, after, shape,
-                                     0.0 if seat_client else WATCHER_INTERVAL_S))
+                                     0.0 if seat_client else WATCHER_INTERVAL_S,
+                                     updates=seat_client))
 
 
 @bp.get("/tournaments/<tournament_id>/events")

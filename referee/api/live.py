@@ -40,8 +40,11 @@ from typing import Any, Protocol, TypeVar
 import redis
 
 import engines
+from referee.match.botclient import PROTOCOL
+from referee.match.clock import Clocks, TimeControl
 from referee.match.replay import StepRecord
-from referee.match.step_views import Viewer, see_step
+from referee.match.rerun import FORFEIT
+from referee.match.step_views import SeenStep, Viewer, see_step
 from tournament.store import MatchStatus, Store, events_channel
 
 log = logging.getLogger(__name__)
@@ -262,15 +265,23 @@ class Rendering:
             "match_id": match["id"], "game": match["game"], "seat": viewer.seat, "step": 0,
             "to_move": self.view["to_move"], "view": self.view}))
         self.events: list[bytes] = []  # the event of step k at index k
+        self.told: list[bytes] = []  # a seat's: the event of step k then its update, if any
+        control = TimeControl.from_dict(match.get("time_control"))
+        self.clocks = None if control is None else Clocks.start(control, match["num_players"])
         self._result: bytes | None = None
         self._building = threading.Lock()
 
-    def extend(self, steps: list[StepRecord]) -> list[bytes]:
-        """The events of `steps` (built for those not built yet); append-only."""
+    def extend(self, steps: list[StepRecord], updates: bool = False) -> list[bytes]:
+        """The events of `steps` (built for those not built yet); append-only. With
+        `updates` (a seat's own stream), each step's event is followed by the seat's
+        `update` event when the seat is not the one to move next (issue 26)."""
         with self._building:
             while len(self.events) < len(steps):
-                self.events.append(self._event(steps[len(self.events)]))
-        return self.events
+                played = steps[len(self.events)]
+                event, update = self._event(played)
+                self.events.append(event)
+                self.told.append(event + update)
+        return self.told if updates else self.events
 
     def result(self, end: dict) -> bytes:
         """The `result` event, once every step's event is built (the same for every
@@ -280,18 +291,33 @@ class Rendering:
                 "match_id": self.match_id, "steps": len(self.events), **end}))
         return self._result
 
-    def _event(self, played: StepRecord) -> bytes:
-        """A step's event; its view leaves out the log, which grows with every step: the
-        new entries are the step's `played.events` (the whole log is the start's and every
-        step's events)."""
+    def _event(self, played: StepRecord) -> tuple[bytes, bytes]:
+        """A step's event, and the seat's update after it (b"" when none); the event's view
+        leaves out the log, which grows with every step: the new entries are the step's
+        `played.events` (the whole log is the start's and every step's events)."""
         seen = see_step(self.engine, self.state, self.view, played, self.viewer)
         self.state, self.view = seen.after, seen.view_after
+        if self.clocks is not None:
+            self.clocks.charge(played["seat"], played["elapsed_ms"])
         data = {"match_id": self.match_id, "step": played["step"], "seat": self.viewer.seat,
                 "played": seen.played, "to_move": seen.view_after["to_move"],
                 "view": {key: value for key, value in seen.view_after.items() if key != "log"}}
         if self.viewer.whole:
             data["state"] = self.engine.to_json(seen.after)
-        return sse("step", self.shape("step", data), played["step"])
+        return sse("step", self.shape("step", data), played["step"]), self._update(seen)
+
+    def _update(self, seen: SeenStep) -> bytes:
+        """The `update` event of the viewer's seat after a step, as a push bot would get it:
+        none for the seat to move next, once the match is over, or for a spectator."""
+        seat, played = self.viewer.seat, seen.played
+        forfeit = played["fault"] is not None and played["fault"]["policy"] == FORFEIT
+        if seat is None or self.viewer.whole or forfeit or seen.view_after["to_move"] in (
+                None, seat):
+            return b""
+        return sse("update", self.shape("update", {
+            "protocol": PROTOCOL, "type": "update", "match_id": self.match_id, "seat": seat,
+            "step": played["step"], "events": played["events"],
+            "clock": None if self.clocks is None else self.clocks.payload(seat)}))
 
 
 # ----- the streams ----------------------------------------------------------------------
@@ -395,11 +421,13 @@ class Clock:
 
 
 def match_stream(live: Live, match: dict, viewer: Viewer, after: int | None,
-                 shape: Shape, interval_s: float = 0.0) -> Iterator[bytes]:
+                 shape: Shape, interval_s: float = 0.0, updates: bool = False
+                 ) -> Iterator[bytes]:
     """The `start` event (unless resuming after step `after`), every step from there as
-    `viewer` sees it (`step`, id = the step's number), then `result`. `shape(name, data)`
-    gives each event's data as the API's schemas dump it. Writes are at least
-    `interval_s` apart: the steps of a fast match come a few at a time, in one write."""
+    `viewer` sees it (`step`, id = the step's number; with `updates`, the seat's `update`
+    after it), then `result`. `shape(name, data)` gives each event's data as the API's
+    schemas dump it. Writes are at least `interval_s` apart: the steps of a fast match
+    come a few at a time, in one write."""
     yield RETRY
     clock = Clock()
     written = 0.0
@@ -411,7 +439,7 @@ def match_stream(live: Live, match: dict, viewer: Viewer, after: int | None,
         while True:
             version = feed.version
             feed.refresh()
-            events = rendering.extend(feed.steps)
+            events = rendering.extend(feed.steps, updates)
             while cursor < len(events):
                 yield b"".join(events[cursor:cursor + BATCH_EVENTS])
                 cursor, written = min(cursor + BATCH_EVENTS, len(events)), time.monotonic()

@@ -22,6 +22,7 @@ from referee.errors import RefereeError
 
 READ_CHUNK = 64 * 1024
 PREVIEW_BYTES = 300
+TELL_WAIT_S = 1.0
 REAP_WAIT_S = 0.5
 
 
@@ -127,6 +128,20 @@ class Program:
             self.owed -= 1
             if self.owed == 0:
                 return answer
+
+    async def tell(self, line: bytes) -> None:
+        """Send one message line that is not answered (an update), waiting at most
+        TELL_WAIT_S for the pipe to take it (a program that reads nothing only delays its
+        own updates). Raises ProgramDied."""
+        if self.dead:
+            raise ProgramDied(self.dead)
+        try:
+            self.stdin.write(line + b"\n")
+            await asyncio.wait_for(self.stdin.drain(), TELL_WAIT_S)
+        except ConnectionError:
+            raise await self._died("the program closed its stdin") from None
+        except TimeoutError:
+            pass
 
     async def stop(self, last_line: bytes | None, grace_s: float) -> None:
         """Send `last_line` (if any) then EOF; kill the program if it still runs `grace_s`

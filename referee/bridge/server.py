@@ -6,7 +6,9 @@ seat's first decision and kept for the whole match; the body, as one line, is th
 program's stdin line and its stdout line is the HTTP answer, verbatim (the referee judges
 it, so a junk line is recorded as `malformed` with the line as the raw answer). A result
 notice (`"type": "result"`) is the program's last line, then EOF; it is killed if still
-running a second later. Fault codes come out as an HTTP bot's would:
+running a second later. An update (`"type": "update"`, issue 26) is written to the program
+as a line it must not answer (started for it if need be), after the decision in progress;
+the HTTP answer is a `200` at once. Fault codes come out as an HTTP bot's would:
 
 - the program died, or closed stdin or stdout: `502` (the referee records `crash`), and
   every later decision of that match and seat at once (the program is not restarted
@@ -46,6 +48,8 @@ log = logging.getLogger(__name__)
 
 DECISION = "decision"
 RESULT = "result"
+UPDATE = "update"
+KINDS = (DECISION, UPDATE, RESULT)
 DEFAULT_MAX_PROGRAMS = 32
 DEFAULT_IDLE_TIMEOUT_S = 900.0
 STOP_GRACE_S = 1.0
@@ -157,6 +161,8 @@ class Bridge:
             return _json(400, {"error": str(error)})
         if message.kind == RESULT:
             return self._result(message)
+        if message.kind == UPDATE:
+            return self._update(message)
         return await self._decide(message, received)
 
     def live_programs(self) -> int:
@@ -235,6 +241,30 @@ class Bridge:
                 self._retire(key)
                 excess -= 1
 
+    # ----- updates ------------------------------------------------------------------------
+    def _update(self, message: Message) -> httpd.Response:
+        """The program gets the update line, in the background (after the decision in
+        progress, if any); the answer does not wait for it."""
+        session = self._session(message)
+        task = asyncio.create_task(self._tell(session, message))
+        self.stopping.add(task)
+        task.add_done_callback(self.stopping.discard)
+        return _json(200, {})
+
+    async def _tell(self, session: Session, message: Message) -> None:
+        async with session.lock:
+            if session.program is None:
+                if session.starting is None or session.starting.done():
+                    session.starting = asyncio.ensure_future(self._start(session))
+                if await asyncio.shield(session.starting) or session.program is None:
+                    return
+            try:
+                await session.program.tell(message.line)
+            except ProgramDied:
+                pass  # the next decision answers 502
+            finally:
+                session.last_used = time.monotonic()
+
     # ----- ends of matches -----------------------------------------------------------------
     def _result(self, message: Message) -> httpd.Response:
         """The program gets the result line then EOF; the answer does not wait for it."""
@@ -295,8 +325,9 @@ def parse_message(body: bytes) -> Message:
     if not isinstance(data, dict):
         raise BadMessage("the body must be a JSON object")
     kind = data.get("type", DECISION)
-    if kind not in (DECISION, RESULT):
-        raise BadMessage(f'unknown "type" {str(kind)[:40]!r}: expected "decision" or "result"')
+    if kind not in KINDS:
+        raise BadMessage(f'unknown "type" {str(kind)[:40]!r}: expected "decision", "update" '
+                         'or "result"')
     match_id, seat = data.get("match_id"), data.get("seat")
     if not isinstance(match_id, str) or not 0 < len(match_id) <= MAX_MATCH_ID_CHARS:
         raise BadMessage(f'"match_id" must be a string of 1 to {MAX_MATCH_ID_CHARS} characters')

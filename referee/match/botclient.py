@@ -28,6 +28,7 @@ import ssl
 import struct
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass
 
 import httptools
@@ -45,6 +46,12 @@ MAX_HEADER_BYTES = 16384
 DEFAULT_DEADLINE_MS = 2000
 """A push bot's time per decision when its match or tournament names none."""
 NOTICE_DEADLINE_MS = DEFAULT_DEADLINE_MS
+UPDATE_DEADLINE_MS = 1000
+"""How long a bot may take to answer an update (any answer; it is ignored) before the
+connection is dropped and the updates still queued are discarded."""
+UPDATE_SETTLE_MS = 200
+"""How long a decision waits for an update's answer still outstanding (see
+`BotClient._settle_updates`)."""
 MAX_DEBUG_BYTES = 4096
 MAX_INFO_BYTES = 1024
 _CHUNK = 65536
@@ -178,7 +185,7 @@ class _Connection:
             if chunk is not None:
                 return chunk
             ready = loop.create_future()
-            loop.add_reader(self.sock.fileno(), ready.set_result, None)
+            loop.add_reader(self.sock.fileno(), _set_once, ready)
             try:
                 await ready
             finally:
@@ -221,6 +228,12 @@ class _TlsConnection:
 
     def close(self) -> None:
         self.writer.close()
+
+
+def _set_once(ready: asyncio.Future[None]) -> None:
+    """The reader's callback: a wait cancelled meanwhile is left as it is."""
+    if not ready.done():
+        ready.set_result(None)
 
 
 # Linux's SO_TIMESTAMPNS (the socket module does not name it) and its control message: a
@@ -270,6 +283,8 @@ class BotClient:
         self.head = (f"POST {target} HTTP/1.1\r\nHost: {host}\r\nContent-Type: "
                      "application/json\r\nAccept: application/json\r\n").encode()
         self.connection: _Connection | _TlsConnection | None = None
+        self.unsent: deque[bytes] = deque()  # updates not sent yet, oldest first
+        self.sender: asyncio.Task[None] | None = None
 
     async def decide(self, payload: dict) -> BotReply:
         """POST one decision request, within its `deadline_ms` (the client's own when the
@@ -278,6 +293,7 @@ class BotClient:
         last byte of the request written to the whole answer arrived."""
         body = orjson.dumps(payload)
         deadline_ms = int(payload.get("deadline_ms", self.deadline_ms))
+        await self._settle_updates()
         started = time.monotonic_ns()
         try:
             status, raw, elapsed = await self._exchange(body, deadline_ms)
@@ -301,13 +317,55 @@ class BotClient:
     async def notify(self, payload: dict, deadline_ms: int = NOTICE_DEADLINE_MS) -> None:
         """POST a message whose answer does not matter (the result notice): one try within
         a short deadline, every failure ignored."""
+        await self._settle_updates()
         try:
             await self._exchange(orjson.dumps(payload), deadline_ms)
         except (_TimedOut, _TooLarge, _Refused, OSError, ssl.SSLError, ValueError):
             self._drop()
 
+    def update(self, payload: dict) -> None:
+        """Send an update (issue 26) in the background, after those queued before it; its
+        answer is read and ignored, a failure drops the connection, never a fault."""
+        self.unsent.append(orjson.dumps(payload))
+        if self.sender is None or self.sender.done():
+            self.sender = asyncio.ensure_future(self._send_updates())
+
+    async def _send_updates(self) -> None:
+        while self.unsent:
+            try:
+                await self._exchange(self.unsent.popleft(), UPDATE_DEADLINE_MS)
+            except (_TimedOut, _TooLarge, _Refused, OSError, ssl.SSLError, ValueError):
+                self._drop()
+
+    async def _settle_updates(self) -> None:
+        """Before a decision or notice: the updates queued get UPDATE_SETTLE_MS to be sent
+        and answered (never charged: a seat's time starts when its decision is written),
+        then what is left is dropped, one waiting for its answer with its connection. A bot
+        slow to answer updates holds up little, and the decision says all they would."""
+        sender, self.sender = self.sender, None
+        if sender is None or sender.done():
+            return
+        await asyncio.wait([sender], timeout=UPDATE_SETTLE_MS / 1000)
+        self.unsent.clear()
+        if not sender.done():
+            sender.cancel()
+            await asyncio.wait([sender])
+            self._drop()
+
     async def aclose(self) -> None:
+        await self._settle_updates()
         self._drop()
+
+    async def aclose_after_updates(self) -> None:
+        """Close once the updates queued are sent (each within UPDATE_DEADLINE_MS): a match
+        that parks to wait for another seat still tells this one."""
+        if self.sender is not None:
+            await asyncio.wait([self.sender])
+        await self.aclose()
+
+    @property
+    def sending_updates(self) -> bool:
+        return self.sender is not None and not self.sender.done()
 
     async def _exchange(self, body: bytes, deadline_ms: int) -> tuple[int, bytes, float]:
         """One request and its whole answer: (status, body, ms from the request written to

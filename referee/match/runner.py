@@ -70,11 +70,13 @@ class PushSeat:
 
     def __init__(self, url: str, deadline_ms: int = DEFAULT_DEADLINE_MS, bot_id: str | None = None,
                  name: str | None = None, secret: str = "",
-                 allowlist: tuple[str, ...] = tuple(DEFAULT_BOT_HOSTS.split(","))):
+                 allowlist: tuple[str, ...] = tuple(DEFAULT_BOT_HOSTS.split(",")),
+                 updates: bool = False):
         self.client = BotClient(url, deadline_ms, secret, allowlist)
         self.deadline_ms = deadline_ms
         self.bot_id = bot_id
         self.name = name or url
+        self.updates = updates  # the bot hears of the other steps (issue 26)
 
     def info(self) -> SeatInfo:
         return {"kind": "bot", "bot_id": self.bot_id, "name": self.name,
@@ -83,11 +85,18 @@ class PushSeat:
     async def decide(self, payload: JsonObject) -> BotReply:
         return await self.client.decide(payload)
 
+    def update(self, payload: JsonObject) -> None:
+        """Tell the bot of a step played, in the background; its answer is ignored."""
+        self.client.update(payload)
+
     async def notify(self, payload: JsonObject) -> None:
         await self.client.notify(payload)
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+    async def aclose_after_updates(self) -> None:
+        await self.client.aclose_after_updates()
 
 
 @dataclass(frozen=True)
@@ -142,6 +151,7 @@ class MatchPlay:
         self.record = record
         self.state = state
         self.state_json = b""  # the canonical JSON of `state` once a step is played
+        self.log_before = 0  # the length of the state's log before the last step played
         self.policy = FailurePolicy.from_dict(record["policy"])
         self.tally = Tally(record["strikes"], record["forfeit"])  # kept in the record too
         control = TimeControl.from_dict(record.get("time_control"))
@@ -210,6 +220,7 @@ class MatchPlay:
                 reply.fault != Fault.TIMEOUT):
             reply = out_of_time(reply, self.clocks.control)
         step, strikes = self.step, self.record["strikes"][seat]
+        self.log_before = len(self.state["log"])
         action, fault, self.state = _judge(self.engine, self.state, reply, self.policy,
                                            self.record["seed"], step, legal_actions, strikes)
         self.state_json = replay.canonical_form(self.record["format"])(self.state)
@@ -223,6 +234,22 @@ class MatchPlay:
         self.tally.count(entry)
         self.record["forfeit"] = self.tally.forfeit
         return entry
+
+    def update_seats(self) -> list[int]:
+        """The seats to tell of the step just played: every seat but the one to move next
+        (its decision tells it); none once the match is over (the result notice does)."""
+        to_move = self.to_move
+        if to_move is None:
+            return []
+        return [seat for seat in range(len(self.record["seats"])) if seat != to_move]
+
+    def update(self, seat: int) -> JsonObject:
+        """The update message of `seat` after the step just played (issue 26): the log
+        entries that step added, as the seat sees them, and the clocks (null without)."""
+        events = self.engine.observation(self.state, seat)["log"][self.log_before:]
+        return {"protocol": PROTOCOL, "type": "update", "match_id": self.record["match_id"],
+                "seat": seat, "step": self.step - 1, "events": events,
+                "clock": None if self.clocks is None else self.clocks.payload(seat)}
 
     def finish(self, sealer: Sealer | None, finished_at: str | None = None) -> Record:
         """The sealed record of the finished match (signed when the sealer can)."""
@@ -240,6 +267,10 @@ async def play(match: MatchPlay, seats: Sequence[Seat], on_step: StepCallback | 
         payload = match.payload(seat, seats[seat].deadline_ms)
         reply = await seats[seat].decide(payload)
         entry = match.advance(seat, reply, payload["legal_actions"])
+        for other in match.update_seats():
+            listener = seats[other]
+            if isinstance(listener, PushSeat) and listener.updates:
+                listener.update(match.update(other))
         if on_step:
             on_step(entry)
 
@@ -258,7 +289,8 @@ def run_match(game: str, seed: int, options: JsonObject, seats: Sequence[Seat],
             await play(match, seats, on_step)
         finally:
             for seat in seats:
-                await seat.aclose()
+                await (seat.aclose_after_updates() if isinstance(seat, PushSeat)
+                       else seat.aclose())
 
     asyncio.run(play_and_close())
     return match.finish(sealer)

@@ -32,6 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import engines
 
 SLOW_S = 1.0
+DEAF_UPDATE_S = 3.0
 TRICKLE_S = 0.05
 UNKNOWN_ACTION = {"type": "__no_such_action__"}
 HEALTHY_DEADLINE_MS = 3000
@@ -102,7 +103,7 @@ def send(handler: BaseHTTPRequestHandler, status: int, body: bytes, per_byte_s: 
 
 
 def _answer(path: str, payload: dict) -> tuple[int, bytes]:
-    if path == "/random":
+    if path in ("/random", "/deafupdates", "/badupdates"):
         return 200, random_answer(payload)
     if path == "/first":
         return 200, json.dumps({"action": payload["legal_actions"][0]}).encode()
@@ -132,6 +133,16 @@ def _answer(path: str, payload: dict) -> tuple[int, bytes]:
     return canned.get(path, (404, b'{"error": "unknown bot"}'))
 
 
+def _update_answer(path: str) -> tuple[int, bytes]:
+    """Updates are answered at once with {}, except by the bots that answer them badly:
+    `/deafupdates` only after DEAF_UPDATE_S, `/badupdates` with a 500 and junk."""
+    if path == "/deafupdates":
+        time.sleep(DEAF_UPDATE_S)
+    if path == "/badupdates":
+        return 500, b"\x00 not json"
+    return 200, b"{}"
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: BotServer
@@ -142,6 +153,10 @@ class _Handler(BaseHTTPRequestHandler):
         if payload.get("type") == "result":
             self.server.notices[self.path].append(payload)
             send(self, 200, b"{}")
+            return
+        if payload.get("type") == "update":
+            self.server.record_update(self.path, payload)
+            send(self, *_update_answer(self.path))
             return
         self.server.record(self.path, payload, self.client_address[1])
         if self.path == "/close":
@@ -163,6 +178,7 @@ class BotServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.received: dict[str, list[dict]] = defaultdict(list)
         self.notices: dict[str, list[dict]] = defaultdict(list)
+        self.updates: dict[str, list[dict]] = defaultdict(list)
         self.client_ports: list[int] = []
         self._lock = threading.Lock()
 
@@ -170,6 +186,10 @@ class BotServer(ThreadingHTTPServer):
         with self._lock:
             self.received[path].append(payload)
             self.client_ports.append(client_port)
+
+    def record_update(self, path: str, payload: dict) -> None:
+        with self._lock:
+            self.updates[path].append(payload)
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}{path}"

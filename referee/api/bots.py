@@ -112,7 +112,7 @@ PATHS = {
                          description="404 too once the bot is retired (`detail` says so; "
                                      "`GET /bots` still lists it, with `retired_at`)."),
         "patch": operation(
-            "updateBot", "Change a bot's name or URL (admin)", "bots", (200, BotSchema),
+            "updateBot", "Change a bot's name, URL or updates (admin)", "bots", (200, BotSchema),
             (400, 401, 403, 404, 409, 413), body=BotUpdateSchema, parameters=[BOT_ID],
             security="admin",
             description="The URL is checked as at registration; a name another bot has is a "

@@ -98,6 +98,22 @@ def test_patch_changes_name_and_url_checked_as_at_registration(api, bot_server):
     assert listed == [one["id"], two["id"]], "registration order is kept"
 
 
+def test_updates_are_off_unless_asked_for_at_registration_or_by_patch(api, bot_server):
+    """Issue 26: `updates` (default false) says whether the bot hears the other steps."""
+    quiet = registered(api, bot_server.url("/random"), "quiet")
+    assert quiet["updates"] is False
+    listening = api.post("/bots", token=ADMIN, json={
+        "name": "listening", "url": bot_server.url("/random"), "games": ["aladino"],
+        "updates": True}).get_json()
+    assert listening["updates"] is True
+    path = f"/bots/{quiet['id']}"
+    turned = api.request("PATCH", path, json={"updates": True}, token=ADMIN)
+    assert turned.status_code == 200 and turned.get_json()["updates"] is True
+    assert api.get(path).get_json()["updates"] is True
+    odd = api.request("PATCH", path, json={"updates": "sometimes"}, token=ADMIN)
+    assert odd.status_code == 400 and list(odd.get_json()["errors"]) == ["updates"]
+
+
 def test_a_retired_bot_plays_nothing_new_and_keeps_its_history(api, bot_server, run_worker):
     bot = registered(api, bot_server.url("/random"), "veteran")
     other = registered(api, bot_server.url("/random"), "rookie")

@@ -91,6 +91,39 @@ def test_one_program_per_match_and_seat_kept_for_the_whole_match(stdio_bot, prog
         assert log_text(tmp_path, match_id, seat).count("started pid") == 1
 
 
+def update(match_id="m1", seat=0, step=0) -> dict:
+    return {"protocol": "referee/1", "type": "update", "match_id": match_id, "seat": seat,
+            "step": step, "events": [{"event": "moved", "step": step}], "clock": None}
+
+
+def test_an_update_is_a_line_the_program_does_not_answer(stdio_bot, program, tmp_path):
+    """Issue 26: an update is answered 200 by the bridge at once and written to the program
+    (started for it when it comes before the first decision); the answers to the decisions
+    around it are still theirs."""
+    record = tmp_path / "record.txt"
+    with stdio_bot(program("record", str(record))) as url:
+        told = requests.post(url, json=update(step=0), timeout=SLOW_MACHINE_S)
+        first = ask(url, decision(step=1))
+        async def update_then_decide():
+            client = BotClient(url)
+            try:
+                client.update(update(step=2))
+                client.update(update(step=3))
+                return await client.decide(decision(step=4))
+            finally:
+                await client.aclose()
+        then = asyncio.run(update_then_decide())
+        refused = requests.post(url, json={**update(), "type": "gossip"}, timeout=SLOW_MACHINE_S)
+    assert told.status_code == 200 and told.json() == {}
+    assert first.fault is None and first.action == {"type": "echo", "step": 1}
+    assert then.fault is None and then.action == {"type": "echo", "step": 4}
+    lines = [json.loads(line) for line in record.read_text().splitlines() if line != "EOF"]
+    assert [(line["type"], line["step"]) for line in lines] == [
+        ("update", 0), ("decision", 1), ("update", 2), ("update", 3), ("decision", 4)]
+    assert lines[0] == update(step=0)
+    assert refused.status_code == 400 and "update" in refused.json()["error"]
+
+
 # ----- faults ---------------------------------------------------------------------------------
 def test_a_program_that_dies_is_a_crash_for_the_rest_of_its_match_only(stdio_bot, program,
                                                                       tmp_path):

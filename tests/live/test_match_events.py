@@ -11,6 +11,7 @@ import time
 
 import requests
 
+from referee.match.clock import Clocks, TimeControl
 from tests.support.apitest import ADMIN, replay_states
 from tests.support.sse import Event, open_stream, read_all
 
@@ -19,11 +20,11 @@ PULL_SEAT = 1
 WAIT_S = 120
 
 
-def start_match(api, bot_url: str, seed: int = 3) -> tuple[str, str]:
+def start_match(api, bot_url: str, seed: int = 3, **settings: object) -> tuple[str, str]:
     """Aladino: seat 0 the random bot, seat 1 a pull seat this test plays; (id, token)."""
     bot = api.register_bot(bot_url, [GAME], name=f"random-{seed}")
     match = api.create_match(GAME, [{"kind": "bot", "bot_id": bot}, {"kind": "pull"}],
-                             seed=seed, pull_deadline_ms=WAIT_S * 1000)
+                             seed=seed, pull_deadline_ms=WAIT_S * 1000, **settings)
     return match["id"], match["tokens"][0]["token"]
 
 
@@ -70,10 +71,12 @@ class Reader(threading.Thread):
         return self.events
 
 
-def expected(api, match_id: str, seat: int | None, whole: bool = False) -> list[dict]:
+def expected(api, match_id: str, seat: int | None, whole: bool = False,
+             updates: bool = False) -> list[dict]:
     """The events a viewer should get, from the replay endpoints of the finished match:
     start (the view at step 0), then for step k what /replay/k shows played and the view
-    of /replay/k+1; for the admin every step whole and the state after it."""
+    of /replay/k+1; for the admin every step whole and the state after it. A seat token's
+    stream (`updates`) has after step k the seat's `update` when it does not move next."""
     record = api.get(f"/matches/{match_id}/replay").get_json()
     query = "" if seat is None else f"?seat={seat}"
     frames = [api.get(f"/matches/{match_id}/replay/{k}{query}").get_json()
@@ -90,11 +93,24 @@ def expected(api, match_id: str, seat: int | None, whole: bool = False) -> list[
         if whole:
             data["state"] = states[k + 1]
         events.append({"name": "step", "id": str(k), "data": data})
+        if updates and frames[k + 1]["to_move"] not in (None, seat):
+            events.append({"name": "update", "id": None, "data": {
+                "protocol": "referee/1", "type": "update", "match_id": match_id,
+                "seat": seat, "step": k, "events": played["events"],
+                "clock": clocks_after(record, k + 1, seat)}})
     match = api.get(f"/matches/{match_id}").get_json()
     events.append({"name": "result", "id": None, "data": {
         "match_id": match_id, "status": "finished", "steps": len(record["steps"]),
         "result": match["result"], "forfeit": match["forfeit"], "error": None}})
     return events
+
+
+def clocks_after(record: dict, steps: int, seat: int) -> dict | None:
+    """A seat's `clock` after the first `steps` steps (None: the match has no clock)."""
+    control = TimeControl.from_dict(record.get("time_control"))
+    if control is None:
+        return None
+    return Clocks.replay(control, record["num_players"], record["steps"][:steps]).payload(seat)
 
 
 def as_dicts(events: list[Event]) -> list[dict]:
@@ -129,10 +145,27 @@ def test_every_viewer_gets_every_step_as_the_replay_shows_it(live_server, api, w
         final = api.get(f"/matches/{match_id}/replay/{last}{query}").get_json()["view"]
         assert whole_log(readers[name].result()) == final["log"]
     assert as_dicts(late.result()) == spectator
-    assert as_dicts(readers["seat"].result()) == expected(api, match_id, PULL_SEAT)
+    assert as_dicts(readers["seat"].result()) == expected(api, match_id, PULL_SEAT,
+                                                          updates=True)
     assert as_dicts(readers["admin"].result()) == expected(api, match_id, None, whole=True)
     assert as_dicts(readers["admin as seat 0"].result()) == expected(api, match_id, 0,
                                                                      whole=True)
+
+
+def test_a_pull_seats_stream_carries_its_updates_with_the_clocks(live_server, api, workers,
+                                                                random_bot_url):
+    """Issue 26: on its own stream a pull seat hears each step it does not decide next, as
+    a push bot with updates would, with the clocks the decisions carry."""
+    workers.start_ready(1)
+    match_id, token = start_match(api, random_bot_url, seed=12,
+                                  time_control={"base_ms": 600_000, "increment_ms": 50})
+    reader = Reader(f"{live_server.url}/matches/{match_id}/events", token)
+    play_pull_seat(live_server.url, match_id, token, seed=12)
+    got = as_dicts(reader.result())
+    updates = [event for event in got if event["name"] == "update"]
+    assert updates and all(update["data"]["clock"]["remaining_ms"][PULL_SEAT] > 0
+                           for update in updates)
+    assert got == expected(api, match_id, PULL_SEAT, updates=True)
 
 
 def test_the_spectator_sees_no_action_and_a_seat_only_its_own(live_server, api, workers,
@@ -175,7 +208,12 @@ def test_last_event_id_resumes_without_gap_or_repeat(live_server, api, workers,
     assert steps == list(range(len(steps)))
     assert [e.name for e in received].count("start") == 1
     assert received[-1].name == "result" and received[-1].data["steps"] == len(steps)
-    assert as_dicts(received) == expected(api, match_id, PULL_SEAT)
+    # an update has no id: one that followed a step the stream was cut after is not sent again
+    wanted = expected(api, match_id, PULL_SEAT, updates=True)
+    assert as_dicts([e for e in received if e.name != "update"]) == [
+        e for e in wanted if e["name"] != "update"]
+    updates = as_dicts([e for e in received if e.name == "update"])
+    assert updates and all(update in wanted for update in updates)
 
 
 def test_the_query_parameter_resumes_like_the_header(live_server, api, workers,

@@ -7,35 +7,11 @@ from __future__ import annotations
 
 import time
 
-import engines
 from referee.match.botclient import UPDATE_DEADLINE_MS
-from referee.match.clock import Clocks, TimeControl
-from referee.match.rerun import initial_state, state_after
+from referee.match.clock import TimeControl
 from referee.match.runner import FailurePolicy, PushSeat, run_match
 from tests.support.botserver import DEAF_UPDATE_S
-
-
-def expected_updates(record: dict, seat: int) -> list[dict]:
-    """The updates `seat` should have had: after each step whose next seat to move is
-    another one (the match not over), the entries that step added to the seat's log."""
-    engine = engines.get(record["game"], record["game_version"])
-    state = initial_state(engine, record)
-    control = TimeControl.from_dict(record.get("time_control"))
-    clocks = None if control is None else Clocks.start(control, record["num_players"])
-    wanted = []
-    for step in record["steps"]:
-        before = len(engine.observation(state, seat)["log"])
-        state = state_after(engine, state, step)
-        if clocks is not None:
-            clocks.charge(step["seat"], step["elapsed_ms"])
-        to_move = engine.current_seat(state)
-        if to_move is not None and to_move != seat:
-            wanted.append({"protocol": "referee/1", "type": "update",
-                           "match_id": record["match_id"], "seat": seat,
-                           "step": step["step"],
-                           "events": engine.observation(state, seat)["log"][before:],
-                           "clock": clocks and clocks.payload(seat)})
-    return wanted
+from tests.support.updates import expected_updates
 
 
 def play(bot_server, paths: list[str], listening: list[bool], match_id: str,

@@ -2,7 +2,8 @@
 
     python3 stdio_program.py MODE [ARGS...]
 
-Healthy answers are the first legal action. Decisions are counted from 1.
+Healthy answers are the first legal action. Messages are counted from 1; updates are
+not answered.
 - first                      always healthy
 - die-at N                   exits with code 3 at decision N (after a word on stderr)
 - garbage-at N               answers `this is not json` at decision N
@@ -64,8 +65,11 @@ def main(mode: str, args: list[str]) -> None:
         if mode == "record":
             with open(args[0], "a") as record:
                 record.write(line)
-        if json.loads(line).get("type") == "result":
+        kind = json.loads(line).get("type")
+        if kind == "result":
             break  # the result notice: the bridge closes stdin next
+        if kind == "update":
+            continue  # heard, never answered
         answer = None
         if mode.endswith("-at") and count == int(args[0]):
             answer = misbehave(mode.removesuffix("-at"), args, line)

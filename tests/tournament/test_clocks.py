@@ -14,13 +14,16 @@ from pathlib import Path
 
 import orjson
 
+from referee.bridge import BridgeConfig, running_bridge
 from referee.match.clock import Clocks, TimeControl
 from referee.match.verify import verify
 from referee.redis_server import free_port, wait_for_port
 from tests.support.apitest import ADMIN, ROOT
+from tests.support.bot_servers import stdio_program
 from tests.support.live_server import wait_status
 from tests.support.timed_bot import TimedBot
 from tests.support.tournament_checks import check_logged_once
+from tests.support.updates import clocks_before, expected_updates
 
 CLOCK = {"base_ms": 2000, "increment_ms": 100}
 
@@ -202,3 +205,84 @@ def test_the_first_move_allowance_and_the_bank_are_spent_in_that_order(api, run_
     assert after[2][0] == 0 and 0 < after[2][1] < 150, "then the bank"
     assert after[3] == (0, 0)
     assert verify(record).valid
+
+
+def test_stdin_and_push_seats_see_the_same_clocks_and_hear_their_updates(
+        api, run_worker, bot_server, tmp_path):
+    """Through a worker: seat 0 a stdin program behind a bridge, seat 1 an HTTP bot, both
+    registered with `updates`. Every decision line the program read carries the clock the
+    replay gives that step, as the HTTP bot's requests do; each heard exactly its updates
+    (the program never answers them)."""
+    lines = tmp_path / "stdin.jsonl"
+    config = BridgeConfig(tuple(stdio_program("record", str(lines))), tmp_path / "logs")
+    with running_bridge(config) as bridge_url:
+        bots = [register_listening(api, url, name)
+                for url, name in ((bridge_url, "stdin"), (bot_server.url("/random"), "http"))]
+        match_id = clocked_match(api, bots, 4, {"base_ms": 30_000, "increment_ms": 100,
+                                                "first_move_ms": 500})
+        run_worker()
+        record = api.get(f"/matches/{match_id}/replay").get_json()
+        heard = wait_for_lines(lines, lambda read: read[-1].get("type") == "result")
+    assert all(step["fault"] is None for step in record["steps"])
+    decisions = [line for line in heard if line["type"] == "decision"]
+    asked = [request for request in bot_server.received["/random"]
+             if request["match_id"] == match_id]
+    for seen in decisions + asked:
+        assert seen["clock"] == clocks_before(record, seen["step"]), seen["step"]
+        assert seen["clock"]["deadline_ms"] == seen["deadline_ms"]
+    assert {seen["seat"] for seen in decisions} == {0} and len(decisions) + len(asked) == len(
+        record["steps"])
+    assert [line for line in heard if line["type"] == "update"] == expected_updates(record, 0)
+    assert [update for update in bot_server.updates["/random"]
+            if update["match_id"] == match_id] == expected_updates(record, 1)
+
+
+def test_a_push_bots_update_is_sent_before_its_match_parks_for_a_pull_seat(
+        api, workers, bot_server):
+    """The worker lets go of a match waiting for a pull move: the update it owes the push
+    seat is still delivered (the seat is closed once it is sent)."""
+    pushed = register_listening(api, bot_server.url("/random"), "pushed")
+    created = api.post("/matches", token=ADMIN, json={
+        "game": "aladino", "seats": [{"kind": "bot", "bot_id": pushed}, {"kind": "pull"}],
+        "seed": 6, "pull_deadline_ms": 120_000}).get_json()
+    match_id, token = created["id"], created["tokens"][0]["token"]
+    workers.start_ready(1)
+    for _ in range(3000):
+        seen = api.get(f"/matches/{match_id}/observation", token=token).get_json()
+        if seen["status"] in ("finished", "failed"):
+            break
+        if seen.get("to_move") == 1:
+            moved = api.post(f"/matches/{match_id}/actions", token=token, json={
+                "step": seen["step"], "action": seen["legal_actions"][0]})
+            assert moved.status_code in (200, 202), moved.get_json()
+        time.sleep(0.02)
+    record = api.get(f"/matches/{match_id}/replay").get_json()
+    assert record["result"]["ranks"], "the match was played to its end"
+    wanted = expected_updates(record, 0)
+    assert wanted
+    deadline = time.monotonic() + 30
+    while len([u for u in bot_server.updates["/random"] if u["match_id"] == match_id]) < len(
+            wanted) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [update for update in bot_server.updates["/random"]
+            if update["match_id"] == match_id] == wanted
+
+
+def register_listening(api, url: str, name: str) -> str:
+    """A bot registered with `updates`; its id."""
+    response = api.post("/bots", token=ADMIN, json={"name": name, "url": url,
+                                                    "games": ["aladino"], "updates": True})
+    assert response.status_code == 201 and response.get_json()["updates"] is True
+    return response.get_json()["id"]
+
+
+def wait_for_lines(path: Path, done, timeout: float = 60) -> list[dict]:
+    """The JSON lines a program recorded, once `done(lines)` holds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = path.read_text() if path.exists() else ""
+        read = [orjson.loads(line) for line in text.splitlines() if line and line != "EOF"]
+        if read and done(read):
+            return read
+        assert time.monotonic() < deadline, f"the program read {len(read)} lines"
+        time.sleep(0.05)

@@ -3,6 +3,7 @@
 // referee/1 protocol needs nothing from Python.
 //
 //   REFEREE_BOT_SECRET=... node bots/node/random_bot.js [--port 8002] [--host 127.0.0.1]
+//                                                       [--think]
 //
 // The referee POSTs {"protocol": "referee/1", "type": "decision", "match_id", "game",
 // "seat", "step", "deadline_ms", "observation", "legal_actions"}; the bot answers 200
@@ -10,6 +11,11 @@
 // "result", "replay_url"}: answered 200 {} (a body without "type" is a decision, from an
 // older referee). With REFEREE_BOT_SECRET set, a request without a valid Referee-Signature
 // header (t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>." + raw body)>) gets a 401.
+// On a match with a time control each decision carries "clock" ({remaining_ms, increment_ms,
+// overdraft_ms, deadline_ms}); with --think the bot spends its budget on each decision (a
+// twentieth of its clock plus most of the increment, as docs/bots.md "Clocks" suggests)
+// and reports it in "info". Updates ({"type": "update"}, for a bot registered with
+// "updates": true) are answered 200 {} at once and counted.
 'use strict';
 
 const crypto = require('crypto');
@@ -66,12 +72,38 @@ function decide(payload) {
   return legal[Math.floor(Math.random() * legal.length)];
 }
 
+// How long to think on this decision: a twentieth of the seat's clock plus most of the
+// increment, within what the decision may take; most of the deadline without a clock.
+function budgetMs(payload) {
+  const clock = payload.clock;
+  if (!clock) return Math.max(payload.deadline_ms * 0.8 - 50, 0);
+  const mine = clock.remaining_ms[payload.seat];
+  return Math.max(Math.min(mine / 20 + clock.increment_ms * 0.8, clock.deadline_ms - 50), 0);
+}
+
+const think = process.argv.includes('--think');
+const heard = new Map(); // updates heard, per match and seat
+
 function answer(message, response) {
   const type = message && message.type !== undefined ? message.type : 'decision';
   if (type === 'result') {
     const ranks = message.result && message.result.ranks;
     console.error(`match ${message.match_id} over: ranks ${JSON.stringify(ranks)}`);
+    heard.delete(`${message.match_id}/${message.seat}`);
     reply(response, 200, {});
+  } else if (type === 'update') {
+    const key = `${message.match_id}/${message.seat}`;
+    heard.set(key, (heard.get(key) || 0) + 1);
+    reply(response, 200, {});
+  } else if (type === 'decision' && think) {
+    const action = decide(message);
+    const budget = budgetMs(message);
+    const started = Date.now();
+    setTimeout(() => reply(response, 200, {
+      action,
+      info: { budget_ms: Math.round(budget), spent_ms: Date.now() - started,
+              updates_heard: heard.get(`${message.match_id}/${message.seat}`) || 0 },
+    }), budget);
   } else if (type === 'decision') {
     reply(response, 200, { action: decide(message) });
   } else {

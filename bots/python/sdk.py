@@ -9,8 +9,12 @@ bot) or `serve_stdio` (a stdin/stdout program for `referee bridge` and `cmd:`).
     serve(choose, port=8001)
 
 The referee POSTs {"protocol": "referee/1", "type": "decision", "match_id", "game",
-"seat", "step", "deadline_ms", "observation", "legal_actions"} and expects 200
-{"action": {...}}; after the match, {"type": "result", "match_id", "game", "seat",
+"seat", "step", "deadline_ms", "observation", "legal_actions"} (and "clock" on a match
+with a time control) and expects 200 {"action": {...}}. A `choose` with a third parameter
+gets the whole decision (its clock: see `budget_ms`), and may return an `Answer` to send
+"debug" and "info" with its action. A bot registered with updates gets {"type": "update",
+...} between its decisions: answered 200 {} at once and handed to `on_update`. After the
+match, {"type": "result", "match_id", "game", "seat",
 "result", "replay_url"}, answered 200 and handed to the optional `on_result` callback. A
 body without "type" is a decision (older referees). Given the bot's secret (`secret=`, or
 the environment's REFEREE_BOT_SECRET) every request must carry a valid Referee-Signature
@@ -25,23 +29,60 @@ from __future__ import annotations
 import argparse
 import hashlib
 import hmac
+import inspect
 import json
 import os
 import sys
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import IO, Any
 
 PROTOCOL = "referee/1"
-DECISION, RESULT = "decision", "result"
+DECISION, UPDATE, RESULT = "decision", "update", "result"
 SIGNATURE_HEADER = "Referee-Signature"
 SECRET_ENV = "REFEREE_BOT_SECRET"
 SIGNATURE_TOLERANCE_S = 300
 MAX_BODY_BYTES = 16 * 1024 * 1024
-Choose = Callable[[dict, list[dict]], dict]
+Choose = Callable[..., Any]  # (observation, legal_actions[, decision]) -> action | Answer
 OnResult = Callable[[dict], None]
+OnUpdate = Callable[[dict], None]
+
+
+@dataclass
+class Answer:
+    """An action with what the bot says of its thinking: `debug` (at most 4 KiB) and `info`
+    (a JSON object of at most 1 KiB, e.g. {"depth": 7, "score": 0.31}); both kept in the
+    replay beside the move, shown to the bot's owner and the admin while the match runs."""
+
+    action: dict
+    debug: str | None = None
+    info: dict | None = None
+
+    def body(self) -> dict:
+        said = {"debug": self.debug, "info": self.info}
+        return {"action": self.action, **{k: v for k, v in said.items() if v is not None}}
+
+
+def answer_body(choose: Choose, message: dict) -> dict:
+    """The answer to a decision: `choose`'s action (given the whole decision too when it
+    takes three parameters), with its debug and info when it returned an `Answer`."""
+    arguments = [message["observation"], message["legal_actions"]]
+    if _takes_decision(choose):
+        arguments.append(message)
+    chosen = choose(*arguments)
+    return chosen.body() if isinstance(chosen, Answer) else {"action": chosen}
+
+
+def _takes_decision(choose: Choose) -> bool:
+    try:
+        parameters = inspect.signature(choose).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 3 or any(p.kind == p.VAR_POSITIONAL for p in parameters)
 
 
 class BadRequest(ValueError):
@@ -96,10 +137,11 @@ def parse_message(body: bytes) -> dict[str, Any]:
     if payload.get("protocol") != PROTOCOL:
         raise BadRequest(f'expected "protocol": "{PROTOCOL}", got {payload.get("protocol")!r}')
     kind = payload.setdefault("type", DECISION)
-    if kind == RESULT:
+    if kind in (RESULT, UPDATE):
         return payload
     if kind != DECISION:
-        raise BadRequest(f'unknown "type" {kind!r}: expected "{DECISION}" or "{RESULT}"')
+        raise BadRequest(f'unknown "type" {kind!r}: expected "{DECISION}", "{UPDATE}" or '
+                         f'"{RESULT}"')
     if not isinstance(payload.get("legal_actions"), list) or not payload["legal_actions"]:
         raise BadRequest('"legal_actions" must be a non-empty list')
     if not isinstance(payload.get("observation"), dict):
@@ -113,8 +155,9 @@ def resolve_secret(secret: str | None) -> str | None:
     return (os.environ.get(SECRET_ENV) if secret is None else secret) or None
 
 
-def handle_result(on_result: OnResult | None, message: dict) -> None:
-    """Hand a result notice to the callback; its failure is printed, never raised."""
+def handle_result(on_result: OnResult | OnUpdate | None, message: dict) -> None:
+    """Hand a result notice (or an update) to the callback; its failure is printed, never
+    raised."""
     if on_result is None:
         return
     try:
@@ -124,7 +167,8 @@ def handle_result(on_result: OnResult | None, message: dict) -> None:
 
 
 def handler_for(choose: Choose, verbose: bool = False, secret: str | None = None,
-                on_result: OnResult | None = None) -> type[BaseHTTPRequestHandler]:
+                on_result: OnResult | None = None, on_update: OnUpdate | None = None
+                ) -> type[BaseHTTPRequestHandler]:
     """A request handler class that answers every decision with `choose`'s action."""
     secret = resolve_secret(secret)
 
@@ -155,13 +199,17 @@ def handler_for(choose: Choose, verbose: bool = False, secret: str | None = None
                 handle_result(on_result, message)
                 self.reply(200, {})
                 return
+            if message["type"] == UPDATE:
+                self.reply(200, {})  # at once: the referee ignores the answer
+                handle_result(on_update, message)
+                return
             try:
-                action = choose(message["observation"], message["legal_actions"])
+                answer = answer_body(choose, message)
             except Exception as error:  # the bot's own bug: say so instead of hanging up
                 traceback.print_exc()
                 self.reply(500, {"error": f"choose() raised {error!r}"})
                 return
-            self.reply(200, {"action": action})
+            self.reply(200, answer)
 
         def reply(self, status: int, body: dict, close: bool = False) -> None:
             data = json.dumps(body, separators=(",", ":")).encode()
@@ -191,17 +239,18 @@ class BotServer(ThreadingHTTPServer):
 
 def make_server(choose: Choose, port: int = 0, host: str = "127.0.0.1",
                 verbose: bool = False, secret: str | None = None,
-                on_result: OnResult | None = None) -> ThreadingHTTPServer:
+                on_result: OnResult | None = None, on_update: OnUpdate | None = None
+                ) -> ThreadingHTTPServer:
     """A bound, not yet serving, server (port 0 picks a free one: see `server_address`).
     `secret`: None reads $REFEREE_BOT_SECRET, "" checks no signature."""
-    return BotServer((host, port), handler_for(choose, verbose, secret, on_result))
+    return BotServer((host, port), handler_for(choose, verbose, secret, on_result, on_update))
 
 
 def serve(choose: Choose, port: int = 8001, host: str = "127.0.0.1",
           verbose: bool = False, secret: str | None = None,
-          on_result: OnResult | None = None) -> None:
+          on_result: OnResult | None = None, on_update: OnUpdate | None = None) -> None:
     """Answer the referee's decisions with `choose` until interrupted."""
-    server = make_server(choose, port, host, verbose, secret, on_result)
+    server = make_server(choose, port, host, verbose, secret, on_result, on_update)
     print(f"bot listening on http://{host}:{server.server_address[1]}/", flush=True)
     try:
         server.serve_forever()
@@ -212,11 +261,13 @@ def serve(choose: Choose, port: int = 8001, host: str = "127.0.0.1",
 
 
 def serve_stdio(choose: Choose, on_result: OnResult | None = None,
-                stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> None:
+                stdin: IO[str] | None = None, stdout: IO[str] | None = None,
+                on_update: OnUpdate | None = None) -> None:
     """Answer decisions read one line each on stdin with one line on stdout, until the
     result notice (handed to `on_result`) or EOF: a program for `referee bridge -- CMD` or
-    `cmd:CMD`. A line that is not a decision, or a `choose` that raises, is answered
-    {"error": ...} (the referee records `malformed`) and the reason printed on stderr."""
+    `cmd:CMD`. An update line is handed to `on_update`, never answered. A line that is not
+    a decision, or a `choose` that raises, is answered {"error": ...} (the referee records
+    `malformed`) and the reason printed on stderr."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     for line in stdin:
         try:
@@ -224,8 +275,10 @@ def serve_stdio(choose: Choose, on_result: OnResult | None = None,
             if message["type"] == RESULT:
                 handle_result(on_result, message)
                 return
-            action = choose(message["observation"], message["legal_actions"])
-            answer = json.dumps({"action": action}, separators=(",", ":"))
+            if message["type"] == UPDATE:
+                handle_result(on_update, message)
+                continue
+            answer = json.dumps(answer_body(choose, message), separators=(",", ":"))
         except Exception as error:
             traceback.print_exc()
             answer = json.dumps({"error": f"{type(error).__name__}: {error}"})

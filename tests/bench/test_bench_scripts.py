@@ -24,6 +24,7 @@ SCRIPTS = {
     "live_streams.py": ["without clients:", "with 20 clients:", "ratio with/without"],
     "storage.py": ["finished", "archived", "own"],
     "results_log.py": ["GET /log/proof", "bytes per match", "p99"],
+    "clocks.py": ["referee-caused", "per 100k", "CPU ms/update"],
     "api_load.py": ["GET /ratings/aladino", "GET /matches?limit=20", "GET /matches/{id}",
                     "p99 ms", "errors"],
 }

@@ -65,8 +65,9 @@ class TimedBot:
     """Answers the first legal action after `delay(payload)` seconds from the request's
     arrival; result notices are answered at once."""
 
-    def __init__(self, margin_ms: float | None = 50, fixed_ms: float | None = None):
-        self.margin_ms, self.fixed_ms = margin_ms, fixed_ms
+    def __init__(self, margin_ms: float | None = 50, fixed_ms: float | None = None,
+                 fraction: float | None = None):
+        self.margin_ms, self.fixed_ms, self.fraction = margin_ms, fixed_ms, fraction
         self.decisions: list[dict] = []
         self.port = 0
         self.loop = asyncio.new_event_loop()
@@ -74,6 +75,8 @@ class TimedBot:
     def delay_s(self, payload: dict) -> float:
         if self.fixed_ms is not None:
             return self.fixed_ms / 1000
+        if self.fraction is not None:
+            return payload["deadline_ms"] * self.fraction / 1000
         return max(payload["deadline_ms"] - (self.margin_ms or 0), 0) / 1000
 
     async def serve(self, listener: socket.socket) -> None:
@@ -146,16 +149,18 @@ class TimedBot:
             self.loop.close()
 
 def main() -> None:
-    """`python -m tests.support.timed_bot --port P [--margin-ms M | --fixed-ms F] [--log F]`:
+    """`python -m tests.support.timed_bot --port P [--margin-ms M | --fixed-ms F | --fraction
+    R] [--log F]`:
     the bot in a process of its own (a test's own threads then cannot delay it), each
     decision written to `--log` as a JSON line."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--margin-ms", type=float, default=50)
     parser.add_argument("--fixed-ms", type=float)
+    parser.add_argument("--fraction", type=float, help="answer after this share of deadline_ms")
     parser.add_argument("--log", type=Path)
     args = parser.parse_args()
-    bot = TimedBot(args.margin_ms, args.fixed_ms)
+    bot = TimedBot(args.margin_ms, args.fixed_ms, args.fraction)
     log = args.log.open("ab", buffering=0) if args.log else None
     if log is not None:
         bot.decisions = _Appender(log)  # type: ignore[assignment]

@@ -48,6 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time-control", type=time_control_argument, metavar="BASE+INC",
                         help="play on a clock: BASE+INCREMENT in ms (2000+100), or the JSON "
                              "object of the API; then --deadline-ms is not used")
+    parser.add_argument("--updates", action="store_true",
+                        help="send every bot an update after each step it does not decide "
+                             "next (docs/bots.md, Updates)")
     parser.add_argument("--quiet", action="store_true", help="print only the result")
     parser.add_argument("--replay", type=Path,
                         help="write the replay record to this file (signed with "
@@ -91,7 +94,7 @@ def play(args: argparse.Namespace, engine: engines.Game, options: dict[str, Any]
         print(f"{engine.name} {engine.version}, {len(args.bot)} seat(s), seed {args.seed}, "
               f"options {json.dumps(options, sort_keys=True)}")
     sealer = local_sealer(Config.from_env())
-    seats = [PushSeat(url, args.deadline_ms, name=spec)
+    seats = [PushSeat(url, args.deadline_ms, name=spec, updates=args.updates)
              for url, spec in zip(urls, args.bot, strict=True)]
     record = run_match(args.game, args.seed, options, seats,
                        FailurePolicy.uniform(args.policy), match_id=f"local-{args.seed}",

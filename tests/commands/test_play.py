@@ -1,6 +1,7 @@
 """`referee play`: a local match between bots at their URLs, each move printed, no Redis."""
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,8 @@ import pytest
 from bots.python import aladino_bot, aldabas_bot
 from referee.cli import main
 from referee.match.sealing import SigningKey, append_new_key, b64url, hmac_key_id
+from tests.support.bot_servers import stdio_program
+from tests.support.updates import clocks_before, expected_updates
 
 
 def test_play_prints_every_move_and_the_result(python_bot, node_bot_url, capsys, tmp_path):
@@ -135,3 +138,24 @@ def test_local_replays_are_signed_with_the_secret_and_verify_tells_why_not(
     monkeypatch.delenv("REFEREE_SECRET")
     status, last = verdict(unsigned)
     assert status == 0 and last == "VALID", "no key at hand: consistent is valid, as before"
+
+
+def test_play_on_a_clock_with_updates_tells_a_stdin_program_and_charges_it(capsys, tmp_path):
+    """`--time-control` and `--updates` through `cmd:` (a stdin program behind the local
+    bridge): every decision line carries the replay's clock, and the program read its
+    updates as lines it did not answer (issue 26)."""
+    lines, replay_file = tmp_path / "lines.jsonl", tmp_path / "replay.json"
+    program = shlex.join(stdio_program("record", str(lines)))
+    status = main(["play", "--game", "aladino", "--bot", f"cmd:{program}",
+                   "--bot", f"cmd:{shlex.join(stdio_program('first'))}", "--seed", "4",
+                   "--time-control", "30000+100", "--updates", "--quiet",
+                   "--replay", str(replay_file)])
+    assert status == 0, capsys.readouterr().out
+    record = json.loads(replay_file.read_text())
+    assert all(step["fault"] is None for step in record["steps"])
+    heard = [json.loads(line) for line in lines.read_text().splitlines()
+             if line and line != "EOF"]
+    decisions = [line for line in heard if line["type"] == "decision"]
+    assert decisions and all(line["clock"] == clocks_before(record, line["step"])
+                             for line in decisions)
+    assert [line for line in heard if line["type"] == "update"] == expected_updates(record, 0)

@@ -118,12 +118,15 @@ class TimedBot:
                     await asyncio.sleep(max(self.delay_s(payload) - (time.monotonic() - arrived),
                                             0))
                     answer = orjson.dumps({"action": payload["legal_actions"][0]})
-                await loop.sock_sendall(connection, b"HTTP/1.1 200 OK\r\nContent-Type: "
-                                        b"application/json\r\nContent-Length: %d\r\n\r\n%s"
-                                        % (len(answer), answer))
-                if payload.get("type") == "decision":  # logged once the answer is sent
-                    self.decisions.append({**payload, "bot_ms": {  # its own view of its time
-                        "arrived": arrived * 1000, "answered": time.monotonic() * 1000}})
+                answering = time.monotonic()
+                try:
+                    await loop.sock_sendall(connection, b"HTTP/1.1 200 OK\r\nContent-Type: "
+                                            b"application/json\r\nContent-Length: %d\r\n\r\n"
+                                            b"%s" % (len(answer), answer))
+                finally:
+                    if payload.get("type") == "decision":  # logged, sent or not (too late)
+                        self.decisions.append({**payload, "bot_ms": {  # its view of its time
+                            "arrived": arrived * 1000, "answered": answering * 1000}})
         except (ConnectionError, httptools.HttpParserError):
             return
         finally:

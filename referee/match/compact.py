@@ -45,6 +45,9 @@ DICTIONARY_SHA256 = "c15eac5f047c770fe0532b23a0a43b7fce6bdc06f1607179591dc7c6fbd
 StepColumn = Literal["seat", "action", "fault", "elapsed_ms"]
 STEP_COLUMNS: tuple[StepColumn, ...] = ("seat", "action", "fault", "elapsed_ms")
 ROW_KEYS = ("step", *STEP_COLUMNS, "state_hash")
+OPTIONAL_COLUMNS = ("clock", "debug", "info", "debug_truncated")
+"""Step members some steps have (clocks, the debug channel): a column of their own, null
+where a step has none (none of them is ever null where present)."""
 
 
 class StoredReplayError(RefereeError):
@@ -61,10 +64,14 @@ def stored_body(record: Record) -> bytes:
     """The record without state hashes, its steps as columns when they have the usual
     shape (else as rows), as JSON: what `encode` deflates."""
     steps = record["steps"]
-    if all(tuple(step) == ROW_KEYS and step["step"] == index
-           for index, step in enumerate(steps)):
-        stored: list[Any] | dict[str, Any] = {column: [step[column] for step in steps]
-                               for column in STEP_COLUMNS}
+    stored: list[Any] | dict[str, Any]
+    if all(_columnar(step, index) for index, step in enumerate(steps)):
+        columns: dict[str, list[Any]] = {column: [step[column] for step in steps]
+                                         for column in STEP_COLUMNS}
+        for column in OPTIONAL_COLUMNS:
+            if any(column in step for step in steps):
+                columns[column] = [step.get(column) for step in steps]
+        stored = columns
     else:
         stored = [{k: v for k, v in step.items() if k != "state_hash"} for step in steps]
     return orjson.dumps({**record, "steps": stored})
@@ -88,11 +95,29 @@ def decode_steps(data: bytes) -> Record:
     else:
         return orjson.loads(data)
     if isinstance(record["steps"], dict):
-        columns = record["steps"]
-        record["steps"] = [{"step": index, **dict(zip(STEP_COLUMNS, values, strict=True))}
-                           for index, values in enumerate(zip(
-                               *(columns[c] for c in STEP_COLUMNS), strict=True))]
+        record["steps"] = _rows(record["steps"])
     return record
+
+
+def _columnar(step: Any, index: int) -> bool:
+    """Whether a step can be stored in the columns: the usual members, in their order,
+    then any of the optional ones, none null."""
+    keys = tuple(step)
+    return (keys[:len(ROW_KEYS)] == ROW_KEYS and step["step"] == index
+            and all(key in OPTIONAL_COLUMNS and step[key] is not None
+                    for key in keys[len(ROW_KEYS):]))
+
+
+def _rows(columns: dict[str, list[Any]]) -> list[Any]:
+    """The steps of stored columns, each with its optional members where it has them."""
+    steps = []
+    for index, values in enumerate(zip(*(columns[c] for c in STEP_COLUMNS), strict=True)):
+        step = {"step": index, **dict(zip(STEP_COLUMNS, values, strict=True))}
+        for column in OPTIONAL_COLUMNS:
+            if column in columns and columns[column][index] is not None:
+                step[column] = columns[column][index]
+        steps.append(step)
+    return steps
 
 
 def _restore_hashes(record: Record) -> None:
@@ -100,11 +125,21 @@ def _restore_hashes(record: Record) -> None:
         engine = rerun.engine_for(record)
     except rerun.RecordError as error:
         raise StoredReplayError(str(error)) from None
-    for step, after in rerun.rerun(engine, record):
-        step["state_hash"] = replay.state_hash(after, record["format"])
+    digests = [replay.state_hash(after, record["format"])
+               for _, after in rerun.rerun(engine, record)]
+    record["steps"] = [_with_hash(step, digest)
+                       for step, digest in zip(record["steps"], digests, strict=True)]
     chain = record.get("chain")
     if chain and chain["head"] != replay.chain_head(record):
         raise StoredReplayError("the stored replay does not re-run to its sealed chain head")
+
+
+def _with_hash(step: Any, digest: str) -> Any:
+    """The step with its `state_hash` where a step record has it: after `elapsed_ms`."""
+    items = list(step.items())
+    keys = [key for key, _ in items]
+    at = keys.index("elapsed_ms") + 1 if "elapsed_ms" in keys else len(items)
+    return dict([*items[:at], ("state_hash", digest), *items[at:]])
 
 
 # ----- small values -------------------------------------------------------------------

@@ -10,6 +10,7 @@ import pytest
 
 from referee.match import compact, replay
 from referee.match.botclient import BotReply
+from referee.match.clock import TimeControl
 from referee.match.runner import FailurePolicy, run_match
 from referee.match.sealing import Sealer
 
@@ -51,6 +52,29 @@ def test_a_record_reads_back_byte_for_byte_and_smaller_than_before(record):
     rows = [{k: v for k, v in step.items() if k != "state_hash"} for step in record["steps"]]
     old = compact.MAGIC_V1 + zlib.compress(orjson.dumps({**record, "steps": rows}), 6)
     assert len(stored) < 0.75 * len(old)
+
+
+def test_clocks_and_the_debug_channel_are_columns_too():
+    """Issue 26: steps with `clock`, `debug`, `info` or `debug_truncated` (some steps only)
+    stay in the column form and read back byte for byte."""
+    class Talking(Seat):
+        async def decide(self, payload: dict) -> BotReply:
+            reply = await super().decide(payload)
+            if payload["step"] % 3 == 0:
+                reply.debug, reply.info = f"step {payload['step']}", {"depth": payload["step"]}
+            reply.debug_truncated = payload["step"] % 7 == 0
+            return reply
+
+    clocked = run_match("aldabas", 12, {"mode": "multi"}, [Talking(n) for n in range(3)],
+                        FailurePolicy.uniform("random"), "m-compact-clock",
+                        sealer=Sealer.hmac("k"), time_control=TimeControl(60_000, 100))
+    body = orjson.loads(compact.stored_body(clocked))
+    assert isinstance(body["steps"], dict) and set(body["steps"]) >= {
+        "clock", "debug", "info", "debug_truncated"}
+    stored = compact.encode(clocked)
+    assert orjson.dumps(compact.decode(stored)) == orjson.dumps(clocked)
+    rows = [{k: v for k, v in step.items() if k != "state_hash"} for step in clocked["steps"]]
+    assert compact.decode_steps(stored)["steps"] == rows
 
 
 def test_steps_of_an_unusual_shape_are_kept_as_rows(record):

@@ -29,6 +29,14 @@ prints it as one line (`referee: error: ...`) and exits with status 2.
   at once, unless `--concurrency` says otherwise
 - `REFEREE_PUBLIC_URL` (default `http://127.0.0.1:8000`): the API's address as bots reach
   it, for the `replay_url` of the result notice sent to bots after each match
+- `REFEREE_SIGNUP` (default `closed`): who may create an account (`POST /accounts`):
+  `closed` the admin only, `invite` whoever holds a one-time code from `POST /invites`,
+  `open` anyone (at most `REFEREE_SIGNUP_RATE`, default `5/3600`, per client address)
+- Quotas per account (docs/architecture.md, Accounts): `REFEREE_QUOTA_BOTS` (default 10
+  bots not retired), `REFEREE_QUOTA_MATCHES_PER_DAY` (500, a tournament's matches included),
+  `REFEREE_QUOTA_CONCURRENT_MATCHES` (20 not over), `REFEREE_QUOTA_TOURNAMENTS_PER_DAY` (10),
+  `REFEREE_QUOTA_TOKENS` (20 live tokens); a day is a UTC day, or a window of
+  `REFEREE_QUOTA_DAY_S` seconds when that is set (a test's short day)
 - `REFEREE_ARCHIVE_DIR` (optional): where `referee archive` moves finished replays, and
   where the API reads them back (the same directory on every machine: docs/operations.md)
 """
@@ -37,7 +45,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -48,6 +56,27 @@ from referee.match.sealing import KeyFileError, Sealer
 from referee.match.urls import DEFAULT_BOT_HOSTS, bot_url_problem, host_problem, parse_allowlist
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+SIGNUP_MODES = ("closed", "invite", "open")
+DEFAULT_SIGNUP_RATE = (5, 3600)
+
+
+@dataclass(frozen=True)
+class Quotas:
+    """What one account may have or do (`REFEREE_QUOTA_<NAME>`); days are UTC days."""
+
+    bots: int = 10
+    matches_per_day: int = 500
+    concurrent_matches: int = 20
+    tournaments_per_day: int = 10
+    tokens: int = 20
+    day_s: int = 86400
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Quotas:
+        defaults = cls()
+        return cls(**{item.name: _setting(env, f"REFEREE_QUOTA_{item.name.upper()}",
+                                          positive_int, getattr(defaults, item.name))
+                      for item in fields(cls)})
 MAX_BODY_BYTES = 1 << 20
 DEFAULT_MOVE_RATE = (60, 10)
 DEFAULT_VERIFY_RATE = (30, 60)
@@ -80,6 +109,9 @@ class Config:
     public_url: str = DEFAULT_PUBLIC_URL
     worker_concurrency: int = DEFAULT_CONCURRENCY
     archive_dir: str = ""
+    signup: str = "closed"
+    signup_rate: tuple[int, int] = DEFAULT_SIGNUP_RATE
+    quotas: Quotas = Quotas()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
@@ -101,6 +133,9 @@ class Config:
             worker_concurrency=_setting(env, "REFEREE_WORKER_CONCURRENCY", positive_int,
                                         DEFAULT_CONCURRENCY),
             archive_dir=env.get("REFEREE_ARCHIVE_DIR", "").strip(),
+            signup=_setting(env, "REFEREE_SIGNUP", parse_signup, "closed"),
+            signup_rate=_setting(env, "REFEREE_SIGNUP_RATE", parse_rate, DEFAULT_SIGNUP_RATE),
+            quotas=Quotas.from_env(env),
         )
 
     def sealer(self) -> Sealer:
@@ -165,6 +200,13 @@ def parse_rate(text: str) -> tuple[int, int]:
     """`N/S`: N moves per S seconds, both positive integers (`N` alone: per second)."""
     count, _, seconds = text.partition("/")
     return positive_int(count), positive_int(seconds or "1")
+
+
+def parse_signup(text: str) -> str:
+    mode = text.strip().lower()
+    if mode not in SIGNUP_MODES:
+        raise ValueError(f"expected one of {', '.join(SIGNUP_MODES)}")
+    return mode
 
 
 def parse_flag(text: str) -> bool:

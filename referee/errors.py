@@ -47,6 +47,16 @@ AUTH_MISSING_TOKEN = ProblemType(
     "auth/missing-token", 401, "Unauthorized", "no bearer token")
 AUTH_FORBIDDEN = ProblemType(
     "auth/forbidden", 403, "Forbidden", "a token that does not grant this request")
+AUTH_SCOPE_MISSING = ProblemType(
+    "auth/scope-missing", 403, "Forbidden",
+    "an account token without the scope this request needs (named in `scope`)")
+BOT_NOT_PUBLIC = ProblemType(
+    "bot/not-public", 403, "Forbidden",
+    "another account's bot that is not public, seated by an account")
+SIGNUP_REFUSED = ProblemType(
+    "account/signup-refused", 403, "Forbidden",
+    "an account asked for that this server's sign-up mode (REFEREE_SIGNUP) does not allow: "
+    "closed, or an invite code that is missing, used or unknown")
 BOT_HOST_NOT_ALLOWED = ProblemType(
     "bot/host-not-allowed", 403, "Forbidden",
     "a bot URL whose host is off the allowlist (REFEREE_BOT_HOSTS)")
@@ -65,6 +75,12 @@ BOT_RETIRED_NOT_FOUND = replace(
 BOT_NAME_TAKEN = ProblemType(
     "bot/name-taken", 409, "Conflict",
     "a bot name already registered, without regard to case (`detail` names that bot)")
+ACCOUNT_NAME_TAKEN = ProblemType(
+    "account/name-taken", 409, "Conflict",
+    "an account name already taken, without regard to case")
+BOT_OWNER_SUSPENDED = ProblemType(
+    "bot/owner-suspended", 409, "Conflict",
+    "a bot of a suspended account named for a new match or tournament")
 MATCH_OVER = ProblemType("match/over", 409, "Conflict", "a move for a match that is over")
 ACTION_OUT_OF_TURN = ProblemType(
     "action/out-of-turn", 409, "Conflict", "a move by a seat whose turn it is not")
@@ -95,6 +111,14 @@ VERIFY_RATE_LIMITED = ProblemType(
     "replay/rate-limited", 429, "Too Many Requests",
     "too many replays verified from one client address (REFEREE_VERIFY_RATE); retry after "
     "`Retry-After` s")
+QUOTA_EXCEEDED = ProblemType(
+    "quota/exceeded", 429, "Too Many Requests",
+    "over one of the account's quotas (`quota`, its `limit`, `remaining` 0); retry after "
+    "`Retry-After` s")
+SIGNUP_RATE_LIMITED = ProblemType(
+    "account/rate-limited", 429, "Too Many Requests",
+    "too many accounts asked for from one client address (REFEREE_SIGNUP_RATE); retry after "
+    "`Retry-After` s")
 LOG_NOT_LOGGED = ProblemType(
     "log/not-logged", 404, "Not Found",
     "a match that has no leaf in the results log: not finished (yet), or failed")
@@ -115,7 +139,9 @@ REPLAY_UNAVAILABLE = ProblemType(
 
 CATALOGUE: tuple[ProblemType, ...] = (
     REQUEST_MALFORMED, REQUEST_INVALID, ACTION_INVALID, AUTH_MISSING_TOKEN, AUTH_FORBIDDEN,
-    BOT_HOST_NOT_ALLOWED, NOT_FOUND, BOT_RETIRED_NOT_FOUND, METHOD_NOT_ALLOWED,
+    AUTH_SCOPE_MISSING, BOT_NOT_PUBLIC, SIGNUP_REFUSED, ACCOUNT_NAME_TAKEN, BOT_OWNER_SUSPENDED,
+    QUOTA_EXCEEDED, SIGNUP_RATE_LIMITED, BOT_HOST_NOT_ALLOWED, NOT_FOUND, BOT_RETIRED_NOT_FOUND,
+    METHOD_NOT_ALLOWED,
     REQUEST_TIMEOUT, BOT_RETIRED, BOT_NAME_TAKEN, MATCH_OVER, ACTION_OUT_OF_TURN,
     ACTION_STALE_STEP, EVENTS_STEP_NOT_RECORDED, REQUEST_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE,
     REQUEST_UNPROCESSABLE, ACTION_ILLEGAL, REPLAY_UNSUPPORTED, ACTION_RATE_LIMITED,

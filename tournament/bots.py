@@ -31,6 +31,31 @@ def is_retired(bot: dict) -> bool:
 
 def public_bot(bot: dict) -> dict:
     """The record as the API shows it: never its secret; `retired_at` null until retired,
-    `updates` false unless asked for."""
+    `updates` false unless asked for. A bot registered before accounts and versions is the
+    admin's, public, at version 1."""
     return {**{k: v for k, v in bot.items() if k != "secret"},
-            "updates": bot.get("updates", False), "retired_at": bot.get("retired_at")}
+            "updates": bot.get("updates", False), "retired_at": bot.get("retired_at"),
+            "owner": bot.get("owner"), "public": bot.get("public", True),
+            "version": bot.get("version", 1), "versions": versions(bot)}
+
+
+def versions(bot: dict) -> list[dict]:
+    """Every version of the bot, oldest first (one for a bot from before versions)."""
+    return bot.get("versions") or [{"version": 1, "created_at": bot["created_at"],
+                                    "url": bot["url"]}]
+
+
+def new_version(bot: dict, url: str, now: str) -> dict:
+    """The bot at a new version that plays at `url`."""
+    number = bot.get("version", 1) + 1
+    return {**bot, "url": url, "version": number,
+            "versions": [*versions(bot), {"version": number, "created_at": now, "url": url}]}
+
+
+def version_url(bot: dict, number: int | None) -> str:
+    """The URL the bot's version `number` plays at (None: the current one)."""
+    if number is not None:
+        for version in versions(bot):
+            if version["version"] == number:
+                return version["url"]
+    return bot["url"]

@@ -42,6 +42,7 @@ from referee.match.replay import Record, SeatInfo, StepRecord
 from referee.match.runner import FailurePolicy, MatchPlay, PushSeat
 from referee.match.sealing import Sealer
 from tournament import results, wakeups
+from tournament.bots import version_url
 from tournament.store import MatchStatus, Store, seat_deadline_ms
 from tournament.store.metrics import PULL_SEAT
 from tournament.store.progress import LeaseLost, Loaded, Progress
@@ -63,7 +64,7 @@ class Context:
     sealer: Sealer
     name: str = "driver"
     leases: dict[str, str] = field(default_factory=dict)
-    notices: set[asyncio.Task] = field(default_factory=set)
+    background: set[asyncio.Task] = field(default_factory=set)  # notices, seats closing
 
     async def persist(self, call: Callable[..., Awaitable[T]], *args: object,
                       **kwargs: object) -> T:
@@ -223,16 +224,25 @@ async def _push_seats(context: Context, match: dict[str, Any]) -> dict[int, Push
         if bot is None:
             raise LookupError(f"bot {info['bot_id']} of seat {info['seat']} is not registered")
         seats[info["seat"]] = PushSeat(
-            bot["url"], seat_deadline_ms(match, info["seat"]), bot_id=bot["id"],
+            version_url(bot, info.get("version")), seat_deadline_ms(match, info["seat"]),
+            bot_id=bot["id"],
             name=bot["name"], secret=bot.get("secret", ""),
             allowlist=context.config.bot_hosts, updates=bot.get("updates", False))
     return seats
 
 
 def _seat_infos(match: dict[str, Any]) -> list[SeatInfo]:
-    """What the replay records of each seat, as `Seat.info()` gives it."""
-    return [{"kind": seat["kind"], "bot_id": seat.get("bot_id"), "name": seat["name"],
-             "deadline_ms": seat_deadline_ms(match, seat["seat"])} for seat in match["seats"]]
+    """What the replay records of each seat, as `Seat.info()` gives it, with the version
+    of its bot a bot seat plays."""
+    infos: list[SeatInfo] = []
+    for seat in match["seats"]:
+        info: SeatInfo = {"kind": seat["kind"], "bot_id": seat.get("bot_id"),
+                          "name": seat["name"],
+                          "deadline_ms": seat_deadline_ms(match, seat["seat"])}
+        if "version" in seat:
+            info["version"] = seat["version"]
+        infos.append(info)
+    return infos
 
 
 def _close_seats(context: Context, seats: dict[int, PushSeat]) -> None:
@@ -244,8 +254,8 @@ def _close_seats(context: Context, seats: dict[int, PushSeat]) -> None:
 
 def _in_background(context: Context, work: Awaitable[None]) -> None:
     task = asyncio.ensure_future(work)
-    context.notices.add(task)
-    task.add_done_callback(context.notices.discard)
+    context.background.add(task)
+    task.add_done_callback(context.background.discard)
 
 
 def _send_updates(play: MatchPlay, seats: dict[int, PushSeat]) -> None:

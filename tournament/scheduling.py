@@ -14,20 +14,37 @@ import redis
 
 import engines
 from tournament import deals, wakeups
-from tournament.store import MatchMeta, Store, bot_seats, new_match_meta
+from tournament.store import MatchMeta, MatchSeat, Store, bot_seats, new_match_meta
 
 
 def match_metas(tournament: dict[str, Any], planned: list[dict[str, Any]]) -> list[MatchMeta]:
     """The stored form of each planned match, with fresh ids and deal siblings."""
-    names = {bot["bot_id"]: bot["name"] for bot in tournament["bots"]}
     metas = [new_match_meta(
         tournament["game"], tournament["game_version"],
-        bot_seats([(bot_id, names[bot_id]) for bot_id in match["seats"]]),
+        _seats(tournament, match["seats"]),
         tournament["options"], match["seed"], tournament["policy"], tournament["deadline_ms"],
         tournament["deadline_ms"], tournament_id=tournament["id"],
-        tournament_index=match["index"], **clock_tag(tournament)) for match in planned]
+        tournament_index=match["index"], **clock_tag(tournament), **account_tag(tournament))
+        for match in planned]
     deals.tag_siblings(metas)
     return metas
+
+
+def _seats(tournament: dict[str, Any], bot_ids: list[str]) -> list[MatchSeat]:
+    """A match's seats, each with the version of its bot the tournament was created with."""
+    entries = {bot["bot_id"]: bot for bot in tournament["bots"]}
+    seats = bot_seats([(bot_id, entries[bot_id]["name"]) for bot_id in bot_ids])
+    for seat in seats:
+        version = entries[seat["bot_id"] or ""].get("version")
+        if version is not None:
+            seat["version"] = version
+    return seats
+
+
+def account_tag(spec: dict[str, Any]) -> dict[str, Any]:
+    """The `account` tag of a match an account started (directly or by a tournament)."""
+    account = spec.get("account")
+    return {} if account is None else {"account": account}
 
 
 def clock_tag(spec: dict[str, Any]) -> dict[str, Any]:

@@ -38,11 +38,15 @@ class RetiredBot(SetupError):
 
 
 # ----- creation -----------------------------------------------------------------------
-def create_tournament(store: Store, spec: dict[str, Any]) -> dict:
+Admit = Callable[[list[dict], dict], None]
+
+
+def create_tournament(store: Store, spec: dict[str, Any], admit: Admit | None = None) -> dict:
     """Store and queue a tournament; `spec` holds game, bots, players, rounds, seed,
-    options, policy, deadline_ms, an optional name, `format` and `deals` (defaults
-    `round_robin` and `paired`) and the format's own fields (`tournament.formats`).
-    Returns its meta."""
+    options, policy, deadline_ms, an optional name and `account` (who asked), `format` and
+    `deals` (defaults `round_robin` and `paired`) and the format's own fields
+    (`tournament.formats`). `admit(bots, meta)` may refuse it (by raising) once its bots are
+    read and its size known, before anything is stored. Returns its meta."""
     engine = engines.get(spec["game"])
     formats.check_fields(spec)
     kind = spec.get("format", formats.ROUND_ROBIN)
@@ -56,9 +60,13 @@ def create_tournament(store: Store, spec: dict[str, Any]) -> dict:
         "options": options, "policy": spec["policy"], "deadline_ms": spec["deadline_ms"],
         "time_control": spec.get("time_control"),
         "format": kind, "deals": spec.get("deals", pairing.PAIRED),
-        "bots": [{"bot_id": bot["id"], "name": bot["name"]} for bot in bots],
+        "bots": [{"bot_id": bot["id"], "name": bot["name"], "version": bot.get("version", 1)}
+                 for bot in bots],
         **formats.format_fields(spec, len(bots)), "created_at": utc_now(),
+        **({"account": spec["account"]} if spec.get("account") else {}),
     }
+    if admit is not None:
+        admit(bots, meta)
     planned, state = formats.first_plan(meta)
     metas = scheduling.match_metas(meta, planned)
     store.save_tournament(meta, state)

@@ -6,6 +6,7 @@ from flask import Flask
 
 from referee import ui
 from referee.api import (
+    accounts,
     bots,
     events,
     games,
@@ -27,8 +28,8 @@ from tournament.store import Store
 
 # One module per resource: its blueprint `bp`, its schemas and its `PATHS` (openapi.yaml's
 # paths in this order)
-RESOURCES = (health, spec, metrics, games, bots, matches, moves, replays, log, tournaments,
-             ratings, events)
+RESOURCES = (health, spec, metrics, games, accounts, bots, matches, moves, replays, log,
+             tournaments, ratings, events)
 BLUEPRINTS = (*(resource.bp for resource in RESOURCES), ui.bp, ui.root)
 
 

@@ -1,20 +1,34 @@
-"""POST /bots, PATCH and DELETE /bots/{id}, POST /bots/{id}/secret (admin); GET /bots,
-GET /bots/{id}: registered push bots (`tournament.bots`)."""
+"""Registered push bots (`tournament.bots`): POST /bots, PATCH and DELETE /bots/{id},
+POST /bots/{id}/secret by the admin or the bot's owner (an account with `bots:write`,
+issue 27); GET /bots, GET /bots/{id}, GET /bots/{id}/versions for anyone.
+
+A bot's private fields (its URL, the URLs of its versions, its secret) are shown to the
+admin and to its owner's tokens with `private:read` only. A change of URL is a new
+version; every match records the version each seat played."""
 
 import secrets
 
 from flask import Blueprint, Response
 from marshmallow import Schema, ValidationError, fields, validate
 
-from referee.api.auth import require_admin
+from referee.api.auth import BOTS_WRITE, PRIVATE_READ, Caller, caller, require_scope
 from referee.api.common import ListQuerySchema, PageSchema, known_game, required
 from referee.api.operations import PAGE, link, operation, path_parameter
 from referee.api.problems import Problem, not_found
 from referee.api.web import load_body, load_query, reply, services
-from referee.errors import BOT_HOST_NOT_ALLOWED, BOT_NAME_TAKEN, BOT_RETIRED_NOT_FOUND
+from referee.errors import (
+    AUTH_FORBIDDEN,
+    AUTH_SCOPE_MISSING,
+    BOT_HOST_NOT_ALLOWED,
+    BOT_NAME_TAKEN,
+    BOT_NOT_PUBLIC,
+    BOT_OWNER_SUSPENDED,
+    BOT_RETIRED_NOT_FOUND,
+)
 from referee.match.replay import utc_now
 from referee.match.urls import BOT_URL_PATTERN, url_syntax_problem, without_credentials
-from tournament.bots import is_retired, new_secret, public_bot
+from tournament import quotas
+from tournament.bots import is_retired, new_secret, new_version, public_bot
 
 bp = Blueprint("bots", __name__)
 
@@ -44,6 +58,9 @@ class BotCreateSchema(Schema):
     updates = fields.Boolean(metadata={
         "description": "send the bot an `update` message after every step it does not "
                        "decide (docs/bots.md, Updates); default false"})
+    public = fields.Boolean(metadata={
+        "description": "whether any account may seat it in a match or tournament; default "
+                       "true"})
 
 
 class BotUpdateSchema(Schema):
@@ -55,6 +72,9 @@ class BotUpdateSchema(Schema):
     updates = fields.Boolean(metadata={
         "description": "send the bot an `update` message after every step it does not "
                        "decide (docs/bots.md, Updates); default false"})
+    public = fields.Boolean(metadata={
+        "description": "whether any account may seat it in a match or tournament; default "
+                       "true"})
 
 
 class PublicUrl(fields.String):
@@ -65,10 +85,25 @@ class PublicUrl(fields.String):
         return super()._serialize(value and without_credentials(value), attr, obj, **kwargs)
 
 
+class BotVersionSchema(Schema):
+    version = required(fields.Integer, metadata={"description": "1, 2, ...: what played"})
+    created_at = required(fields.String)
+    url = PublicUrl(metadata={"description": "the admin's and the owner's (private:read)"})
+
+
 class BotSchema(Schema):
     id = required(fields.String)
     name = required(fields.String)
-    url = required(PublicUrl)
+    owner = required(fields.String, allow_none=True, metadata={
+        "description": "the account that registered it; null: the admin's"})
+    public = required(fields.Boolean, metadata={
+        "description": "whether any account may seat it"})
+    version = required(fields.Integer, metadata={"description": "its current version"})
+    versions = required(fields.List, fields.Nested(BotVersionSchema), metadata={
+        "description": "every version, oldest first (URLs: the admin's and the owner's)"})
+    url = PublicUrl(metadata={
+        "description": "its URL: shown to the admin and to its owner's tokens with "
+                       "private:read only"})
     games = required(fields.List, fields.String())
     updates = required(fields.Boolean, metadata={
         "description": "whether the bot gets `update` messages between its decisions"})
@@ -79,9 +114,14 @@ class BotSchema(Schema):
 
 
 class BotCreatedSchema(BotSchema):
-    secret = required(fields.String, metadata={
+    secret = fields.String(metadata={
         "description": "the key the referee signs its requests to the bot with (32 bytes, "
-                       "hex); shown in this answer only"})
+                       "hex); shown in this answer only, to the admin and to a token with "
+                       "private:read"})
+
+
+class BotVersionListSchema(Schema):
+    versions = required(fields.List, fields.Nested(BotVersionSchema))
 
 
 class BotListSchema(PageSchema):
@@ -91,61 +131,86 @@ class BotListSchema(PageSchema):
 
 BOT_ID = path_parameter("bot_id")
 
+WRITERS = ("admin", "account")
 PATHS = {
     "/bots": {
         "post": operation(
-            "createBot", "Register a push bot (admin)", "bots", (201, BotCreatedSchema),
-            (400, 401, 403, 409, 413), body=BotCreateSchema, security="admin",
-            links={"GetBot": link("getBot", bot_id="$response.body#/id")},
+            "createBot", "Register a push bot (the admin, or an account with bots:write)",
+            "bots", (201, BotCreatedSchema), (400, 401, 403, 409, 413, 429),
+            body=BotCreateSchema, security=WRITERS,
+            links={"GetBot": link("getBot", bot_id="$response.body#/id"),
+                   "GetBotVersions": link("getBotVersions", bot_id="$response.body#/id")},
             description="The URL must be unambiguous (the `url` pattern; no credentials): "
                         "400 saying why otherwise. A host off the allowlist "
                         "(REFEREE_BOT_HOSTS) is a 403. A name already registered (without "
                         "regard to case; retired bots included) is a 409 naming that bot's "
-                        "id. The answer holds the bot's `secret`, the key of the signatures "
-                        "on the referee's requests: shown here only."),
+                        "id. An account's bot is its own (`owner`); past REFEREE_QUOTA_BOTS "
+                        "bots not retired, 429. The answer holds the bot's `secret`, the key "
+                        "of the signatures on the referee's requests, shown here only (to "
+                        "the admin, and to a token with private:read)."),
         "get": operation("listBots", "The registered bots, retired ones included (a page)",
-                         "bots", (200, BotListSchema), (400,), parameters=[PAGE]),
+                         "bots", (200, BotListSchema), (400,), parameters=[PAGE],
+                         security=WRITERS, optional_security=True,
+                         description="URLs are shown to the admin and to the owner's tokens "
+                                     "with private:read only."),
     },
     "/bots/{bot_id}": {
         "get": operation("getBot", "A registered bot", "bots", (200, BotSchema), (404,),
-                         parameters=[BOT_ID],
+                         parameters=[BOT_ID], security=WRITERS, optional_security=True,
                          description="404 too once the bot is retired (`detail` says so; "
-                                     "`GET /bots` still lists it, with `retired_at`)."),
+                                     "`GET /bots` still lists it, with `retired_at`). Its "
+                                     "URL: the admin's and its owner's (private:read)."),
         "patch": operation(
-            "updateBot", "Change a bot's name, URL or updates (admin)", "bots", (200, BotSchema),
-            (400, 401, 403, 404, 409, 413), body=BotUpdateSchema, parameters=[BOT_ID],
-            security="admin",
-            description="The URL is checked as at registration; a name another bot has is a "
-                        "409. Matches already recorded keep the old name."),
+            "updateBot", "Change a bot's name, URL, updates or public (its owner, the admin)",
+            "bots", (200, BotSchema), (400, 401, 403, 404, 409, 413), body=BotUpdateSchema,
+            parameters=[BOT_ID], security=WRITERS,
+            description="The URL is checked as at registration, and a new one makes a new "
+                        "version (`GET /bots/{id}/versions`); a name another bot has is a "
+                        "409. Matches already recorded keep the old name and version. "
+                        "Another account's bot: 403."),
         "delete": operation(
-            "retireBot", "Retire a bot (admin)", "bots", (200, BotSchema), (401, 403, 404),
-            parameters=[BOT_ID], security="admin",
+            "retireBot", "Retire a bot (its owner, the admin)", "bots", (200, BotSchema),
+            (401, 403, 404), parameters=[BOT_ID], security=WRITERS,
             description="No new match or tournament accepts it (409 `bot/retired`); its "
                         "matches, replays and ratings stay, and `GET /bots` lists it with "
                         "`retired_at`, while `/bots/{bot_id}` answers 404. Retiring it again "
                         "changes nothing."),
     },
+    "/bots/{bot_id}/versions": {"get": operation(
+        "getBotVersions", "Every version of a bot, oldest first", "bots",
+        (200, BotVersionListSchema), (404,), parameters=[BOT_ID], security=WRITERS,
+        optional_security=True,
+        description="Numbers and dates for anyone; each version's URL for the admin and "
+                    "the owner's tokens with private:read.")},
     "/bots/{bot_id}/secret": {"post": operation(
-        "rotateBotSecret", "A new signing secret for a bot (admin)", "bots",
-        (200, BotCreatedSchema), (401, 403, 404), parameters=[BOT_ID], security="admin",
-        description="The old secret stops at once; the new one is shown in this answer "
-                    "only.")},
+        "rotateBotSecret", "A new signing secret for a bot (its owner, the admin)", "bots",
+        (200, BotCreatedSchema), (401, 403, 404), parameters=[BOT_ID], security=WRITERS,
+        description="Needs bots:write and private:read (the answer shows the secret). The "
+                    "old secret stops at once; the new one is shown in this answer only.")},
 }
 
 
 @bp.post("/bots")
 def register_bot() -> Response:
-    """201 with the bot and its secret, shown in this answer only; 409 for a taken name."""
-    require_admin()
+    """201 with the bot (and its secret, to whom may see it); 409 for a taken name."""
+    who = require_scope(BOTS_WRITE)
     data = load_body(BotCreateSchema)
     check_bot_host(data["url"])
     _check_name_free(data["name"])
+    store = services().store
+    if who.account_id is not None:
+        quotas.check_held("bots", quotas.bots_held(store, who.account_id),
+                          services().config.quotas)
+    now = utc_now()
     bot = {"id": f"bot-{secrets.token_hex(6)}", "name": data["name"], "url": data["url"],
            "games": sorted(set(data["games"])), "updates": data.get("updates", False),
-           "created_at": utc_now(),
-           "secret": new_secret()}
-    services().store.save_bot(bot)
-    return reply(BotCreatedSchema, {**public_bot(bot), "secret": bot["secret"]}, 201,
+           "public": data.get("public", True), "owner": who.account_id, "created_at": now,
+           "secret": new_secret(), "version": 1,
+           "versions": [{"version": 1, "created_at": now, "url": data["url"]}]}
+    store.save_bot(bot)
+    if who.account_id is not None:
+        store.add_account_bot(who.account_id, bot["id"])
+    return reply(BotCreatedSchema, _shown(bot, who, with_secret=True), 201,
                  headers={"Location": f"/bots/{bot['id']}"})
 
 
@@ -162,49 +227,98 @@ def list_bots() -> Response:
     """A page of the bots, oldest first (retired ones included)."""
     query = load_query(ListQuerySchema)
     bots, total = services().store.bot_page(query["offset"], query["limit"])
-    return reply(BotListSchema, {"bots": [public_bot(bot) for bot in bots], "total": total,
+    who = caller()
+    return reply(BotListSchema, {"bots": [_shown(bot, who) for bot in bots], "total": total,
                                  **query})
 
 
 @bp.get("/bots/<bot_id>")
 def get_bot(bot_id: str) -> Response:
-    return reply(BotSchema, public_bot(_find_bot(bot_id)))
+    return reply(BotSchema, _shown(_find_bot(bot_id), caller()))
+
+
+@bp.get("/bots/<bot_id>/versions")
+def get_versions(bot_id: str) -> Response:
+    return reply(BotVersionListSchema,
+                 {"versions": _shown(_find_bot(bot_id, retired_too=True), caller())["versions"]})
 
 
 @bp.patch("/bots/<bot_id>")
 def change_bot(bot_id: str) -> Response:
-    """A new name or URL (checked as at registration); its matches keep the old ones."""
-    require_admin()
-    bot = _find_bot(bot_id)
+    """New fields (checked as at registration); a new URL is a new version. Matches
+    already recorded keep the old name and version."""
+    who = require_scope(BOTS_WRITE)
+    bot = _own_bot(bot_id, who)
     data = load_body(BotUpdateSchema)
     if "url" in data:
         check_bot_host(data["url"])
     if "name" in data:
         _check_name_free(data["name"], other_than=bot_id)
+    if "url" in data and data["url"] != bot["url"]:
+        bot = new_version(bot, data["url"], utc_now())
     bot.update(data)
     services().store.update_bot(bot)
-    return reply(BotSchema, public_bot(bot))
+    return reply(BotSchema, _shown(bot, who))
 
 
 @bp.delete("/bots/<bot_id>")
 def retire_bot(bot_id: str) -> Response:
     """Retire the bot: no new match or tournament accepts it; its history stays."""
-    require_admin()
-    bot = _find_bot(bot_id, retired_too=True)
+    who = require_scope(BOTS_WRITE)
+    bot = _own_bot(bot_id, who, retired_too=True)
     if not is_retired(bot):
         bot["retired_at"] = utc_now()
         services().store.update_bot(bot)
-    return reply(BotSchema, public_bot(bot))
+    return reply(BotSchema, _shown(bot, who))
 
 
 @bp.post("/bots/<bot_id>/secret")
 def rotate_secret(bot_id: str) -> Response:
     """A new secret for the bot, shown in this answer only; the old one stops at once."""
-    require_admin()
-    bot = _find_bot(bot_id)
+    who = require_scope(BOTS_WRITE)
+    if PRIVATE_READ not in who.scopes:
+        raise Problem(AUTH_SCOPE_MISSING, "rotating a secret shows it: this token needs "
+                                          f"the scope {PRIVATE_READ} too",
+                      members={"scope": PRIVATE_READ})
+    bot = _own_bot(bot_id, who)
     bot["secret"] = new_secret()
     services().store.update_bot(bot)
-    return reply(BotCreatedSchema, {**public_bot(bot), "secret": bot["secret"]})
+    return reply(BotCreatedSchema, _shown(bot, who, with_secret=True))
+
+
+def check_seatable(bots: list[dict], who: Caller) -> None:
+    """Refuse to seat a bot of a suspended account (409 `bot/owner-suspended`), or, for an
+    account, another account's bot that is not public (403 `bot/not-public`)."""
+    store = services().store
+    owners = {bot["owner"] for bot in bots if bot.get("owner")}
+    suspended = {owner for owner in owners
+                 if (store.get_account(owner) or {}).get("suspended")}
+    for bot in bots:
+        if bot.get("owner") in suspended:
+            raise Problem(BOT_OWNER_SUSPENDED, f"bot {bot['id']} ({bot['name']}) belongs to a "
+                                               "suspended account: it plays no new match")
+        if not who.admin and not who.owns(bot) and not bot.get("public", True):
+            raise Problem(BOT_NOT_PUBLIC, f"bot {bot['id']} ({bot['name']}) is not public: "
+                                          "only its owner seats it")
+
+
+def _shown(bot: dict, who: Caller, with_secret: bool = False) -> dict:
+    """The bot as `who` may see it: its URLs (and, when asked, its secret) only when it
+    may see the bot's private fields."""
+    shown = public_bot(bot)
+    if who.sees_private(bot):
+        return {**shown, "secret": bot["secret"]} if with_secret else shown
+    return {**{k: v for k, v in shown.items() if k != "url"},
+            "versions": [{k: v for k, v in version.items() if k != "url"}
+                         for version in shown["versions"]]}
+
+
+def _own_bot(bot_id: str, who: Caller, retired_too: bool = False) -> dict:
+    """The bot, when `who` may change it (the admin, its owner): 403 otherwise."""
+    bot = _find_bot(bot_id, retired_too)
+    if not who.may_change(bot):
+        raise Problem(AUTH_FORBIDDEN, f"bot {bot_id} is not this account's")
+    return bot
 
 
 def _find_bot(bot_id: str, retired_too: bool = False) -> dict:

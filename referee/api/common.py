@@ -83,6 +83,10 @@ class ProblemSchema(Schema):
     detail = required(fields.String)
     errors = fields.Dict(keys=fields.String(), values=fields.Raw(),
                          metadata={"description": "field -> messages, for validation errors"})
+    scope = fields.String(metadata={"description": "auth/scope-missing: the scope needed"})
+    quota = fields.String(metadata={"description": "quota/exceeded: the quota's name"})
+    limit = fields.Integer(metadata={"description": "quota/exceeded: the quota's limit"})
+    remaining = fields.Integer(metadata={"description": "quota/exceeded: always 0"})
 
 
 class ListQuerySchema(Schema):

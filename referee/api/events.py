@@ -23,7 +23,7 @@ from flask import Blueprint, Response, current_app, request
 from marshmallow import Schema, fields, validate
 
 from referee.api import live
-from referee.api.auth import asked_by_admin, bearer_token, require_admin
+from referee.api.auth import asked_by_admin, bearer_token, caller, require_admin
 from referee.api.common import MAX_PAGE, STEP, SafeInteger, required
 from referee.api.matches import ForfeitSchema, ResultSchema, SeatInfoSchema
 from referee.api.moves import DecisionClockSchema
@@ -321,7 +321,7 @@ def _viewer(store: Store, match: dict, seat: int | None, token_seat: int | None)
         raise not_found(f"seat {seat} (this match has seats 0 to {match['num_players'] - 1})")
     if asked_by_admin():
         return Viewer(seat, whole=True)
-    if bearer_token() is not None:
+    if bearer_token() is not None and caller().account is None:  # an account: see below
         if token_seat is None:
             raise Problem(AUTH_FORBIDDEN,
                           "this token is neither the admin token nor a seat token of this "
@@ -330,12 +330,23 @@ def _viewer(store: Store, match: dict, seat: int | None, token_seat: int | None)
             raise Problem(AUTH_FORBIDDEN,
                           f"a seat token streams its own seat ({token_seat}) only")
         return Viewer(token_seat)
+    if seat is not None and _owner_asks(store, match, seat):
+        return Viewer(seat)  # its owner (private:read) watching its bot play, debug and all
     if seat is not None and (match["status"] != MatchStatus.FINISHED
                              or deal_is_secret(store, match)):
         require_admin()  # a seat's view of a match not public yet
     if deal_in_play(store, match):
         require_admin()
     return Viewer(seat)
+
+
+def _owner_asks(store: Store, match: dict, seat: int) -> bool:
+    """Whether the caller is the owner, with private:read, of the bot in that seat."""
+    info = match["seats"][seat]
+    if info["kind"] != "bot" or caller().account is None:
+        return False
+    bot = store.get_bot(info["bot_id"])
+    return bot is not None and caller().sees_private(bot)
 
 
 @dataclass

@@ -7,13 +7,21 @@ match (its seats, policy, result, forfeit) are declared here for every resource.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from flask import Blueprint, Response
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 import engines
-from referee.api.auth import asked_by_admin, new_token, require_admin
+from referee.api.auth import (
+    MATCHES_WRITE,
+    Caller,
+    asked_by_admin,
+    new_token,
+    require_scope,
+)
+from referee.api.bots import check_seatable
 from referee.api.common import (
     MAX_SEATS,
     SEAT,
@@ -31,15 +39,16 @@ from referee.api.game_setups import every_option, per_game, setup_rule
 from referee.api.operations import MATCH_ID, link, operation
 from referee.api.problems import Problem, engine_problem, not_found, unprocessable
 from referee.api.web import load_body, load_query, reply, services
-from referee.errors import BOT_RETIRED
+from referee.errors import AUTH_FORBIDDEN, BOT_RETIRED
 from referee.match.botclient import DEFAULT_DEADLINE_MS, Fault
 from referee.match.clock import MAX_CLOCK_MS, TimeControl, TimeControlError
 from referee.match.runner import DEFAULT_STRIKE_LIMIT, FORFEIT, POLICY_CHOICES, FailurePolicy
 from referee.match.setups import match_options
+from tournament import quotas
 from tournament.bots import is_retired
 from tournament.deals import secret_deals
 from tournament.recovery import requeue_abandoned
-from tournament.scheduling import clock_tag
+from tournament.scheduling import account_tag, clock_tag
 from tournament.store import (
     MatchSeat,
     MatchStatus,
@@ -181,6 +190,9 @@ class SeatInfoSchema(Schema):
     deadline_ms: fields.Field = fields.Integer(  # a required one in ReplaySeatSchema
         validate=validate.Range(PUSH_DEADLINE_MS[0], PULL_DEADLINE_MS[1]),
         metadata={"description": "present when the seat was given its own deadline"})
+    version = fields.Integer(validate=validate.Range(min=1), metadata={
+        "description": "a bot seat: the version of the bot it plays (matches made before "
+                       "versions have none)"})
 
 
 class PolicySchema(Schema):
@@ -260,14 +272,19 @@ def _match_links(match_id: str) -> dict:
 PATHS = {
     "/matches": {
         "post": operation(
-            "createMatch", "Start a match (admin)", "matches", (201, MatchCreatedSchema),
-            (400, 401, 403, 409, 413, 422), body=MatchCreateSchema, security="admin",
+            "createMatch", "Start a match (the admin, or an account with matches:write)",
+            "matches", (201, MatchCreatedSchema), (400, 401, 403, 409, 413, 422, 429),
+            body=MatchCreateSchema, security=("admin", "account"),
             links=_match_links("$response.body#/id"),
             description="Answers at once; an rq worker plays the match. Each pull seat gets "
                         "a token, shown only in this answer. When the options do not fit "
                         "the number of seats and the game has one setup for it, that setup "
                         "is played (one seat of Aldabas: its solo mode); a retired bot is a "
-                        "409 `bot/retired`."),
+                        "409 `bot/retired`, one of a suspended account 409 "
+                        "`bot/owner-suspended`. An account seats its own bots and public "
+                        "ones (403 `bot/not-public`), at least one of its own or a pull seat "
+                        "(403), within its quotas (429 `quota/exceeded`: concurrent_matches, "
+                        "matches_per_day). Each bot seat records its bot's `version`."),
         "get": operation("listMatches", "The matches, newest first", "matches",
                          (200, MatchListSchema), (400,),
                          parameters=[{"in": "query", "schema": MatchListQuerySchema}],
@@ -285,19 +302,23 @@ PATHS = {
 
 @bp.post("/matches")
 def create_match() -> Response:
-    require_admin()
+    who = require_scope(MATCHES_WRITE)
     store = services().store
     data = load_body(MatchCreateSchema)
     engine = engines.get(data["game"])
-    seats = _seat_infos(store, data["seats"], engine.name)
+    seats = _seat_infos(store, data["seats"], engine.name, who)
     seed = data["seed"]
     state = _initial_state(engine, len(seats), seed, data["options"])
+    if who.account_id is not None:
+        _admit_match(who.account_id)
     meta = new_match_meta(engine.name, engine.version, seats, state["options"], seed,
                           data["failure_policy"], data["deadline_ms"], data["pull_deadline_ms"],
-                          **clock_tag(data))
+                          **clock_tag(data), **account_tag({"account": who.account_id}))
     tokens = {seat["seat"]: new_token() for seat in seats if seat["kind"] == "pull"}
     store.create_match(meta, state, engine.current_seat(state),
                        {seat: token_digest(token) for seat, token in tokens.items()})
+    if who.account_id is not None:
+        store.add_account_match(who.account_id, [meta["id"]])
     enqueue_match(store, meta)
     body = {**find_match(meta["id"]),
             "tokens": [{"seat": seat, "token": token} for seat, token in tokens.items()]}
@@ -346,13 +367,29 @@ def public_match(match: dict, secret: bool) -> dict:
     return {**match, "seed": None if secret else match["seed"]}
 
 
-def _seat_infos(store: Store, specs: list[dict[str, Any]], game: str) -> list[MatchSeat]:
-    """Check every bot seat (registered, plays this game: else 400; not retired: else 409);
-    name every seat. The bots are read in one round trip."""
+def _admit_match(account_id: str) -> None:
+    """An account's match within its quotas (matches not over, matches a day): else 429."""
+    store, limits = services().store, services().config.quotas
+    quotas.check_held("concurrent_matches", store.running_account_matches(account_id), limits)
+    quotas.take_daily(store, account_id, "matches_per_day", 1, limits, time.time())
+
+
+def _seat_infos(store: Store, specs: list[dict[str, Any]], game: str, who: Caller
+                ) -> list[MatchSeat]:
+    """Check every bot seat (registered, plays this game: else 400; not retired: else 409;
+    seatable by `who`: `check_seatable`); an account's match has one of its own bots or a
+    pull seat (else 403). Name every seat, and give each bot seat its bot's version. The
+    bots are read in one round trip."""
     errors: dict[str, Any] = {}
     retired: list[str] = []
     seats: list[MatchSeat] = []
-    bots = iter(store.get_bots([spec["bot_id"] for spec in specs if spec["kind"] == "bot"]))
+    found = store.get_bots([spec["bot_id"] for spec in specs if spec["kind"] == "bot"])
+    check_seatable([bot for bot in found if bot is not None and not is_retired(bot)], who)
+    if not who.admin and not any(spec["kind"] == "pull" for spec in specs) and not any(
+            bot is not None and who.owns(bot) for bot in found):
+        raise Problem(AUTH_FORBIDDEN, "an account's match seats one of its own bots or a "
+                                      "pull seat")
+    bots = iter(found)
     for index, spec in enumerate(specs):
         if spec["kind"] == "pull":
             seats.append({"seat": index, "kind": "pull", "bot_id": None,
@@ -367,7 +404,8 @@ def _seat_infos(store: Store, specs: list[dict[str, Any]], game: str) -> list[Ma
             retired.append(f"{bot['id']} ({bot['name']})")
         else:
             seats.append({"seat": index, "kind": "bot", "bot_id": bot["id"],
-                          "name": spec.get("name", bot["name"]), **_own_deadline(spec)})
+                          "name": spec.get("name", bot["name"]),
+                          "version": bot.get("version", 1), **_own_deadline(spec)})
     if errors:
         raise unprocessable({"seats": errors})
     if retired:

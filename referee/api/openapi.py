@@ -28,8 +28,9 @@ DESCRIPTION = """A referee for tabletop games played by bots over HTTP.
 
 Every error is `application/problem+json` with `type` (one of the catalogue the Problem
 schema lists), `title`, `status`, `detail`, and for validation errors `errors` (field ->
-messages). Admin writes need the admin token and pull-seat requests the seat's token, both
-as `Authorization: Bearer <token>`.
+messages). Writes need the admin token or an account token with the scope they name
+(`auth/scope-missing` otherwise), pull-seat requests the seat's token, all as
+`Authorization: Bearer <token>`.
 """
 
 
@@ -41,7 +42,7 @@ def build_spec() -> APISpec:
     for schema in schemas:
         if component_name(schema) not in spec.components.schemas:  # else added as nested
             spec.components.schema(component_name(schema), schema=schema)
-    for kind in ("admin", "seat", "metrics"):
+    for kind in ("admin", "account", "seat", "metrics"):
         spec.components.security_scheme(kind, {
             "type": "http", "scheme": "bearer",
             "description": f"the {kind} token as `Authorization: Bearer <token>`"})

@@ -49,7 +49,7 @@ TOURNAMENT_ID = path_parameter("tournament_id")
 
 def operation(operation_id: str, summary: str, tag: str, ok: tuple[int, type | dict],
               errors: tuple[int, ...],
-              *, body: type | None = None, security: str | None = None,
+              *, body: type | None = None, security: str | tuple[str, ...] | None = None,
               optional_security: bool = False, parameters: list | None = None,
               description: str | None = None, links: dict | None = None,
               error_text: dict[int, str] | None = None) -> dict:
@@ -80,7 +80,9 @@ def operation(operation_id: str, summary: str, tag: str, ok: tuple[int, type | d
         op["requestBody"] = {"required": True,
                              "content": {"application/json": {"schema": body}}}
     if security:
-        op["security"] = [{security: []}, {}] if optional_security else [{security: []}]
+        names = (security,) if isinstance(security, str) else security
+        schemes: list[dict[str, list]] = [{name: []} for name in names]
+        op["security"] = [*schemes, {}] if optional_security else schemes
     return op
 
 

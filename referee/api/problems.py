@@ -24,6 +24,7 @@ from referee import errors as catalogue
 from referee.errors import ProblemType, RefereeError
 from referee.match.compact import StoredReplayError
 from referee.match.rerun import RecordError
+from tournament.quotas import QuotaExceeded
 
 log = logging.getLogger(__name__)
 
@@ -35,16 +36,18 @@ class Problem(RefereeError):
     offending fields for validation errors, and headers to send with it."""
 
     def __init__(self, kind: ProblemType, detail: str, errors: dict[str, Any] | None = None,
-                 headers: dict[str, str] | None = None):
+                 headers: dict[str, str] | None = None, members: dict[str, Any] | None = None):
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
         self.errors = errors
         self.headers = headers or {}
+        self.members = members or {}  # the type's own members (RFC 9457 extensions)
 
     def body(self) -> dict[str, Any]:
         body: dict[str, Any] = {"type": self.kind.uri, "title": self.kind.title,
-                                "status": self.kind.status, "detail": self.detail}
+                                "status": self.kind.status, "detail": self.detail,
+                                **self.members}
         if self.errors is not None:
             body["errors"] = self.errors
         return body
@@ -123,6 +126,12 @@ def register(app: Flask) -> None:
         log.error("Redis unreachable: %s", error)
         return problem_response(Problem(catalogue.REDIS_UNREACHABLE,
                                         "the referee's Redis does not answer"))
+
+    @app.errorhandler(QuotaExceeded)
+    def handle_quota(error: QuotaExceeded) -> Response:
+        return problem_response(Problem(
+            catalogue.QUOTA_EXCEEDED, str(error), headers={"Retry-After": str(error.retry_s)},
+            members={"quota": error.quota, "limit": error.limit, "remaining": 0}))
 
     @app.errorhandler(StoredReplayError)
     @app.errorhandler(RecordError)  # e.g. an archived replay of a version not played here

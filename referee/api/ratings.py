@@ -53,8 +53,10 @@ class RatingHistorySchema(PageSchema):
     game = required(fields.String)
     bot_id = required(fields.String)
     history = required(fields.List, fields.List(JsonNumber(), validate=validate.Length(
-        equal=2)), metadata={"description": "[n, Elo after the bot's n-th rated match], n "
-                                            "from offset + 1; total: its rated matches"})
+        min=2, max=3)), metadata={
+            "description": "[n, Elo after the bot's n-th rated match, the bot's version it "
+                           "played], n from offset + 1 (points recorded before versions "
+                           "have no version); total: its rated matches"})
 
 
 PATHS = {
@@ -67,7 +69,8 @@ PATHS = {
         "getRatingHistory", "A bot's rating history in a game (a page)", "ratings",
         (200, RatingHistorySchema), (400, 404),
         parameters=[GAME, {"in": "query", "schema": HistoryQuerySchema}],
-        description="`[n, Elo]` after each of the bot's rated matches, oldest first; the "
+        description="`[n, Elo, version]` after each of the bot's rated matches, oldest "
+                    "first; the "
                     "latest L points start at offset = games - L (`games` of the "
                     "leaderboard). 404 for an unknown game or bot; a bot with no rated match "
                     "has none (total 0).")},

@@ -4,10 +4,14 @@ per match (tournament.tournaments)."""
 
 from __future__ import annotations
 
+import time
+from functools import partial
+
 from flask import Blueprint, Response
 from marshmallow import Schema, fields, post_load, validate
 
-from referee.api.auth import asked_by_admin, require_admin
+from referee.api.auth import TOURNAMENTS_WRITE, Caller, asked_by_admin, require_scope
+from referee.api.bots import check_seatable
 from referee.api.common import (
     MAX_PAGE,
     MAX_SEED,
@@ -31,10 +35,10 @@ from referee.api.matches import (
 from referee.api.operations import PAGE, TOURNAMENT_ID, link, operation
 from referee.api.problems import Problem, invalid, not_found, unprocessable
 from referee.api.web import load_body, load_query, reply, services
-from referee.errors import BOT_RETIRED
+from referee.errors import AUTH_FORBIDDEN, BOT_RETIRED
 from referee.match.botclient import DEFAULT_DEADLINE_MS
 from referee.match.runner import FailurePolicy
-from tournament import tournaments
+from tournament import quotas, tournaments
 from tournament.formats import FORMAT_DEFAULTS, FORMAT_FIELDS, FORMATS, ROUND_ROBIN
 from tournament.pairing import DEALS, PAIRED
 from tournament.tournaments import RetiredBot, SetupError
@@ -149,6 +153,7 @@ class TournamentProgressSchema(Schema):
 class TournamentBotSchema(Schema):
     bot_id = required(fields.String)
     name = required(fields.String)
+    version = fields.Integer(metadata={"description": "the bot's version it plays"})
 
 
 class StandingSchema(TournamentBotSchema):
@@ -304,15 +309,19 @@ PATHS = {
     "/tournaments": {
         "post": operation(
             "createTournament", "Start a tournament: round-robin, gauntlet, Swiss or SPRT "
-            "(admin)", "tournaments", (201, TournamentSchema), (400, 401, 403, 409, 413, 422),
-            body=TournamentCreateSchema, security="admin",
+            "(the admin, or an account with tournaments:write)", "tournaments",
+            (201, TournamentSchema), (400, 401, 403, 409, 413, 422, 429),
+            body=TournamentCreateSchema, security=("admin", "account"),
             links={"GetTournament": link("getTournament", tournament_id="$response.body#/id")},
             description="round_robin: every combination of `players` bots plays in every "
                         "seat rotation, `rounds` times; gauntlet: the same over the "
                         "combinations holding the challenger; swiss: `rounds` rounds paired "
                         "by points, both seat orders per pairing; sprt: pairs on one deal, "
                         "both seat orders, until the LLR leaves its bounds or "
-                        "`max_matches`. One rq job per match."),
+                        "`max_matches`. One rq job per match. An account enters its own "
+                        "bots and public ones (403 `bot/not-public`), at least one of its "
+                        "own (403), within its quotas (429: tournaments_per_day, and "
+                        "matches_per_day counting every match the tournament may play)."),
         "get": operation("listTournaments", "The tournaments, newest first", "tournaments",
                          (200, TournamentListSchema), (400,), parameters=[PAGE]),
     },
@@ -335,20 +344,39 @@ PATHS = {
 
 @bp.post("/tournaments")
 def create_tournament() -> Response:
-    require_admin()
+    who = require_scope(TOURNAMENTS_WRITE)
     store = services().store
     data = load_body(TournamentCreateSchema)
     policy = data.pop("failure_policy")
-    spec = {**data, "policy": policy}
+    spec = {**data, "policy": policy, "account": who.account_id}
     try:
-        meta = tournaments.create_tournament(store, spec)
+        meta = tournaments.create_tournament(store, spec, partial(_admit, who))
     except RetiredBot as error:
         raise Problem(BOT_RETIRED, error.reason) from None
     except SetupError as error:  # 400 for what the spec says, 422 for what it cannot
         raise (invalid if error.in_spec else unprocessable)(
             {error.field: [error.reason]}) from None
-    view = tournaments.tournament_view(store, meta["id"], admin=True)
+    view = tournaments.tournament_view(store, meta["id"], admin=who.admin)
     return reply(TournamentSchema, view, 201, headers={"Location": f"/tournaments/{meta['id']}"})
+
+
+def _admit(who: Caller, bots: list[dict], meta: dict) -> None:
+    """An account's tournament: its bots seatable by it, one of them its own, within its
+    daily quotas of tournaments and of matches (all the matches it may play count)."""
+    check_seatable(bots, who)
+    account_id = who.account_id
+    if account_id is None:
+        return
+    if not any(who.owns(bot) for bot in bots):
+        raise Problem(AUTH_FORBIDDEN, "an account's tournament enters one of its own bots")
+    store, limits, now = services().store, services().config.quotas, time.time()
+    quotas.take_daily(store, account_id, "tournaments_per_day", 1, limits, now)
+    try:
+        quotas.take_daily(store, account_id, "matches_per_day", meta["total"], limits, now)
+    except quotas.QuotaExceeded:
+        store.take_daily(account_id, "tournaments_per_day", -1, limits.tournaments_per_day,
+                         quotas.Day.of(now, limits.day_s).label)
+        raise
 
 
 @bp.get("/tournaments")

@@ -8,9 +8,10 @@ The client owns its socket (asyncio streams), writes its requests itself (one wr
 fixed head, the signature, the body) and reads the answers with httptools (the llhttp
 parser of uvicorn, a C library). That is what makes its promises hold whatever the bot
 does:
-- the deadline covers the whole exchange (name lookup, connect, send, status line,
-  headers, `100 Continue`s, body): a decision never lasts longer than its deadline plus
-  the event loop's latency;
+- the deadline covers the whole exchange (send, status line, headers, `100 Continue`s,
+  body), and name lookup and connect when a connection must be made (given at least
+  `CONNECT_ALLOWANCE_MS`, never charged): a decision never lasts longer than its deadline
+  (or that allowance) plus the event loop's latency;
 - the address actually connected to is checked against the allowlist
   (`referee.match.urls.address_allowed`) after the name is resolved, so neither a URL that
   parses differently elsewhere nor a name that later resolves to another address reaches
@@ -52,6 +53,10 @@ connection is dropped and the updates still queued are discarded."""
 UPDATE_SETTLE_MS = 200
 """How long a decision waits for an update's answer still outstanding (see
 `BotClient._settle_updates`)."""
+CONNECT_ALLOWANCE_MS = 1000
+"""How long connecting to a bot may take when its deadline is shorter: a connection is made
+before the request is written, so its time is never charged (a short clock after a timeout
+drops the connection must not turn a reconnect into another timeout)."""
 MAX_DEBUG_BYTES = 4096
 MAX_INFO_BYTES = 1024
 _CHUNK = 65536
@@ -373,16 +378,17 @@ class BotClient:
         answering anything is replaced once by a new one."""
         connection = self.connection
         reused = connection is not None and connection.usable()
+        connect_ms = max(deadline_ms, CONNECT_ALLOWANCE_MS)
         if connection is None or not reused:
             self._drop()
-            connection = self.connection = await self._connect(deadline_ms)
+            connection = self.connection = await self._connect(connect_ms)
         try:
             return await self._roundtrip(connection, body, deadline_ms)
         except _Refused:
             if not reused:
                 raise
             self._drop()
-            connection = self.connection = await self._connect(deadline_ms)
+            connection = self.connection = await self._connect(connect_ms)
             return await self._roundtrip(connection, body, deadline_ms)
 
     async def _connect(self, deadline_ms: int) -> _Connection | _TlsConnection:

@@ -77,12 +77,14 @@ class StepRecord(TypedDict):
 
 
 class SeatInfo(TypedDict):
-    """What the replay records about a seat (`runner.Seat.info()`); never a token."""
+    """What the replay records about a seat (`runner.Seat.info()`); never a token. A bot
+    seat's `version` is the bot's version it played (issue 27)."""
 
     kind: str
     bot_id: str | None
     name: str
     deadline_ms: int
+    version: NotRequired[int]
 
 
 class SeatRecord(SeatInfo):

@@ -20,6 +20,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import requests
+
 from tests.support.apitest import ADMIN, ROOT
 from tests.support.live_server import LiveServer
 
@@ -31,16 +33,33 @@ def test_the_api_answers_within_its_spec(redis_server, tmp_path):
     live_server = LiveServer(redis_server, tmp_path / "serve.log",
                              REFEREE_VERIFY_RATE="1000000/1")
     try:
-        run_schemathesis(live_server, tmp_path)
+        run_schemathesis(live_server, tmp_path, ADMIN)
     finally:
         live_server.stop()
 
 
-def run_schemathesis(live_server: LiveServer, tmp_path) -> None:
+def test_the_api_answers_an_account_within_its_spec(redis_server, tmp_path):
+    """The same run with an account's token (issue 27): every write as an account makes
+    it, its bots its own; quotas lifted so that the generated writes are not all 429s."""
+    live_server = LiveServer(redis_server, tmp_path / "serve.log",
+                             REFEREE_VERIFY_RATE="1000000/1", **{
+                                 f"REFEREE_QUOTA_{name}": "1000000" for name in (
+                                     "BOTS", "MATCHES_PER_DAY", "CONCURRENT_MATCHES",
+                                     "TOURNAMENTS_PER_DAY", "TOKENS")})
+    try:
+        made = requests.post(f"{live_server.url}/accounts", json={"name": "fuzzer"},
+                             headers={"Authorization": f"Bearer {ADMIN}"}, timeout=30)
+        assert made.status_code == 201, made.text
+        run_schemathesis(live_server, tmp_path, made.json()["token"])
+    finally:
+        live_server.stop()
+
+
+def run_schemathesis(live_server: LiveServer, tmp_path, token: str) -> None:
     command = [sys.executable, "-m", "schemathesis.cli", "run", "openapi.yaml",
                "--url", live_server.url, "--checks", "all",
                "--phases", "examples,coverage,fuzzing,stateful",
-               "--header", f"Authorization: Bearer {ADMIN}",
+               "--header", f"Authorization: Bearer {token}",
                "--max-examples", str(MAX_EXAMPLES), "--seed", str(SEED), "--workers", "1",
                "--request-timeout", "30", "--no-color"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)

@@ -118,15 +118,17 @@ class TimedBot:
                     await asyncio.sleep(max(self.delay_s(payload) - (time.monotonic() - arrived),
                                             0))
                     answer = orjson.dumps({"action": payload["legal_actions"][0]})
-                answering = time.monotonic()
+                answering, sent = time.monotonic(), None
                 try:
                     await loop.sock_sendall(connection, b"HTTP/1.1 200 OK\r\nContent-Type: "
                                             b"application/json\r\nContent-Length: %d\r\n\r\n"
                                             b"%s" % (len(answer), answer))
+                    sent = time.monotonic() * 1000
                 finally:
                     if payload.get("type") == "decision":  # logged, sent or not (too late)
                         self.decisions.append({**payload, "bot_ms": {  # its view of its time
-                            "arrived": arrived * 1000, "answered": answering * 1000}})
+                            "arrived": arrived * 1000, "answered": answering * 1000,
+                            "sent": sent}})
         except (ConnectionError, httptools.HttpParserError):
             return
         finally:

@@ -23,6 +23,7 @@ from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
 from tournament.archive_files import ReplayArchive
+from tournament.store.accounts import Accounts
 from tournament.store.archive import ArchiveSide
 from tournament.store.base import MAX_CONNECTIONS, RETRIES, SOCKET_TIMEOUT_S
 from tournament.store.bots import Bots
@@ -78,7 +79,7 @@ __all__ = [
 ]
 
 
-class Store(Bots, Matches, PullSeats, Tournaments, Ratings, Timers, Running, Channels,
+class Store(Accounts, Bots, Matches, PullSeats, Tournaments, Ratings, Timers, Running, Channels,
             CounterStore, Limits, ArchiveSide, Queues, ResultsLog, SigningKeys):
     """The referee's Redis data, through one synchronous client."""
 

@@ -7,6 +7,15 @@ writes each:
 - `bot:{id}` (string): a registered bot; `bots` (sorted set): bot ids by registration
   time; `bot:{id}:playing` (set): the matches holding one of the bot's concurrent-match
   slots (`bots`; the slots: `progress`)
+- `account:{id}` (string): an account (JSON: id, name, created_at, suspended);
+  `accounts` (sorted set): account ids by creation time; `account-name:{lowercase name}`
+  (string): the id of the account of that name; `account:{id}:tokens` (hash): token id ->
+  sha256 of the token; `account:{id}:bots` (set): its bots; `account:{id}:matches` (set):
+  its matches not known to be over; `account:{id}:quota:{name}:{UTC day}` (string,
+  expires): what it used of a daily quota (`accounts`)
+- `token:{sha256}` (string, expires with the token): an account token (JSON: id, account,
+  scopes, created_at, expires_at), never the token itself (`accounts`)
+- `invite:{sha256}` (string, expires): a one-time sign-up code (`accounts`)
 - `match:{id}` (hash, `MatchField`): `meta` (packed JSON, fixed at creation), `status`,
   `step`, `to_move`, `result` (packed JSON), `forfeit`, `error`, `started_at`,
   `finished_at`, `attempt` (after a dead worker), while it runs `asked_at` (Redis time in
@@ -158,6 +167,33 @@ class RatingsPart(StrEnum):
 
 
 # ----- bots -------------------------------------------------------------------------------
+# ----- accounts ---------------------------------------------------------------------------
+def account_key(account_id: str, part: str | None = None) -> str:
+    """`account:{id}` or one of its parts (`tokens`, `bots`, `matches`)."""
+    base = f"{PREFIX}account:{account_id}"
+    return f"{base}:{part}" if part else base
+
+
+def accounts_key() -> str:
+    return f"{PREFIX}accounts"
+
+
+def account_name_key(name: str) -> str:
+    return f"{PREFIX}account-name:{name.lower()}"
+
+
+def account_quota_key(account_id: str, quota: str, day: str) -> str:
+    return f"{account_key(account_id)}:quota:{quota}:{day}"
+
+
+def token_key(token_sha256: str) -> str:
+    return f"{PREFIX}token:{token_sha256}"
+
+
+def invite_key(code_sha256: str) -> str:
+    return f"{PREFIX}invite:{code_sha256}"
+
+
 def bot_key(bot_id: str) -> str:
     return f"{PREFIX}bot:{bot_id}"
 

@@ -23,6 +23,12 @@ class Limits(StoreBase):
         return self._count(rate_key(token_digest(address), int(now // window_s), "verify"),
                            limit, window_s, now)
 
+    def count_signup(self, address: str, limit: int, window_s: int,
+                     now: float) -> float | None:
+        """Count one `POST /accounts` from `address` (open sign-up), as `count_move` does."""
+        return self._count(rate_key(token_digest(address), int(now // window_s), "signup"),
+                           limit, window_s, now)
+
     def _count(self, key: str, limit: int, window_s: int, now: float) -> float | None:
         window = int(now // window_s)
         with self.redis.pipeline() as pipe:

@@ -18,9 +18,11 @@ from tournament.store.keys import MatchField, MatchPart, MatchStatus, match_key,
 
 
 class SeatDeadline(TypedDict, total=False):
-    """A seat's own deadline per decision, when it was given one."""
+    """A seat's own deadline per decision, when it was given one; a bot seat's `version`
+    (issue 27: the bot's version it plays; none in matches made before versions)."""
 
     deadline_ms: int
+    version: int
 
 
 class MatchSeat(SeatDeadline):
@@ -41,6 +43,7 @@ class MatchTags(TypedDict, total=False):
     tournament_index: int
     deal_siblings: list[str]
     time_control: dict[str, Any]  # `referee.match.clock.TimeControl`: the match is on a clock
+    account: str  # the account that started it (issue 27), directly or by a tournament
 
 
 class MatchMeta(MatchTags):

@@ -52,7 +52,7 @@ class Ratings(StoreBase):
             pipe.multi()
             pipe.sadd(counted_key, match_id)
             if result is not None and update_elo is not None:
-                _rate(pipe, game, result, before, update_elo)
+                _rate(pipe, game, result, before, update_elo, _versions(match))
             if match.get("tournament_id"):
                 _tally(pipe, match["tournament_id"], match_id, result)
             _announce(pipe, match, rated)
@@ -123,14 +123,23 @@ def _ratings_before(pipe: redis.client.Pipeline, game: str,
             if elo is not None and played is not None}
 
 
+def _versions(match: dict) -> dict[str, int]:
+    """The version each bot of the match played (1 for matches made before versions)."""
+    return {seat["bot_id"]: seat.get("version", 1) for seat in match["seats"]
+            if seat.get("bot_id")}
+
+
 def _rate(pipe: redis.client.Pipeline, game: str, result: Result,
-          before: dict[str, tuple[float, int]], update_elo: EloUpdate) -> None:
+          before: dict[str, tuple[float, int]], update_elo: EloUpdate,
+          versions: dict[str, int]) -> None:
+    """The new live Elo of every bot of the result, and a point `[n, Elo, version]` of
+    each one's history (a new version keeps the bot's Elo)."""
     after = update_elo({bot: elo for bot, (elo, _) in before.items()})
     for bot, rating in sorted(after.items()):
         played = before.get(bot, (0.0, 0))[1] + 1
         pipe.hset(ratings_key(game, RatingsPart.ELO), bot, dumps(rating))
         pipe.hset(ratings_key(game, RatingsPart.GAMES), bot, played)
-        pipe.rpush(history_key(game, bot), dumps([played, rating]))
+        pipe.rpush(history_key(game, bot), dumps([played, rating, versions.get(bot, 1)]))
     pipe.rpush(ratings_key(game, RatingsPart.RESULTS), dumps(result))
 
 

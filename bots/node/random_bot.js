@@ -101,9 +101,9 @@ function answer(message, response) {
     const started = Date.now();
     setTimeout(() => reply(response, 200, {
       action,
-      info: { budget_ms: Math.round(budget), spent_ms: Date.now() - started,
+      info: { budget_ms: Math.round(budget * 10) / 10, spent_ms: Date.now() - started,
               updates_heard: heard.get(`${message.match_id}/${message.seat}`) || 0 },
-    }), budget);
+    }), Math.ceil(budget));
   } else if (type === 'decision') {
     reply(response, 200, { action: decide(message) });
   } else {

@@ -85,8 +85,8 @@ class ProblemSchema(Schema):
                          metadata={"description": "field -> messages, for validation errors"})
     scope = fields.String(metadata={"description": "auth/scope-missing: the scope needed"})
     quota = fields.String(metadata={"description": "quota/exceeded: the quota's name"})
-    limit = fields.Integer(metadata={"description": "quota/exceeded: the quota's limit"})
-    remaining = fields.Integer(metadata={"description": "quota/exceeded: always 0"})
+    limit = SafeInteger(metadata={"description": "quota/exceeded: the quota's limit"})
+    remaining = SafeInteger(metadata={"description": "quota/exceeded: always 0"})
 
 
 class ListQuerySchema(Schema):

@@ -190,7 +190,7 @@ class SeatInfoSchema(Schema):
     deadline_ms: fields.Field = fields.Integer(  # a required one in ReplaySeatSchema
         validate=validate.Range(PUSH_DEADLINE_MS[0], PULL_DEADLINE_MS[1]),
         metadata={"description": "present when the seat was given its own deadline"})
-    version = fields.Integer(validate=validate.Range(min=1), metadata={
+    version = SafeInteger(validate=validate.Range(min=1), metadata={
         "description": "a bot seat: the version of the bot it plays (matches made before "
                        "versions have none)"})
 

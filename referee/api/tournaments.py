@@ -153,7 +153,7 @@ class TournamentProgressSchema(Schema):
 class TournamentBotSchema(Schema):
     bot_id = required(fields.String)
     name = required(fields.String)
-    version = fields.Integer(metadata={"description": "the bot's version it plays"})
+    version = SafeInteger(metadata={"description": "the bot's version it plays"})
 
 
 class StandingSchema(TournamentBotSchema):

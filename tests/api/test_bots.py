@@ -39,8 +39,14 @@ def test_registering_a_bot_needs_the_admin_token(api, bot_server):
     bot = created.get_json()
     assert len(bot.pop("secret")) == 64, "shown in this answer only"
     assert created.headers["Location"] == f"/bots/{bot['id']}"
-    assert api.get(f"/bots/{bot['id']}").get_json() == bot
-    assert api.get("/bots").get_json()["bots"] == [bot]
+    assert api.get(f"/bots/{bot['id']}", token=ADMIN).get_json() == bot
+    assert api.get("/bots", token=ADMIN).get_json()["bots"] == [bot]
+    public = api.get(f"/bots/{bot['id']}").get_json()  # anonymous: no URL (issue 27)
+    assert "url" not in public and public == {
+        **{k: v for k, v in bot.items() if k != "url"},
+        "versions": [{k: v for k, v in version.items() if k != "url"}
+                     for version in bot["versions"]]}
+    assert bot["owner"] is None and bot["public"] is True and bot["version"] == 1
     assert api.get("/bots/bot-nope").status_code == 404
 
 
@@ -81,8 +87,12 @@ def test_patch_changes_name_and_url_checked_as_at_registration(api, bot_server):
     assert api.request("PATCH", path, json=body, token="nope").status_code == 403
     changed = api.request("PATCH", path, json={"name": "uno", **body}, token=ADMIN)
     assert changed.status_code == 200
-    assert changed.get_json() == {**one, "name": "uno", "url": bot_server.url("/first")}
-    assert api.get(path).get_json() == changed.get_json()
+    now = changed.get_json()
+    assert now == {**one, "name": "uno", "url": bot_server.url("/first"), "version": 2,
+                   "versions": [*one["versions"], {**now["versions"][1]}]}
+    assert [(v["version"], v["url"]) for v in now["versions"]] == [
+        (1, bot_server.url("/random")), (2, bot_server.url("/first"))], "a new URL: a version"
+    assert api.get(path, token=ADMIN).get_json() == changed.get_json()
     outside = api.request("PATCH", path, json={"url": "http://10.0.0.5/bot"}, token=ADMIN)
     assert outside.status_code == 403 and list(outside.get_json()["errors"]) == ["url"]
     odd = api.request("PATCH", path, json={"url": "http://user:pw@127.0.0.1/bot"}, token=ADMIN)
@@ -139,7 +149,7 @@ def test_a_retired_bot_plays_nothing_new_and_keeps_its_history(api, bot_server, 
         "game": "aladino", "bots": [bot["id"], other["id"]]})
     assert entered.status_code == 409 and bot["id"] in entered.get_json()["detail"]
 
-    assert api.get("/bots").get_json()["bots"][0] == retired
+    assert api.get("/bots", token=ADMIN).get_json()["bots"][0] == retired
     assert api.get(f"/matches/{played['id']}").get_json()["status"] == "finished"
     assert api.get(f"/matches/{played['id']}/replay").status_code == 200
     leaderboard = api.get("/ratings/aladino").get_json()["leaderboard"]

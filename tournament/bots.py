@@ -53,9 +53,10 @@ def new_version(bot: dict, url: str, now: str) -> dict:
 
 
 def version_url(bot: dict, number: int | None) -> str:
-    """The URL the bot's version `number` plays at (None: the current one)."""
+    """The URL the bot's version `number` plays at (None, or a bot from before versions:
+    the current one)."""
     if number is not None:
-        for version in versions(bot):
+        for version in bot.get("versions") or ():
             if version["version"] == number:
                 return version["url"]
     return bot["url"]

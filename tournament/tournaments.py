@@ -234,9 +234,10 @@ def leaderboard(store: Store, game: str) -> list[dict]:
 
 def rating_history(store: Store, game: str, bot_id: str, offset: int,
                    limit: int) -> tuple[list[list], int]:
-    """One page of the bot's `[n, Elo]` points (Elo rounded as in the leaderboard)."""
+    """One page of the bot's `[n, Elo, version]` points (Elo rounded as in the
+    leaderboard; points stored before versions have none)."""
     points, total = store.rating_history(game, bot_id, offset, limit)
-    return [[n, round(rating, ratings.DECIMALS)] for n, rating in points], total
+    return [[n, round(rating, ratings.DECIMALS), *rest] for n, rating, *rest in points], total
 
 
 def leaderboard_row(bot: dict | None, bot_id: str, elo: float, games: int,

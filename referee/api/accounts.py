@@ -18,7 +18,9 @@ import time
 from typing import Any
 
 from flask import Blueprint, Response, request
+from flask.blueprints import BlueprintSetupState
 from marshmallow import Schema, fields, validate
+from werkzeug.routing import BaseConverter
 
 from referee.api.auth import (
     SCOPES,
@@ -28,7 +30,7 @@ from referee.api.auth import (
     require_token,
 )
 from referee.api.auth import caller as current_caller
-from referee.api.common import ListQuerySchema, PageSchema, required
+from referee.api.common import ListQuerySchema, PageSchema, StrictBoolean, required
 from referee.api.operations import PAGE, link, operation, path_parameter
 from referee.api.problems import Problem, not_found
 from referee.api.web import load_body, load_query, reply, services
@@ -43,6 +45,18 @@ from tournament import quotas
 from tournament.bots import is_retired
 
 bp = Blueprint("accounts", __name__)
+ACCOUNT_ID_PATTERN = r"acct-[0-9a-f]{12}"
+
+
+class AccountIdConverter(BaseConverter):
+    """An account id in a path: `acct-` and 12 hex digits, so `/accounts/me` is never one."""
+
+    regex = ACCOUNT_ID_PATTERN
+
+
+@bp.record_once  # recorded before the routes that use it
+def _add_converter(state: BlueprintSetupState) -> None:
+    state.app.url_map.converters["account_id"] = AccountIdConverter
 
 NAME = validate.Regexp(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", error=(
     "1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit"))
@@ -91,7 +105,7 @@ class AccountListSchema(PageSchema):
 
 
 class AccountChangeSchema(Schema):
-    suspended = fields.Boolean(required=True)
+    suspended = StrictBoolean(required=True)
 
 
 class TokenCreateSchema(Schema):
@@ -123,7 +137,8 @@ class InviteSchema(Schema):
     expires_at = required(fields.String)
 
 
-ACCOUNT_ID = path_parameter("account_id")
+ACCOUNT_ID = path_parameter("account_id", {"type": "string",
+                                           "pattern": f"^{ACCOUNT_ID_PATTERN}$"})
 TOKEN_ID = path_parameter("token_id")
 
 PATHS = {
@@ -268,13 +283,13 @@ def revoke_token(token_id: str) -> Response:
     return reply(TokenSchema, record)
 
 
-@bp.get("/accounts/<account_id>")
+@bp.get("/accounts/<account_id:account_id>")
 def get_account(account_id: str) -> Response:
     require_admin()
     return reply(AccountViewSchema, _view(_find(account_id)))
 
 
-@bp.patch("/accounts/<account_id>")
+@bp.patch("/accounts/<account_id:account_id>")
 def change_account(account_id: str) -> Response:
     require_admin()
     account = _find(account_id)
@@ -283,7 +298,7 @@ def change_account(account_id: str) -> Response:
     return reply(AccountSchema, account)
 
 
-@bp.delete("/accounts/<account_id>")
+@bp.delete("/accounts/<account_id:account_id>")
 def delete_account(account_id: str) -> Response:
     require_admin()
     account = _find(account_id)

@@ -12,7 +12,7 @@ from flask import Blueprint, Response
 from marshmallow import Schema, ValidationError, fields, validate
 
 from referee.api.auth import BOTS_WRITE, PRIVATE_READ, Caller, caller, require_scope
-from referee.api.common import ListQuerySchema, PageSchema, known_game, required
+from referee.api.common import ListQuerySchema, PageSchema, StrictBoolean, known_game, required
 from referee.api.operations import PAGE, link, operation, path_parameter
 from referee.api.problems import Problem, not_found
 from referee.api.web import load_body, load_query, reply, services
@@ -55,10 +55,10 @@ class BotCreateSchema(Schema):
                                                  "on the allowlist (REFEREE_BOT_HOSTS)"})
     games = fields.List(fields.String(validate=known_game), required=True,
                         validate=validate.Length(min=1))
-    updates = fields.Boolean(metadata={
+    updates = StrictBoolean(metadata={
         "description": "send the bot an `update` message after every step it does not "
                        "decide (docs/bots.md, Updates); default false"})
-    public = fields.Boolean(metadata={
+    public = StrictBoolean(metadata={
         "description": "whether any account may seat it in a match or tournament; default "
                        "true"})
 
@@ -69,10 +69,10 @@ class BotUpdateSchema(Schema):
 
     name = fields.String(validate=validate.Length(min=1, max=100))
     url = fields.String(validate=[validate.Length(min=1, max=2000), BotUrl()])
-    updates = fields.Boolean(metadata={
+    updates = StrictBoolean(metadata={
         "description": "send the bot an `update` message after every step it does not "
                        "decide (docs/bots.md, Updates); default false"})
-    public = fields.Boolean(metadata={
+    public = StrictBoolean(metadata={
         "description": "whether any account may seat it in a match or tournament; default "
                        "true"})
 
@@ -181,7 +181,8 @@ PATHS = {
         (200, BotVersionListSchema), (404,), parameters=[BOT_ID], security=WRITERS,
         optional_security=True,
         description="Numbers and dates for anyone; each version's URL for the admin and "
-                    "the owner's tokens with private:read.")},
+                    "the owner's tokens with private:read. 404 once the bot is retired, as "
+                    "`GET /bots/{bot_id}`.")},
     "/bots/{bot_id}/secret": {"post": operation(
         "rotateBotSecret", "A new signing secret for a bot (its owner, the admin)", "bots",
         (200, BotCreatedSchema), (401, 403, 404), parameters=[BOT_ID], security=WRITERS,
@@ -240,7 +241,7 @@ def get_bot(bot_id: str) -> Response:
 @bp.get("/bots/<bot_id>/versions")
 def get_versions(bot_id: str) -> Response:
     return reply(BotVersionListSchema,
-                 {"versions": _shown(_find_bot(bot_id, retired_too=True), caller())["versions"]})
+                 {"versions": _shown(_find_bot(bot_id), caller())["versions"]})
 
 
 @bp.patch("/bots/<bot_id>")

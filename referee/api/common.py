@@ -60,6 +60,13 @@ class SafeInteger(fields.Integer):
         super().__init__(*args, **{**kwargs, "validate": validators})
 
 
+class StrictBoolean(fields.Boolean):
+    """A boolean given as `true` or `false` only (not 0, 1, "yes"...)."""
+
+    truthy = {True}
+    falsy = {False}
+
+
 def required(field_class: type[fields.Field], *args, **kwargs) -> fields.Field:
     """A response field that is always present (it may still be null when allowed);
     integers are strict, so a submitted replay with "5" for 5 is refused, and safe."""

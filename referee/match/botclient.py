@@ -261,12 +261,27 @@ def _enable_timestamps(sock: socket.socket) -> bool:
 def _arrival_ns(ancillary: list[tuple[int, int, bytes]]) -> int:
     """When a chunk arrived, on the monotonic clock: its kernel receive timestamp when
     there is one, else now."""
-    now_mono, now_real = time.monotonic_ns(), time.time_ns()
     for level, kind, data in ancillary:
         if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(data) >= 16:
             seconds, nanos = _TIMESPEC.unpack_from(data)
-            return now_mono - max(now_real - (seconds * 1_000_000_000 + nanos), 0)
-    return now_mono
+            now_mono, offset = _realtime_offset_ns()
+            return min(seconds * 1_000_000_000 + nanos - offset, now_mono)
+    return time.monotonic_ns()
+
+
+def _realtime_offset_ns() -> tuple[int, int]:
+    """(monotonic now, CLOCK_REALTIME - CLOCK_MONOTONIC), read between two monotonic reads
+    close together: a process preempted between two clock reads (a busy machine) would
+    otherwise shift a converted timestamp by the time it was away."""
+    for _ in range(_CLOCK_TRIES):
+        before, real, after = time.monotonic_ns(), time.time_ns(), time.monotonic_ns()
+        if after - before < _CLOCK_PAIR_NS:
+            break
+    return after, real - (before + after) // 2
+
+
+_CLOCK_TRIES = 5
+_CLOCK_PAIR_NS = 50_000
 
 
 class BotClient:

@@ -235,8 +235,8 @@ def test_an_allowlist_entry_that_is_neither_name_nor_address_is_refused_at_start
 
 
 def test_a_stored_url_never_shows_its_credentials(api, redis_url):
-    """A bot registered with credentials before they were refused: anonymous (and admin)
-    reads show its URL without them."""
+    """A bot registered with credentials before they were refused: the admin's reads show
+    its URL (and its versions' URLs) without them; anonymous reads show no URL at all."""
     store = Store.from_url(redis_url)
     store.save_bot({"id": "bot-old", "name": "old", "games": ["aladino"],
                     "url": "http://alice:s3cret@127.0.0.1:9/bot?x=1",
@@ -247,8 +247,9 @@ def test_a_stored_url_never_shows_its_credentials(api, redis_url):
     for token in (None, ADMIN):
         one = api.get("/bots/bot-old", token=token).get_json()
         listed = api.get("/bots", token=token).get_json()
-        assert one["url"] == "http://127.0.0.1:9/bot?x=1"
-        for text in (str(one), str(listed)):
+        versions = api.get("/bots/bot-old/versions", token=token).get_json()
+        assert one.get("url") == (None if token is None else "http://127.0.0.1:9/bot?x=1")
+        for text in (str(one), str(listed), str(versions)):
             assert "s3cret" not in text and "alice" not in text
 
 

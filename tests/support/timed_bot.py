@@ -53,12 +53,15 @@ async def _read(sock: socket.socket) -> tuple[bytes, float]:
             finally:
                 loop.remove_reader(sock.fileno())
             continue
-        now_mono, now_real = time.monotonic(), time.time()
         for level, kind, value in ancillary:
             if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
                 seconds, nanos = _TIMESPEC.unpack_from(value)
-                return data, now_mono - max(now_real - (seconds + nanos / 1e9), 0)
-        return data, now_mono
+                for _ in range(5):  # the realtime-monotonic offset, read without preemption
+                    before, real, after = time.monotonic(), time.time(), time.monotonic()
+                    if after - before < 50e-6:
+                        break
+                return data, min(seconds + nanos / 1e9 - (real - (before + after) / 2), after)
+        return data, time.monotonic()
 
 
 class TimedBot:

@@ -92,7 +92,7 @@ def check_live_elo(api, redis_url: str, game: str, matches: list[dict]) -> None:
     history = histories(api, game, board)
     assert {bot: len(points) for bot, points in history.items()} == games
     for row in board["leaderboard"]:
-        assert history[row["bot_id"]][-1] == [row["games"], row["rating"]]
+        assert history[row["bot_id"]][-1] == [row["games"], row["rating"], 1]
     check_first_update_by_hand(history, counted[0])
 
 
@@ -119,7 +119,7 @@ def check_first_update_by_hand(history: dict[str, list[list]], first: dict) -> N
         pairs = [1 if ranks[seat] < other else 0.5 if ranks[seat] == other else 0
                  for j, other in enumerate(ranks) if j != seat]
         expected = 1500 + 32 / (n - 1) * sum(score - 0.5 for score in pairs)
-        assert history[bot][0] == [1, pytest.approx(expected, abs=1e-6)]
+        assert history[bot][0] == [1, pytest.approx(expected, abs=1e-6), 1]
 
 
 def perfect_matchings(bots: list[str]):

@@ -89,7 +89,8 @@ def test_the_leaderboard_and_a_history_come_a_page_at_a_time(api, redis_url: str
     assert [row for page in pages for row in page["leaderboard"]] == whole["leaderboard"]
     assert [len(page["leaderboard"]) for page in pages] == [2, 2, 1]
     history = api.get(f"/ratings/{GAME}/history?bot=bot-a&offset=4&limit=5").get_json()
-    assert history["total"] == 6 and [n for n, _ in history["history"]] == [5, 6]
+    assert history["total"] == 6 and [n for n, _, _ in history["history"]] == [5, 6]
+    assert {version for _, _, version in history["history"]} == {1}, "the version played"
     assert history["history"][-1][1] == whole["leaderboard"][0]["rating"]
     assert api.get(f"/ratings/{GAME}/history?bot=bot-e").get_json()["total"] == 1
     assert api.get(f"/ratings/{GAME}/history?bot=bot-nobody").status_code == 404

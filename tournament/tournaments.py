@@ -240,11 +240,19 @@ def rating_history(store: Store, game: str, bot_id: str, offset: int,
     return [[n, round(rating, ratings.DECIMALS), *rest] for n, rating, *rest in points], total
 
 
+NEW_VERSION_WIDENING = 2.0
+"""How much wider a bot's interval is shown once it has a version newer than the one its
+interval was measured with (until a tournament measures the new one): it keeps its rating,
+with its uncertainty widened."""
+
+
 def leaderboard_row(bot: dict | None, bot_id: str, elo: float, games: int,
                     interval: dict | None) -> dict:
     low = high = None
     if interval is not None:
-        low = round(elo + interval["low"] - interval["rating"], ratings.DECIMALS)
-        high = round(elo + interval["high"] - interval["rating"], ratings.DECIMALS)
+        widen = NEW_VERSION_WIDENING if bot and bot.get("version", 1) > interval.get(
+            "version", 1) else 1.0
+        low = round(elo + (interval["low"] - interval["rating"]) * widen, ratings.DECIMALS)
+        high = round(elo + (interval["high"] - interval["rating"]) * widen, ratings.DECIMALS)
     return {"bot_id": bot_id, "name": bot["name"] if bot else bot_id,
             "rating": round(elo, ratings.DECIMALS), "low": low, "high": high, "games": games}

@@ -259,6 +259,7 @@ def change_bot(bot_id: str) -> Response:
         bot = new_version(bot, data["url"], utc_now())
     bot.update(data)
     services().store.update_bot(bot)
+    services().store.forget_leaderboards(bot["games"])  # its name, its interval's width
     return reply(BotSchema, _shown(bot, who))
 
 

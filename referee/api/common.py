@@ -61,10 +61,12 @@ class SafeInteger(fields.Integer):
 
 
 class StrictBoolean(fields.Boolean):
-    """A boolean given as `true` or `false` only (not 0, 1, "yes"...)."""
+    """A boolean given as `true` or `false` only (not 0, 1, "yes"...: 0 == False in a set)."""
 
-    truthy = {True}
-    falsy = {False}
+    def _deserialize(self, value, attr, data, **kwargs):
+        if value is True or value is False:
+            return value
+        raise self.make_error("invalid", input=value)
 
 
 def required(field_class: type[fields.Field], *args, **kwargs) -> fields.Field:

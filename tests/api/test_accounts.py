@@ -303,6 +303,8 @@ def test_a_suspended_account_loses_its_tokens_and_its_bots_play_nothing_new(api,
     account_id, token = signup(api, "naughty")
     bot = new_bot(api, token, bot_server.url("/random"), "naughty bot")["id"]
     other = api.register_bot(bot_server.url("/random"), ["aladino"], name="house")
+    problem(api.request("PATCH", f"/accounts/{account_id}", token=ADMIN,
+                        json={"suspended": 1}), 400, "request/invalid")  # true or false only
     suspended = api.request("PATCH", f"/accounts/{account_id}", token=ADMIN,
                             json={"suspended": True})
     assert suspended.status_code == 200 and suspended.get_json()["suspended"] is True

@@ -7,7 +7,7 @@ from __future__ import annotations
 import orjson
 
 from referee.match.replay import FORMAT, utc_now
-from tests.support.apitest import store_finished
+from tests.support.apitest import ADMIN, store_finished
 from tournament import results
 from tournament.store import Store, dumps, ratings_key
 from tournament.tournaments import leaderboard, leaderboard_rows
@@ -96,3 +96,26 @@ def test_the_leaderboard_and_a_history_come_a_page_at_a_time(api, redis_url: str
     assert api.get(f"/ratings/{GAME}/history?bot=bot-nobody").status_code == 404
     assert api.get(f"/ratings/{GAME}/history").status_code == 400
     assert api.get(f"/ratings/{GAME}/history?bot=bot-a&limit=1001").status_code == 400
+
+
+def test_a_new_version_keeps_its_rating_with_its_interval_widened(api, redis_url: str) -> None:
+    """Issue 27: a bot's interval measured on version 1 is shown twice as wide once the bot
+    plays version 2 (its Elo unchanged), and the page kept before is not served."""
+    store = Store.from_url(redis_url)
+    made = api.post("/accounts", token=ADMIN, json={"name": "versioned"}).get_json()
+    bot = api.post("/bots", token=made["token"], json={
+        "name": "versioned", "url": "http://127.0.0.1:9/v1", "games": [GAME]}).get_json()
+    store.save_bot({"id": "bot-b", "name": "bot-b", "url": "http://127.0.0.1:9/",
+                    "games": [GAME]})
+    finished_match(store, redis_url, "m-1", bot["id"], "bot-b")
+    store.redis.hset(ratings_key(GAME, "intervals"), bot["id"], dumps(
+        {"rating": 1500.0, "low": 1450.0, "high": 1550.0, "version": 1}))
+    before = {row["bot_id"]: row for row in api.get(f"/ratings/{GAME}").get_json()["leaderboard"]}
+    changed = api.request("PATCH", f"/bots/{bot['id']}", token=made["token"],
+                          json={"url": "http://127.0.0.1:9/v2"})
+    assert changed.get_json()["version"] == 2
+    after = {row["bot_id"]: row for row in api.get(f"/ratings/{GAME}").get_json()["leaderboard"]}
+    assert after[bot["id"]]["rating"] == before[bot["id"]]["rating"]
+    assert before[bot["id"]]["high"] - before[bot["id"]]["low"] == 100.0
+    assert after[bot["id"]]["high"] - after[bot["id"]]["low"] == 200.0
+    assert after["bot-b"] == before["bot-b"]

@@ -78,7 +78,8 @@ class Ratings(StoreBase):
 
         The version changes whenever the rows may: a rated match counted (the results
         list grows, with Elo, games and history, in the same transaction) or a tournament's
-        intervals stored. Bots are never renamed."""
+        intervals stored; a bot renamed or at a new version drops the rows kept
+        (`forget_leaderboards`)."""
         with self.redis.pipeline(transaction=False) as pipe:
             pipe.llen(ratings_key(game, RatingsPart.RESULTS))
             pipe.hgetall(ratings_key(game, RatingsPart.INTERVALS))
@@ -91,6 +92,11 @@ class Ratings(StoreBase):
             return version, None
         kept_version, *rows = kept.split(b"\n")
         return version, rows if kept_version.decode() == version else None
+
+    def forget_leaderboards(self, games: list[str]) -> None:
+        """Drop the leaderboard rows kept for these games (rebuilt at the next read)."""
+        if games:
+            self.redis.delete(*(ratings_key(game, RatingsPart.PAGE) for game in games))
 
     def keep_leaderboard(self, game: str, version: str, rows: list[bytes]) -> None:
         """Keep rows (JSON, one line each) built after reading `version` (a count in

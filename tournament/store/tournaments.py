@@ -183,9 +183,11 @@ class Tournaments(StoreBase):
             pipe.hset(key, mapping={TournamentField.FINISHED_AT: utc_now(),
                                     TournamentField.RATINGS: dumps(final)})
             if meta["players"] > 1:
-                for row in final:
+                versions = {bot["bot_id"]: bot.get("version", 1) for bot in meta["bots"]}
+                for row in final:  # with the version each bot played in the tournament
                     pipe.hset(ratings_key(meta["game"], RatingsPart.INTERVALS), row["bot"],
-                              dumps({**row, "tournament_id": meta["id"]}))
+                              dumps({**row, "tournament_id": meta["id"],
+                                     "version": versions.get(row["bot"], 1)}))
                 pipe.publish(ratings_events_channel(meta["game"]), INTERVALS)
             pipe.publish(tournament_events_channel(meta["id"]), FINISHED)
             return True

@@ -48,33 +48,32 @@ class BotUrl(validate.Regexp):
         return value
 
 
-class BotCreateSchema(Schema):
+class BotSettingsSchema(Schema):
+    """What a bot's owner sets besides its name and URL."""
+
+    updates = StrictBoolean(metadata={
+        "description": "send the bot an `update` message after every step it does not "
+                       "decide (docs/bots.md, Updates); default false"})
+    public = StrictBoolean(metadata={
+        "description": "whether any account may seat it in a match or tournament; default "
+                       "true"})
+
+
+class BotCreateSchema(BotSettingsSchema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=100))
     url = fields.String(required=True, validate=[validate.Length(min=1, max=2000), BotUrl()],
                         metadata={"description": "http(s) URL of the bot; its host must be "
                                                  "on the allowlist (REFEREE_BOT_HOSTS)"})
     games = fields.List(fields.String(validate=known_game), required=True,
                         validate=validate.Length(min=1))
-    updates = StrictBoolean(metadata={
-        "description": "send the bot an `update` message after every step it does not "
-                       "decide (docs/bots.md, Updates); default false"})
-    public = StrictBoolean(metadata={
-        "description": "whether any account may seat it in a match or tournament; default "
-                       "true"})
 
 
-class BotUpdateSchema(Schema):
-    """PATCH /bots/{id}: a new name, URL or `updates`, any of them or none (nothing
-    changes)."""
+class BotUpdateSchema(BotSettingsSchema):
+    """PATCH /bots/{id}: a new name, URL, `updates` or `public`, any of them or none
+    (nothing changes)."""
 
     name = fields.String(validate=validate.Length(min=1, max=100))
     url = fields.String(validate=[validate.Length(min=1, max=2000), BotUrl()])
-    updates = StrictBoolean(metadata={
-        "description": "send the bot an `update` message after every step it does not "
-                       "decide (docs/bots.md, Updates); default false"})
-    public = StrictBoolean(metadata={
-        "description": "whether any account may seat it in a match or tournament; default "
-                       "true"})
 
 
 class PublicUrl(fields.String):

@@ -45,7 +45,10 @@ def test_the_python_and_node_bots_spend_their_budget_and_count_their_updates(api
         budget = max(min(mine / 20 + 80, clock["deadline_ms"] - 50), 0)
         info = step["info"]
         assert abs(info["budget_ms"] - budget) <= 1, (step["step"], info, budget)
-        assert step["elapsed_ms"] >= info["budget_ms"] - 2, "it spent its budget"
+        assert info["spent_ms"] >= info["budget_ms"] - 1, "it spent its budget, by its clock"
+        # and the referee saw it do so (less a referee preempted between its write and its
+        # clock read: such time is never charged)
+        assert step["elapsed_ms"] >= info["budget_ms"] * 0.9 - 2
         heard_before = [u for u in expected_updates(record, step["seat"])
                         if u["step"] < step["step"]]
         assert info["updates_heard"] == len(heard_before), step["step"]

@@ -25,6 +25,8 @@ SCRIPTS = {
     "storage.py": ["finished", "archived", "own"],
     "results_log.py": ["GET /log/proof", "bytes per match", "p99"],
     "clocks.py": ["referee-caused", "per 100k", "CPU ms/update"],
+    "ratings_backtest.py": ["openskill Plackett-Luce", "pairwise Elo", "pair log-lik",
+                            "kendall tau"],
     "api_load.py": ["GET /ratings/aladino", "GET /matches?limit=20", "GET /matches/{id}",
                     "p99 ms", "errors"],
 }

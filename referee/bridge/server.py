@@ -33,6 +33,7 @@ import logging
 import re
 import time
 from collections import OrderedDict
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,7 +114,7 @@ class Bridge:
     def __init__(self, config: BridgeConfig):
         self.config = config
         self.sessions: OrderedDict[SessionKey, Session] = OrderedDict()  # least recent first
-        self.stopping: set[asyncio.Task] = set()
+        self.background: set[asyncio.Task] = set()  # programs stopping, updates being told
         self.http = httpd.HttpServer(self.handle)
         self.reaper: asyncio.Task | None = None
         self.closing = False
@@ -136,7 +137,7 @@ class Bridge:
                              return_exceptions=True)
         await asyncio.gather(*(session.program.stop(None, STOP_GRACE_S)
                                for session in sessions if session.program),
-                             *self.stopping, return_exceptions=True)
+                             *self.background, return_exceptions=True)
         await self.http.close()
 
     async def handle(self, request: httpd.Request) -> httpd.Response:
@@ -246,9 +247,7 @@ class Bridge:
         """The program gets the update line, in the background (after the decision in
         progress, if any); the answer does not wait for it."""
         session = self._session(message)
-        task = asyncio.create_task(self._tell(session, message))
-        self.stopping.add(task)
-        task.add_done_callback(self.stopping.discard)
+        self._in_background(self._tell(session, message))
         return _json(200, {})
 
     async def _tell(self, session: Session, message: Message) -> None:
@@ -295,9 +294,12 @@ class Bridge:
                 if session.program:
                     await session.program.stop(last_line, STOP_GRACE_S)
 
-        task = asyncio.create_task(stop())
-        self.stopping.add(task)
-        task.add_done_callback(self.stopping.discard)
+        self._in_background(stop())
+
+    def _in_background(self, work: Coroutine[object, object, None]) -> None:
+        task = asyncio.create_task(work)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
 
     async def _reap_idle_forever(self) -> None:
         period = min(30.0, self.config.idle_timeout_s / 4)

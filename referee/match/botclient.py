@@ -264,12 +264,12 @@ def _arrival_ns(ancillary: list[tuple[int, int, bytes]]) -> int:
     for level, kind, data in ancillary:
         if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(data) >= 16:
             seconds, nanos = _TIMESPEC.unpack_from(data)
-            now_mono, offset = _realtime_offset_ns()
+            now_mono, offset = realtime_offset_ns()
             return min(seconds * 1_000_000_000 + nanos - offset, now_mono)
     return time.monotonic_ns()
 
 
-def _realtime_offset_ns() -> tuple[int, int]:
+def realtime_offset_ns() -> tuple[int, int]:
     """(monotonic now, CLOCK_REALTIME - CLOCK_MONOTONIC), read between two monotonic reads
     close together: a process preempted between two clock reads (a busy machine) would
     otherwise shift a converted timestamp by the time it was away."""
@@ -377,15 +377,12 @@ class BotClient:
         self._drop()
 
     async def aclose_after_updates(self) -> None:
-        """Close once the updates queued are sent (each within UPDATE_DEADLINE_MS): a match
-        that parks to wait for another seat still tells this one."""
+        """Close once the updates queued are sent, within UPDATE_DEADLINE_MS in all (what
+        is left then is dropped): a match that parks to wait for another seat still tells
+        this one, and a bot that answers no update holds its connection a second at most."""
         if self.sender is not None:
-            await asyncio.wait([self.sender])
+            await asyncio.wait([self.sender], timeout=UPDATE_DEADLINE_MS / 1000)
         await self.aclose()
-
-    @property
-    def sending_updates(self) -> bool:
-        return self.sender is not None and not self.sender.done()
 
     async def _exchange(self, body: bytes, deadline_ms: int) -> tuple[int, bytes, float]:
         """One request and its whole answer: (status, body, ms from the request written to

@@ -20,6 +20,8 @@ from typing import BinaryIO
 import httptools
 import orjson
 
+from referee.match.botclient import realtime_offset_ns
+
 
 class _Request:
     def __init__(self) -> None:
@@ -56,11 +58,8 @@ async def _read(sock: socket.socket) -> tuple[bytes, float]:
         for level, kind, value in ancillary:
             if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
                 seconds, nanos = _TIMESPEC.unpack_from(value)
-                for _ in range(5):  # the realtime-monotonic offset, read without preemption
-                    before, real, after = time.monotonic(), time.time(), time.monotonic()
-                    if after - before < 50e-6:
-                        break
-                return data, min(seconds + nanos / 1e9 - (real - (before + after) / 2), after)
+                now_ns, offset_ns = realtime_offset_ns()  # as the referee converts it
+                return data, min(seconds + nanos / 1e9 - offset_ns / 1e9, now_ns / 1e9)
         return data, time.monotonic()
 
 

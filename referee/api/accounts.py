@@ -274,11 +274,8 @@ def list_tokens() -> Response:
 
 @bp.delete("/accounts/me/tokens/<token_id>")
 def revoke_token(token_id: str) -> Response:
-    who = require_account()
-    account_id = who.account_id or ""
-    record = next((t for t in services().store.account_tokens(account_id)
-                   if t["id"] == token_id), None)
-    if record is None or not services().store.revoke_token(account_id, token_id):
+    record = services().store.revoke_token(require_account().account_id or "", token_id)
+    if record is None:
         raise not_found(f"token {token_id!r} of this account")
     return reply(TokenSchema, record)
 

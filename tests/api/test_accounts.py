@@ -349,3 +349,14 @@ def test_a_revoked_token_fails_in_another_api_process_at_once(api, live_server):
     refused = requests.get(other, headers=auth, timeout=30)
     assert refused.status_code == 403
     assert refused.headers["Content-Type"].startswith("application/problem+json")
+
+
+def test_an_account_cannot_revoke_or_list_another_accounts_tokens(api):
+    _, ann = signup(api, "ann")
+    _, bob = signup(api, "bob")
+    made = api.post("/accounts/me/tokens", token=ann, json={"scopes": ["bots:write"]}).get_json()
+    assert api.request("DELETE", f"/accounts/me/tokens/{made['id']}",
+                       token=bob).status_code == 404
+    assert api.get("/accounts/me", token=made["token"]).status_code == 200, "still live"
+    listed = api.get("/accounts/me/tokens", token=bob).get_json()["tokens"]
+    assert made["id"] not in {token["id"] for token in listed} and len(listed) == 1

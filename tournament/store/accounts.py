@@ -97,16 +97,18 @@ class Accounts(Matches):
         live = [loads(record) for record in records if record]
         return sorted(live, key=lambda record: (record["created_at"], record["id"]))
 
-    def revoke_token(self, account_id: str, token_id: str) -> bool:
-        """Forget one of the account's tokens at once; False when it has none of that id."""
+    def revoke_token(self, account_id: str, token_id: str) -> dict[str, Any] | None:
+        """Forget one of the account's tokens at once; its record, or None when the
+        account has no live token of that id."""
         digest = self.redis.hget(account_key(account_id, "tokens"), token_id)
         if digest is None:
-            return False
+            return None
         with self.redis.pipeline() as pipe:
+            pipe.get(token_key(decoded(digest)))
             pipe.delete(token_key(decoded(digest)))
             pipe.hdel(account_key(account_id, "tokens"), token_id)
-            pipe.execute()
-        return True
+            record, _, _ = pipe.execute()
+        return loads(record)
 
     # ----- invites ----------------------------------------------------------------------
     def save_invite(self, code: str, ttl_s: int) -> None:

@@ -236,6 +236,12 @@ class BotServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A referee that closed its connection (a reset while the next request was
+        awaited) is routine, not a traceback on stderr; anything else is reported."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 def make_server(choose: Choose, port: int = 0, host: str = "127.0.0.1",
                 verbose: bool = False, secret: str | None = None,

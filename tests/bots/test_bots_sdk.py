@@ -5,6 +5,8 @@ import io
 import json
 import select
 import socket
+import struct
+import threading
 import time
 from contextlib import contextmanager
 
@@ -173,3 +175,31 @@ def test_the_sdk_budgets_a_twentieth_of_the_clock_and_never_the_last_50_ms():
     low = {**clock, "deadline_ms": 100}
     assert budget_ms({"seat": 1, "deadline_ms": 100, "clock": low}) == 50
     assert budget_ms({"seat": 0, "deadline_ms": 2000}) == 1600
+
+
+def test_a_referee_resetting_its_kept_connection_prints_no_traceback(serve, capsys):
+    """A referee drops a kept connection with a reset (Linux resets a socket closed with
+    unread data): the SDK bot goes on quietly, where the standard library prints a
+    traceback on stderr (CI saw one in a test's captured output)."""
+    body = json.dumps(_payload([{"type": "x"}])).encode()
+    request = (f"POST / HTTP/1.1\r\nHost: bot\r\nContent-Type: application/json\r\n"
+               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    with _sdk_bot(serve) as url:
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        sock.sendall(request)
+        select.select([sock], [], [], 5)
+        assert b'"action"' in sock.recv(1 << 16)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()  # a reset while the bot awaits the next request on this connection
+        _wait_for_handlers_to_end()
+        assert requests.post(url, json=_payload([{"type": "y"}]), timeout=5).ok
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def _wait_for_handlers_to_end(timeout_s: float = 30.0) -> None:
+    """Until no thread of a threading server is handling a connection."""
+    give_up = time.monotonic() + timeout_s
+    while any("process_request_thread" in thread.name for thread in threading.enumerate()):
+        assert time.monotonic() < give_up, "a connection's thread did not end"
+        time.sleep(0.01)

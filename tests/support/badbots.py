@@ -36,8 +36,9 @@ import json
 import threading
 import time
 from collections import defaultdict
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
+from bots.python import sdk
 from tests.support.botserver import (
     ERROR_ANSWER,
     GARBAGE_ANSWER,
@@ -151,7 +152,7 @@ def _one_of(earlier: list[dict], payload: dict) -> bytes:
     return random_answer(payload)
 
 
-class BadBots(ThreadingHTTPServer):
+class BadBots(sdk.BotServer):
     daemon_threads = True
     block_on_close = False
     request_queue_size = 256  # a hundred matches may call at once

@@ -27,9 +27,10 @@ import random
 import threading
 import time
 from collections import defaultdict
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import engines
+from bots.python import sdk
 
 SLOW_S = 1.0
 DEAF_UPDATE_S = 3.0
@@ -171,7 +172,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet."""
 
 
-class BotServer(ThreadingHTTPServer):
+class BotServer(sdk.BotServer):
     daemon_threads = True
 
     def __init__(self):

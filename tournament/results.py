@@ -13,6 +13,8 @@ Rated: a finished match of two or more seats that are all registered bots (tourn
 not); a solo match or one with a pull seat changes no rating. When the last match of a
 tournament is counted, its Bradley-Terry ratings (solo: average scores) are stored once.
 
+A ladder's match is then counted into its ladder, once (`tournament.ladders.count`).
+
 Each count is announced in its transaction (PUBLISH): the match id on its tournament's
 events channel and, when rated, on its game's ratings channel; storing the final ratings
 announces "finished" there (and "intervals" on the ratings channel). The API's event
@@ -23,8 +25,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tournament import formats, ratings
+from tournament import formats, ladders, ratings, skill
 from tournament.store import MatchStatus, Store
+from tournament.store.ratings import RatingUpdates
 
 Result = dict[str, Any]
 
@@ -50,10 +53,12 @@ def count_outcome(store: Store, match: dict) -> bool:
     if match["status"] not in (MatchStatus.FINISHED, MatchStatus.FAILED):
         return False
     counted = False
+    finished = match["status"] == MatchStatus.FINISHED
     if not store.is_counted(match["game"], match["id"]):
-        finished = match["status"] == MatchStatus.FINISHED
         counted = _count(store, match, match_outcome(store, match) if finished else None)
     finish_tournament_of(store, match)
+    if match.get("ladder_id") and not store.is_ladder_counted(match["ladder_id"], match["id"]):
+        ladders.count(store, match, match_outcome(store, match) if finished else None)
     return counted
 
 
@@ -86,7 +91,16 @@ def _count(store: Store, match: dict, result: Result | None) -> bool:
     """Count a match once (result None: it failed), its live Elo updated when rated."""
     if result is None or not is_rated(match):
         return store.count_match(match, result, None)
-    return store.count_match(match, result, lambda before: ratings.elo_update(before, result))
+    return store.count_match(match, result, RatingUpdates(
+        lambda before: ratings.elo_update(before, result),
+        lambda before: skill_update(before, result)))
+
+
+def skill_update(before: dict[str, list[float]], result: Result) -> dict[str, list[float]]:
+    """The Weng-Lin skills `[mu, sigma]` of the result's bots after it."""
+    after = skill.rate({bot: skill.Skill(*value) for bot, value in before.items()},
+                       result["seats"], result["ranks"])
+    return {bot: [value.mu, value.sigma] for bot, value in after.items()}
 
 
 # ----- the end of a tournament --------------------------------------------------------

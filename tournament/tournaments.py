@@ -22,7 +22,7 @@ from typing import Any
 import engines
 from referee.match.replay import utc_now
 from referee.match.setups import match_options
-from tournament import formats, pairing, ratings, recovery, results, scheduling
+from tournament import formats, pairing, ratings, recovery, results, scheduling, skill
 from tournament.formats import SetupError
 from tournament.store import MatchStatus, Store
 from tournament.store.tournaments import TournamentState
@@ -223,13 +223,25 @@ def leaderboard_rows(store: Store, game: str, render: Callable[[dict], bytes]) -
 
 def leaderboard(store: Store, game: str) -> list[dict]:
     """A game's bots by live Elo; low/high: the bot's latest tournament's Bradley-Terry
-    95% interval, shifted so that it is centred on the live Elo (null without one).
-    Two round trips to Redis, whatever the number of bots."""
-    elos, games, intervals = store.leaderboard_ratings(game)
+    95% interval, shifted so that it is centred on the live Elo (null without one); mu,
+    sigma and ordinal: its Weng-Lin skill over every rated match of the game, and
+    `by_players` the same over those of each number of players. Two round trips to Redis,
+    whatever the number of bots."""
+    data = store.leaderboard_ratings(game)
+    elos = data.elos
     order = sorted(elos, key=lambda bot: (-elos[bot], bot))
     bots = dict(zip(order, store.get_bots(order), strict=True))
-    return [leaderboard_row(bots[bot], bot, elos[bot], games.get(bot, 0), intervals.get(bot))
+    return [{**leaderboard_row(bots[bot], bot, elos[bot], data.games.get(bot, 0),
+                               data.intervals.get(bot)),
+             **_shown_skill(data.skills.get(bot)),
+             "by_players": {str(players): _shown_skill(skills[bot])
+                            for players, skills in sorted(data.skills_by_players.items())
+                            if bot in skills}}
             for bot in order]
+
+
+def _shown_skill(value: list[float] | None) -> dict[str, float]:
+    return (skill.Skill(*value) if value else skill.INITIAL).shown()
 
 
 def rating_history(store: Store, game: str, bot_id: str, offset: int,

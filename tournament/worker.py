@@ -12,6 +12,8 @@ The event loop also keeps, for the whole process:
 - every held match lease renewed (`RENEW_EVERY_S`), in one round trip;
 - the recovery sweep (`tournament.recovery.sweep`) and the due timers (parked matches'
   deadlines, deferred matches: `tournament.wakeups.fire_due_timers`);
+- the ladders' upkeep: their entry checks, notices, counting left over and refilling
+  (`tournament.ladder_upkeep`);
 - each running job's rq heartbeat, so rq does not take a long match for a dead one.
 
 rq's own clean-up of its registries runs every `MAINTENANCE_S` (rq's default is ten
@@ -51,7 +53,7 @@ from rq.worker import BaseWorker
 
 from referee.config import DEFAULT_CONCURRENCY, Config, ConfigError
 from referee.match.sealing import Sealer
-from tournament import driver, recovery, results_log, wakeups
+from tournament import driver, ladder_upkeep, ladders, recovery, results_log, wakeups
 from tournament.store import Progress, Store
 
 log = logging.getLogger(__name__)
@@ -88,6 +90,7 @@ class MatchWorker(BaseWorker):
         self.bookkeeping = concurrent.futures.ThreadPoolExecutor(4, "rq-bookkeeping")
         self.context: driver.Context | None = None
         self.periodic: list[asyncio.Task] = []
+        self.checking: asyncio.Task | None = None  # the ladders' entry checks under way
 
     # ----- the main thread: rq's loop --------------------------------------------------
     def work(self, burst: bool = False, logging_level: str | None = "INFO", *_: object,
@@ -234,7 +237,8 @@ class MatchWorker(BaseWorker):
         for every, task in ((RENEW_EVERY_S, self._renew_leases),
                             (recovery.SWEEP_EVERY_S, self._sweep),
                             (TIMERS_EVERY_S, self._fire_timers),
-                            (JOB_HEARTBEAT_EVERY_S, self._heartbeat_jobs)):
+                            (JOB_HEARTBEAT_EVERY_S, self._heartbeat_jobs),
+                            (ladders.TEND_EVERY_S, self._tend_ladders)):
             self.periodic.append(asyncio.get_running_loop().create_task(_every(every, task)))
         return context
 
@@ -270,6 +274,16 @@ class MatchWorker(BaseWorker):
     async def _fire_timers(self) -> None:
         await self.driving.in_thread(wakeups.fire_due_timers, self.driving.store)
 
+    async def _tend_ladders(self) -> None:
+        """Count and refill the ladders, send their notices, and start running the entry
+        checks queued (in a task of their own: a slow bot's check holds up nothing)."""
+        context = self.driving
+        await context.in_thread(ladder_upkeep.tend, context.store)
+        await ladder_upkeep.send_notices(context.store, context.config, context.in_thread)
+        if self.checking is None or self.checking.done():
+            self.checking = asyncio.get_running_loop().create_task(
+                ladder_upkeep.run_checks(context.store, context.config, context.in_thread))
+
     async def _heartbeat_jobs(self) -> None:
         with self.running_lock:
             running = list(self.running.values())
@@ -292,7 +306,7 @@ class MatchWorker(BaseWorker):
         self.loop.call_soon_threadsafe(self.loop.stop)
 
     async def _stop_periodic(self) -> None:
-        for task in self.periodic:
+        for task in [*self.periodic, *([self.checking] if self.checking else [])]:
             task.cancel()
         await asyncio.gather(*self.periodic, return_exceptions=True)
 

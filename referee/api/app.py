@@ -11,6 +11,7 @@ from referee.api import (
     events,
     games,
     health,
+    ladders,
     log,
     matches,
     metrics,
@@ -29,7 +30,7 @@ from tournament.store import Store
 # One module per resource: its blueprint `bp`, its schemas and its `PATHS` (openapi.yaml's
 # paths in this order)
 RESOURCES = (health, spec, metrics, games, accounts, bots, matches, moves, replays, log,
-             tournaments, ratings, events)
+             tournaments, ladders, ratings, events)
 BLUEPRINTS = (*(resource.bp for resource in RESOURCES), ui.bp, ui.root)
 
 

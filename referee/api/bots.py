@@ -27,7 +27,7 @@ from referee.errors import (
 )
 from referee.match.replay import utc_now
 from referee.match.urls import BOT_URL_PATTERN, url_syntax_problem, without_credentials
-from tournament import quotas
+from tournament import ladders, quotas
 from tournament.bots import is_retired, new_secret, new_version, public_bot
 
 bp = Blueprint("bots", __name__)
@@ -254,11 +254,14 @@ def change_bot(bot_id: str) -> Response:
         check_bot_host(data["url"])
     if "name" in data:
         _check_name_free(data["name"], other_than=bot_id)
-    if "url" in data and data["url"] != bot["url"]:
+    versioned = "url" in data and data["url"] != bot["url"]
+    if versioned:
         bot = new_version(bot, data["url"], utc_now())
     bot.update(data)
     services().store.update_bot(bot)
     services().store.forget_leaderboards(bot["games"])  # its name, its interval's width
+    if versioned:
+        ladders.new_version(services().store, bot)
     return reply(BotSchema, _shown(bot, who))
 
 
@@ -270,6 +273,7 @@ def retire_bot(bot_id: str) -> Response:
     if not is_retired(bot):
         bot["retired_at"] = utc_now()
         services().store.update_bot(bot)
+        ladders.retired(services().store, bot_id)
     return reply(BotSchema, _shown(bot, who))
 
 

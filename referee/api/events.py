@@ -7,6 +7,9 @@
   the match is the admin's only (its public state would tell that match's hidden cards).
 - GET /tournaments/{id}/events: `standings`, then `match` and `standings` for every match
   counted, then `finished`.
+- GET /ladders/{id}/events: `standings` (the ladder as GET /ladders/{id} shows it), then
+  `match` for every match counted and `standings` after it, `entry` for every entry that
+  changed (entered, checked, suspended, left).
 - GET /ratings/{game}/events: `leaderboard` (the body of GET /ratings/{game}?limit=200),
   then again whenever it changes.
 """
@@ -25,6 +28,7 @@ from marshmallow import Schema, fields, validate
 from referee.api import live
 from referee.api.auth import asked_by_admin, bearer_token, caller, require_admin
 from referee.api.common import MAX_PAGE, STEP, SafeInteger, required
+from referee.api.ladders import LADDER_ID, LadderEntrySchema, LadderSchema
 from referee.api.matches import ForfeitSchema, ResultSchema, SeatInfoSchema
 from referee.api.moves import DecisionClockSchema
 from referee.api.operations import GAME, MATCH_ID, TOURNAMENT_ID, component_ref, operation
@@ -43,7 +47,7 @@ from referee.api.tournaments import (
 from referee.api.web import load_query, path_game, services, shared
 from referee.errors import AUTH_FORBIDDEN, EVENTS_STEP_NOT_RECORDED
 from referee.match.step_views import Viewer
-from tournament import tournaments
+from tournament import ladders, tournaments
 from tournament.deals import deal_in_play, deal_is_secret
 from tournament.store import (
     FINISHED,
@@ -167,12 +171,26 @@ class StandingsEventSchema(Schema):
     finished_at = required(fields.String, allow_none=True)
 
 
+class LadderMatchEventSchema(Schema):
+    """`match` of `GET /ladders/{id}/events`: a match of the ladder is over and counted."""
+
+    match_id = required(fields.String)
+    ladder_id = required(fields.String)
+    status = required(fields.String, validate=validate.OneOf(["finished", "failed"]))
+    seats = required(fields.List, fields.Nested(SeatInfoSchema))
+    result = required(fields.Nested, ResultSchema, allow_none=True)
+    forfeit = required(fields.Nested, ForfeitSchema, allow_none=True)
+    steps = required(fields.Integer)
+
+
 EVENT_SCHEMAS: dict[str, type[Schema]] = {
     "start": StartEventSchema, "step": StepEventSchema, "update": UpdateEventSchema,
     "result": ResultEventSchema,
     "match": MatchCountedEventSchema, "standings": StandingsEventSchema,
     "finished": StandingsEventSchema, "leaderboard": RatingsSchema,
 }
+LADDER_EVENT_SCHEMAS: dict[str, type[Schema]] = {
+    "match": LadderMatchEventSchema, "standings": LadderSchema, "entry": LadderEntrySchema}
 
 LAST_EVENT_ID = {
     "name": "Last-Event-ID", "in": "header", "required": False,
@@ -186,7 +204,8 @@ SSE_FORMAT = ("One Server-Sent Event (the stream starts with `retry: 3000` and h
               "its event (`contentSchema`).")
 
 
-def event_stream(summary: str, events: list[str]) -> dict:
+def event_stream(summary: str, events: list[str],
+                 schemas: dict[str, type[Schema]] = EVENT_SCHEMAS) -> dict:
     """A 200 answer that is a stream of Server-Sent Events. As OpenAPI 3.2's `itemSchema`
     (and schemathesis with a 3.1 `schema`), the schema is that of one event, of the names
     `events`, its JSON data following the component of its schema (`EVENT_SCHEMAS`)."""
@@ -199,7 +218,7 @@ def event_stream(summary: str, events: list[str]) -> dict:
             "data": {"type": "string", "contentMediaType": "application/json"}},
         "oneOf": [{"properties": {
             "event": {"const": name},
-            "data": {"contentSchema": component_ref(EVENT_SCHEMAS[name])}}}
+            "data": {"contentSchema": component_ref(schemas[name])}}}
             for name in events]}}}}
 
 
@@ -232,6 +251,13 @@ PATHS = {
         (404,), parameters=[TOURNAMENT_ID], security="admin", optional_security=True,
         description="The seed in the table is null until the tournament is over, unless "
                     "the admin asks.")},
+    "/ladders/{ladder_id}/events": {"get": operation(
+        "followLadder", "Follow a ladder live: counted matches, standings, entries "
+        "(Server-Sent Events)", "live", (200, event_stream(
+            "`standings` on connecting, then `match` and `standings` for every match "
+            "counted, and `entry` for every entry that changed (the stream never ends by "
+            "itself)", ["standings", "match", "entry"], LADDER_EVENT_SCHEMAS)),
+        (404,), parameters=[LADDER_ID])},
     "/ratings/{game}/events": {"get": operation(
         "followRatings", "Follow a game's leaderboard live (Server-Sent Events)", "live",
         (200, event_stream(
@@ -268,6 +294,16 @@ def tournament_events(tournament_id: str) -> Response:
         raise not_found(f"tournament {tournament_id!r}")
     announcer = TournamentAnnouncer(store, _live().memo, tournament_id, asked_by_admin())
     return _stream(live.announcements(_live(), tournament_events_channel(tournament_id),
+                                      announcer))
+
+
+@bp.get("/ladders/<ladder_id>/events")
+def ladder_events(ladder_id: str) -> Response:
+    store = _live().store
+    if store.ladder_meta(ladder_id) is None:
+        raise not_found(f"ladder {ladder_id!r}")
+    announcer = LadderAnnouncer(store, _live().memo, ladder_id)
+    return _stream(live.announcements(_live(), store.ladder_events_channel(ladder_id),
                                       announcer))
 
 
@@ -422,3 +458,56 @@ class LeaderboardAnnouncer:
 
     def _page(self) -> bytes:
         return leaderboard_page(self.store, self.game, 0, MAX_PAGE)
+
+
+@dataclass
+class LadderAnnouncer:
+    """A ladder's standings first, then each counted match with the standings after it,
+    and each entry that changed (never over: the client reconnects after MAX_STREAM_S)."""
+
+    store: Store
+    memo: live.Memo
+    ladder_id: str
+
+    def opening(self) -> live.Said:
+        return live.Said([live.sse("standings", self._standings())])
+
+    def heard(self, messages: list[str], last: int) -> live.Said:
+        chunks = []
+        for message in messages:
+            kind, _, subject = message.partition(" ")
+            if kind == "match":
+                chunks.append(live.sse("match", self.memo.get(
+                    ("ladder-match", subject), partial(self._match_event, subject))))
+            elif kind == "entry":
+                chunks.append(live.sse("entry", self._entry_event(subject)))
+            elif kind == "standings":
+                chunks.append(live.sse("standings", self.memo.get(
+                    ("ladder", self.ladder_id, last), self._standings)))
+        return live.Said(chunks)
+
+    def check(self) -> live.Said:
+        return live.Said([])
+
+    def _standings(self) -> bytes:
+        view = ladders.ladder_view(self.store, self.ladder_id)
+        if view is None:
+            raise LookupError(f"no ladder {self.ladder_id}")
+        return _ladder_shape("standings", view)
+
+    def _match_event(self, match_id: str) -> bytes:
+        match = self.store.get_match(match_id)
+        if match is None:
+            raise LookupError(f"no match {match_id}")
+        return _ladder_shape("match", {**match, "match_id": match_id,
+                                       "ladder_id": self.ladder_id, "steps": match["step"]})
+
+    def _entry_event(self, bot_id: str) -> bytes:
+        entry = self.store.ladder_entries(self.ladder_id).get(bot_id)
+        if entry is None:
+            raise LookupError(f"no entry {bot_id}")
+        return _ladder_shape("entry", ladders.entry_view(entry))
+
+
+def _ladder_shape(event: str, data: dict) -> bytes:
+    return orjson.dumps(shared(LADDER_EVENT_SCHEMAS[event]).dump(data))

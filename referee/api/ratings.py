@@ -20,6 +20,12 @@ from tournament.tournaments import leaderboard_rows, rating_history
 bp = Blueprint("ratings", __name__)
 
 
+class SkillSchema(Schema):
+    mu = required(fields.Float)
+    sigma = required(fields.Float)
+    ordinal = required(fields.Float, metadata={"description": "mu - 3 sigma"})
+
+
 class LeaderboardEntrySchema(TournamentBotSchema):
     rating = required(fields.Float, metadata={"description": "live Elo"})
     low = required(fields.Float, allow_none=True, metadata={
@@ -27,6 +33,15 @@ class LeaderboardEntrySchema(TournamentBotSchema):
                        "the live Elo; null when it played no finished tournament"})
     high = required(fields.Float, allow_none=True)
     games = required(fields.Integer, metadata={"description": "rated matches"})
+    mu = required(fields.Float, metadata={
+        "description": "Weng-Lin skill (openskill's Bradley-Terry) over every rated match "
+                       "of the game"})
+    sigma = required(fields.Float, metadata={"description": "the skill's uncertainty"})
+    ordinal = required(fields.Float, metadata={"description": "mu - 3 sigma"})
+    by_players = required(fields.Dict, keys=fields.String(), values=fields.Nested(
+        SkillSchema), metadata={
+            "description": "the skill over the rated matches of each number of players"})
+
 
 
 class RatingsSchema(PageSchema):

@@ -6,10 +6,8 @@ engine's InvalidAction) is `malformed`, one against the rules (IllegalAction) `i
 A bot on loopback whose median answer takes 40 ms or more gets a warning: that is the
 delay of Nagle's algorithm meeting delayed ACKs, not thinking time.
 
-The decisions come from seeded random playouts of every setup the game supports (player
-counts and modes). A decision's *phase* is the set of action types it offers; the check
-sends a few decisions of every phase of every setup, early, middle and late ones, so every
-action type the engine lists is exercised. Exit status 1 when any answer is faulty.
+The decisions and the check are `referee.match.bot_check`'s. Exit status 1 when any answer
+is faulty.
 """
 
 from __future__ import annotations
@@ -17,23 +15,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ipaddress
-import random
 import statistics
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import engines
-from engines.base import Action, Game, State, Variant
+from engines.base import Game
 from referee.bridge import BadCommand, bot_urls
-from referee.match.botclient import DEFAULT_DEADLINE_MS, BotClient, Fault
-from referee.match.runner import decision_payload
+from referee.match.bot_check import Decision, Finding, check, sample_decisions
+from referee.match.botclient import DEFAULT_DEADLINE_MS, BotClient
 
 NAME = "check-bot"
 HELP = "send a bot real decisions from every phase of a game and report faulty answers"
-MAX_PLAYOUT_STEPS = 5000
-EXTRA_PLAYOUTS = 20
 NAGLE_MS = 40.0  # Linux's delayed ACK: a median answer this slow on loopback is no thinking
 NAGLE_ADVICE = (
     "the signature of Nagle's algorithm meeting delayed ACKs: the bot writes its answer in "
@@ -42,26 +35,6 @@ NAGLE_ADVICE = (
     "TCP_NODELAY on the connection (Java's com.sun.net.httpserver: run with "
     "-Dsun.net.httpserver.nodelay=true; Python's http.server: build headers and body in one "
     "buffer, as bots/python/sdk.py does; Node.js's http and Go's net/http set it already)")
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One decision to put to the bot: a state of a playout and its setup."""
-
-    setup: str
-    step: int
-    state: State
-    phase: tuple[str, ...]
-
-
-@dataclass
-class Finding:
-    """A faulty answer: the fault code and the reason, for a bot author to read."""
-
-    decision: Decision
-    fault: str
-    detail: str
-    raw: str
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
           f"({len({d.phase for d in decisions})} phases, deadline {args.deadline_ms} ms)")
     try:
         with bot_urls([args.url]) as served:
-            findings, timings = check(game, served.urls[0], decisions, args.deadline_ms)
+            findings, timings = asyncio.run(check(
+                game, BotClient(served.urls[0], args.deadline_ms), decisions))
     except BadCommand as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -100,92 +74,6 @@ def run(args: argparse.Namespace) -> int:
     verdict = "FAILED" if findings else "passed"
     print(f"{verdict}: {len(decisions) - len(findings)} of {len(decisions)} answers were legal")
     return 1 if findings else 0
-
-
-# ----- collecting decisions ------------------------------------------------------------------
-def setups(game: Game) -> Iterator[tuple[str, Variant]]:
-    """Every supported setup with a readable label, e.g. ("2p", {...}) or ("1p mode=solo", ...)."""
-    for variant in game.variants():
-        options = " ".join(f"{k}={v}" for k, v in sorted(variant["options"].items()))
-        yield f"{variant['num_players']}p {options}".strip(), variant
-
-
-def playout(game: Game, variant: Variant, seed: int
-            ) -> Iterator[tuple[int, State, list[Action]]]:
-    """(step, state, legal actions) for every decision of one random playout."""
-    chooser = random.Random(seed)
-    state = game.new_game(variant["num_players"], seed, variant["options"])
-    for step in range(MAX_PLAYOUT_STEPS):
-        if game.is_over(state):
-            return
-        legal = game.legal_actions(state)
-        yield step, state, legal
-        state = game.apply(state, chooser.choice(legal))
-
-
-def sample_decisions(game: Game, first_seed: int, playouts: int, per_phase: int
-                     ) -> list[Decision]:
-    """Up to `per_phase` decisions of every phase of every setup, spread evenly over the
-    phase's occurrences in the playouts. Past `playouts` seeds, more are played (up to
-    EXTRA_PLAYOUTS) while an action type of describe() has not been offered yet."""
-    wanted = set(game.describe().get("actions", {}))
-    by_phase: dict[tuple[str, tuple[str, ...]], list[Decision]] = {}
-    offered: set[str] = set()
-    for seed in range(first_seed, first_seed + playouts + EXTRA_PLAYOUTS):
-        if seed >= first_seed + playouts and wanted <= offered:
-            break
-        for label, variant in setups(game):
-            for step, state, legal in playout(game, variant, seed):
-                phase = tuple(sorted({a["type"] for a in legal}))
-                offered.update(phase)
-                by_phase.setdefault((label, phase), []).append(Decision(label, step, state, phase))
-    return [pick for found in by_phase.values() for pick in spread(found, per_phase)]
-
-
-def spread(items: list, count: int) -> list:
-    """`count` items evenly spaced from first to last (all of them when there are fewer)."""
-    if len(items) <= count:
-        return list(items)
-    if count == 1:
-        return [items[0]]
-    return [items[round(i * (len(items) - 1) / (count - 1))] for i in range(count)]
-
-
-# ----- asking the bot ------------------------------------------------------------------------
-def payload(game: Game, decision: Decision, index: int, deadline_ms: int) -> dict:
-    """What the referee POSTs for this decision (design.md section 4)."""
-    seat = game.current_seat(decision.state)
-    assert seat is not None  # every decision is drawn from a game in progress
-    return decision_payload(game, decision.state, f"check-bot-{index}", seat, decision.step,
-                            deadline_ms)
-
-
-def check(game: Game, url: str, decisions: list[Decision], deadline_ms: int
-          ) -> tuple[list[Finding], list[float]]:
-    """Ask the bot every decision; the faulty answers and the time each answer took."""
-    return asyncio.run(_check(game, url, decisions, deadline_ms))
-
-
-async def _check(game: Game, url: str, decisions: list[Decision], deadline_ms: int
-                 ) -> tuple[list[Finding], list[float]]:
-    client = BotClient(url, deadline_ms)
-    findings, timings = [], []
-    try:
-        for index, decision in enumerate(decisions):
-            reply = await client.decide(payload(game, decision, index, deadline_ms))
-            timings.append(reply.elapsed_ms)
-            if reply.fault:
-                findings.append(Finding(decision, reply.fault, reply.detail, reply.raw))
-                continue
-            try:
-                game.apply(decision.state, reply.action)
-            except engines.InvalidAction as error:
-                findings.append(Finding(decision, Fault.MALFORMED, error.reason, reply.raw))
-            except engines.EngineError as error:
-                findings.append(Finding(decision, Fault.ILLEGAL, error.reason, reply.raw))
-    finally:
-        await client.aclose()
-    return findings, timings
 
 
 def on_loopback(url: str) -> bool:

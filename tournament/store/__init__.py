@@ -4,7 +4,8 @@ read and write of them, one module per concept.
 - `keys`: every key builder, the fields of the hashes, the statuses, the channel messages
 - `scripts`: every Lua script, registered once per client
 - `codec`: values as JSON; `base`: the client every part shares, its connection limits
-- `matches`, `pull`, `bots`, `tournaments`, `ratings` (counting, leaderboard), `timers`,
+- `matches`, `pull`, `bots`, `tournaments`, `ladders`, `ratings` (counting, leaderboard),
+  `timers`,
   `running` (the recovery's reads), `live` (event streams), `metrics` (the cluster's
   counters), `limits`, `archive` (its Redis side), `queues` (rq's, on the same Redis),
   `log` (the results log's Merkle tree), `signing_keys` (the published public keys):
@@ -45,6 +46,7 @@ from tournament.store.keys import (
     tournament_events_channel,
     tournament_key,
 )
+from tournament.store.ladders import Ladders
 from tournament.store.limits import Limits
 from tournament.store.live import Channels
 from tournament.store.log import ResultsLog
@@ -79,8 +81,8 @@ __all__ = [
 ]
 
 
-class Store(Accounts, Bots, Matches, PullSeats, Tournaments, Ratings, Timers, Running, Channels,
-            CounterStore, Limits, ArchiveSide, Queues, ResultsLog, SigningKeys):
+class Store(Accounts, Bots, Matches, PullSeats, Tournaments, Ladders, Ratings, Timers, Running,
+            Channels, CounterStore, Limits, ArchiveSide, Queues, ResultsLog, SigningKeys):
     """The referee's Redis data, through one synchronous client."""
 
     def __init__(self, client: redis.Redis, archive: ReplayArchive | None = None):

@@ -42,6 +42,9 @@ writes each:
   (`progress` adds and drops them, `running` reads them)
 - `timers` (sorted set): `"{match id} {reason}"` by when (Redis time, ms) the match's job
   `reason` is to be queued (`timers`)
+- `recovery:cursor` (string): where the recovery's round over `matches` goes on (a rank);
+  `recovery:orphans` (sorted set): matches seen with nothing to wake them, by when (Redis
+  time, ms) first seen so (`running`)
 - `archive:cursor:{game}` (string): a creation time (the score in `matches:{game}`) before
   which every match of the game is archived or has nothing to archive (`archive`)
 - `tournament:{id}` (hash, `TournamentField`): `meta` (JSON), `finished_at`, `ratings`
@@ -58,10 +61,26 @@ writes each:
 - `ratings:{game}:results` (list): rated results in the order they were counted
 - `ratings:{game}:history:{bot}` (list): `[n, rating]` after each of the bot's rated matches
 - `ratings:{game}:intervals` (hash): bot id -> its latest tournament's Bradley-Terry row
+- `ratings:{game}:skill` / `:skill:{players}` (hashes): bot id -> `[mu, sigma]`, its
+  Weng-Lin skill (`tournament.skill`) over every rated match of the game / of the game
+  with that many players
 - `ratings:{game}:page` (string): the leaderboard's rows as `GET /ratings/{game}` answers
   them, `{version}\\n{row}\\n{row}...`, valid while the version is unchanged
 - `ratings:{game}:events` (pub/sub channel): the id of each rated match counted, and
   `INTERVALS` when a tournament's intervals are stored (`ratings`, `tournaments`)
+- `ladder:{id}` (string, JSON): a ladder's settings (`LadderPart`); `ladders` (sorted
+  set): ladder ids by creation time
+- `ladder:{id}:entries` (hash): bot id -> its entry (JSON: version, checking, mu, sigma,
+  matches, version_matches, status, reasons, recent faults, last_match_at)
+- `ladder:{id}:state` (string, JSON): matches scheduled so far and the running ones with
+  their bots; with `entries`, what a ladder transaction WATCHes (`ladders`)
+- `ladder:{id}:matches` (list): its match ids in schedule order; `:counted` (set): those
+  counted (once); `:history` (list, capped): `[n, bot, ordinal]` after each rated seat
+- `ladder:{id}:events` (pub/sub channel): `match {id}`, `standings`, `entry {bot}`
+- `bot:{id}:ladders` (set): the ladders the bot entered
+- `ladder-checks` (list): entry checks to run, `{"ladder", "bot", "version"}` (JSON);
+  `ladder-checks:claimed` (sorted set): those a worker runs, by when it took them, so a
+  dead worker's check is run again; `ladder-notices` (list): notices for push bots
 - `log:level:{l}` (string): the results log's Merkle tree (`referee.match.merkle`): the
   32-byte hashes of its complete aligned subtrees of level l (l = 0, 4, 8...), in index
   order; level 0 is the leaf hashes, one per finished match in the order results were
@@ -159,10 +178,22 @@ class RatingsPart(StrEnum):
 
     COUNTED = "counted"
     ELO = "elo"
+    SKILL = "skill"
     GAMES = "games"
     RESULTS = "results"
     INTERVALS = "intervals"
     PAGE = "page"
+    EVENTS = "events"
+
+
+class LadderPart(StrEnum):
+    """The keys of a ladder beside its settings: `ladder:{id}:{part}`."""
+
+    ENTRIES = "entries"
+    STATE = "state"
+    MATCHES = "matches"
+    COUNTED = "counted"
+    HISTORY = "history"
     EVENTS = "events"
 
 
@@ -254,6 +285,14 @@ def timers_key() -> str:
     return f"{PREFIX}timers"
 
 
+def recovery_cursor_key() -> str:
+    return f"{PREFIX}recovery:cursor"
+
+
+def orphans_key() -> str:
+    return f"{PREFIX}recovery:orphans"
+
+
 def archive_cursor_key(game: str) -> str:
     return f"{PREFIX}archive:cursor:{game}"
 
@@ -315,9 +354,39 @@ def history_key(game: str, bot_id: str) -> str:
     return ratings_key(game, f"history:{bot_id}")
 
 
+def skill_key(game: str, players: int | None = None) -> str:
+    """A game's Weng-Lin skills: over all its rated matches, or those of `players` seats."""
+    part = RatingsPart.SKILL if players is None else f"{RatingsPart.SKILL}:{players}"
+    return ratings_key(game, part)
+
+
 def ratings_events_channel(game: str) -> str:
     """Where counting announces a change of the game's leaderboard."""
     return ratings_key(game, RatingsPart.EVENTS)
+
+
+# ----- ladders ----------------------------------------------------------------------------
+def ladders_key() -> str:
+    return f"{PREFIX}ladders"
+
+
+def ladder_key(ladder_id: str, part: str | None = None) -> str:
+    """`ladder:{id}` or one of its parts (a `LadderPart`)."""
+    base = f"{PREFIX}ladder:{ladder_id}"
+    return f"{base}:{part}" if part else base
+
+
+def bot_ladders_key(bot_id: str) -> str:
+    return f"{bot_key(bot_id)}:ladders"
+
+
+def ladder_checks_key(part: str | None = None) -> str:
+    """`ladder-checks`, or `ladder-checks:claimed`."""
+    return f"{PREFIX}ladder-checks" + (f":{part}" if part else "")
+
+
+def ladder_notices_key() -> str:
+    return f"{PREFIX}ladder-notices"
 
 
 # ----- metrics ----------------------------------------------------------------------------

@@ -44,6 +44,8 @@ class MatchTags(TypedDict, total=False):
     deal_siblings: list[str]
     time_control: dict[str, Any]  # `referee.match.clock.TimeControl`: the match is on a clock
     account: str  # the account that started it (issue 27), directly or by a tournament
+    ladder_id: str  # the ladder it was made by (issue 28), and its number there
+    ladder_index: int
 
 
 class MatchMeta(MatchTags):

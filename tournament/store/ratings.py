@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import redis
 
@@ -18,6 +18,7 @@ from tournament.store.keys import (
     history_key,
     ratings_events_channel,
     ratings_key,
+    skill_key,
     tournament_events_channel,
     tournament_key,
 )
@@ -26,6 +27,26 @@ Result = dict[str, Any]
 # The live Elo of the bots of a rated result after it, from their Elo before it (a new bot
 # is absent).
 EloUpdate = Callable[[dict[str, float]], dict[str, float]]
+# Their Weng-Lin skills `[mu, sigma]` after it, from those before it (a new bot is absent).
+SkillUpdate = Callable[[dict[str, list[float]]], dict[str, list[float]]]
+
+
+class RatingUpdates(NamedTuple):
+    """How a rated result changes the ratings it is counted in."""
+
+    elo: EloUpdate
+    skill: SkillUpdate
+
+
+MAX_PLAYERS = 8  # the most seats a skill by number of players is read for
+
+
+class LeaderboardData(NamedTuple):
+    elos: dict[str, float]
+    games: dict[str, int]
+    intervals: dict[str, dict]
+    skills: dict[str, list[float]]
+    skills_by_players: dict[int, dict[str, list[float]]]
 
 
 class Ratings(StoreBase):
@@ -35,24 +56,30 @@ class Ratings(StoreBase):
         return bool(self.redis.sismember(ratings_key(game, RatingsPart.COUNTED), match_id))
 
     def count_match(self, match: dict, result: Result | None,
-                    update_elo: EloUpdate | None) -> bool:
-        """Count a match once (`result` None: it failed; `update_elo` None: not rated); True
+                    updates: RatingUpdates | None) -> bool:
+        """Count a match once (`result` None: it failed; `updates` None: not rated); True
         if this call counted it. WATCH the game's counted set, then MULTI/EXEC every update:
         a count of another match of the game in between makes EXEC fail and this one start
         over on the new ratings, so Elo updates never interleave."""
         game, match_id = match["game"], match["id"]
         counted_key = ratings_key(game, RatingsPart.COUNTED)
-        rated = result is not None and update_elo is not None
+        rated = result is not None and updates is not None
         bots = sorted(set(result["seats"])) if rated and result is not None else []
+        players = len(match["seats"])
 
         def apply(pipe: redis.client.Pipeline) -> bool:
             if pipe.sismember(counted_key, match_id):
                 return False
             before = _ratings_before(pipe, game, bots)
+            skills = {key: _skills_before(pipe, key, bots)
+                      for key in (skill_key(game), skill_key(game, players))}
             pipe.multi()
             pipe.sadd(counted_key, match_id)
-            if result is not None and update_elo is not None:
-                _rate(pipe, game, result, before, update_elo, _versions(match))
+            if result is not None and updates is not None:
+                _rate(pipe, game, result, before, updates.elo, _versions(match))
+                for key, skill in skills.items():
+                    pipe.hset(key, mapping={bot: dumps(value) for bot, value in
+                                            sorted(updates.skill(skill).items())})
             if match.get("tournament_id"):
                 _tally(pipe, match["tournament_id"], match_id, result)
             _announce(pipe, match, rated)
@@ -60,17 +87,23 @@ class Ratings(StoreBase):
 
         return self.transaction(apply, counted_key)
 
-    def leaderboard_ratings(self, game: str
-                            ) -> tuple[dict[str, float], dict[str, int], dict[str, dict]]:
-        """Every bot's live Elo, rated matches and latest tournament interval, in one round
-        trip."""
+    def leaderboard_ratings(self, game: str) -> LeaderboardData:
+        """Every bot's live Elo, rated matches, latest tournament interval and skills
+        (over all the game's rated matches, and by number of players), in one round trip."""
         with self.redis.pipeline(transaction=False) as pipe:
             for part in (RatingsPart.ELO, RatingsPart.GAMES, RatingsPart.INTERVALS):
                 pipe.hgetall(ratings_key(game, part))
-            elo_raw, games_raw, intervals_raw = pipe.execute()
-        return ({k.decode(): loads(v) for k, v in elo_raw.items()},
-                {k.decode(): int(v) for k, v in games_raw.items()},
-                {k.decode(): loads(v) for k, v in intervals_raw.items()})
+            pipe.hgetall(skill_key(game))
+            for players in range(1, MAX_PLAYERS + 1):
+                pipe.hgetall(skill_key(game, players))
+            elo_raw, games_raw, intervals_raw, skill_raw, *by_players = pipe.execute()
+        return LeaderboardData(
+            {k.decode(): loads(v) for k, v in elo_raw.items()},
+            {k.decode(): int(v) for k, v in games_raw.items()},
+            {k.decode(): loads(v) for k, v in intervals_raw.items()},
+            {k.decode(): loads(v) for k, v in skill_raw.items()},
+            {players: {k.decode(): loads(v) for k, v in raw.items()}
+             for players, raw in enumerate(by_players, 1) if raw})
 
     def kept_leaderboard(self, game: str) -> tuple[str, list[bytes] | None]:
         """(the version of the game's ratings, the leaderboard rows kept for that version
@@ -127,6 +160,14 @@ def _ratings_before(pipe: redis.client.Pipeline, game: str,
     return {bot: (loads(elo), int(played)) for bot, elo, played in zip(bots, elos, games,
                                                                         strict=True)
             if elo is not None and played is not None}
+
+
+def _skills_before(pipe: redis.client.Pipeline, key: str,
+                   bots: list[str]) -> dict[str, list[float]]:
+    if not bots:
+        return {}
+    return {bot: loads(raw) for bot, raw in zip(bots, pipe.hmget(key, bots), strict=True)
+            if raw is not None}
 
 
 def _versions(match: dict) -> dict[str, int]:

@@ -7,7 +7,14 @@ and is listed in the `running` index. Three signals find one whose driver died:
   when nobody watches it; and for jobs a worker took from the queue but died before
   starting (`rescue_dequeued`): rq keeps them in its intermediate queue, and fails them a
   minute later without calling their failure callback, which would leave the match
-  queued with no job for good;
+  queued with no job for good; and for queued, parked or deferred matches that nothing
+  will wake (`requeue_orphans`): no lease, no live rq job, no timer. Redis killed with
+  `kill -9` comes back with only what its append-only file got (under load, a second or
+  two of acknowledged writes may be missing) while the workers go on from what they
+  remember: a job whose id is back in the queue may be deleted by the worker that ran it
+  (its driver found the lease gone), leaving the match queued with a job id rq skips. A
+  process stopped between two writes (a match taken over, its job not yet queued) leaves
+  the same;
 - reading a match or a tournament's progress (`requeue_abandoned`), the same check;
 - rq's own detection: a dead worker's job whose heartbeat lapsed is failed by the next
   maintenance of any worker, which calls `on_job_failure` (also called when a match job
@@ -35,6 +42,7 @@ from rq.utils import now
 
 from tournament import results, wakeups
 from tournament.store import MatchStatus, Store
+from tournament.store.running import WakeState
 
 log = logging.getLogger(__name__)
 
@@ -42,12 +50,17 @@ SWEEP_EVERY_S = 2.0
 # A live worker moves a job from the queue to rq's intermediate queue and, milliseconds
 # later, to the started registry: one found between the two this long belongs to a dead one.
 STUCK_DEQUEUED_S = 5.0
+# A match is queued again when seen with nothing to wake it in two sweeps this far apart: a
+# moment's such state (between a match's change and its job's enqueue) is no orphan.
+ORPHAN_GRACE_S = 5.0
+ORPHAN_BATCH = 500  # matches a sweep looks at, in a round over all of them
 
 
 def sweep(store: Store) -> list[str]:
-    """Queue again every running match whose driver died, and every match whose job died
-    with the worker that took it; the ids queued."""
-    return requeue_abandoned(store, store.running_match_ids()) + rescue_dequeued(store)
+    """Queue again every running match whose driver died, every match whose job died with
+    the worker that took it, and every match nothing will wake; the ids queued."""
+    return (requeue_abandoned(store, store.running_match_ids()) + rescue_dequeued(store)
+            + requeue_orphans(store))
 
 
 def rescue_dequeued(store: Store) -> list[str]:
@@ -74,6 +87,35 @@ def rescue_dequeued(store: Store) -> list[str]:
                         "it; queued again", match["id"], job_id)
             rescued.append(match["id"])
     return rescued
+
+
+def requeue_orphans(store: Store, batch: int = ORPHAN_BATCH) -> list[str]:
+    """Queue again each match nothing will wake (`Store.undriven`) that was seen so
+    `ORPHAN_GRACE_S` before; the ids queued. Looks at the matches seen so, and at the
+    next `batch` of a round over all matches. Queued again, a match has a live job, so it is
+    queued once per loss of its wake-ups."""
+    suspects = store.orphan_suspects()
+    looked_at = list(dict.fromkeys([*suspects, *store.next_match_ids(batch)]))
+    orphans = store.undriven(looked_at, _wakers)
+    cleared = list(set(suspects) - set(orphans))
+    queued = []
+    for match in store.get_matches(store.ripe_orphans(orphans, cleared, ORPHAN_GRACE_S)):
+        if match is not None and _recover(store, match, from_running=False):
+            log.warning("match %s: %s with nothing to wake it (its job lost); queued again",
+                        match["id"], match["status"])
+            queued.append(match["id"])
+    return queued
+
+
+def _wakers(match_id: str, state: WakeState) -> tuple[list[str], list[str]]:
+    """What may wake the match now (`tournament.wakeups`): the ids of its creation's job,
+    its last recovery's, its last deferral's, a move's at its current step and its
+    deadline's; the reasons of its deferral's and its deadline's timers."""
+    timers = [f"w{state.deferrals}"] if state.deferrals else []
+    timers += [state.deadline_timer] if state.deadline_timer else []
+    reasons = ["", f"s{state.step}", *timers]
+    reasons += [f"r{state.attempt}"] if state.attempt else []
+    return [wakeups.job_id(match_id, reason) for reason in reasons], timers
 
 
 def requeue_abandoned(store: Store, match_ids: Iterable[str]) -> list[str]:

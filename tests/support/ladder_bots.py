@@ -1,11 +1,10 @@
 """Aladino bots of known strength for the ladder tests, all on one loopback server, the URL
 path picking the bot:
 
-| path | behaviour |
-| --- | --- |
-| `/p/{k}` | the greedy bot's move (`bots.python.aladino_bot`) with probability k/7, a random legal move otherwise (drawn from the match id, step and path: deterministic) |
-| `/crashy` | as `/p/7` until `crashing` is set, then an HTTP 500 every third decision |
-| `/garbage` | a body that is not JSON |
+- `/p/{k}`: the greedy bot's move (`bots.python.aladino_bot`) with probability k/7, else a
+  random legal move (drawn from the match id, step and path: deterministic);
+- `/crashy`: as `/p/7` until `crashing` is set, then an HTTP 500 every third decision;
+- `/garbage`: a body that is not JSON.
 
 Every POST is recorded by path (`received`), result notices and ladder notices included.
 """

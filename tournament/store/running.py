@@ -1,17 +1,65 @@
 """The running index and the leases, as the recovery reads them: which matches have lost
-their driver, and the one transaction that takes such a match over."""
+their driver, and the one transaction that takes such a match over; which queued or parked
+matches nothing will wake any more (`undriven`), and the marks that let the recovery queue
+those only once seen so for a while (`ripe_orphans`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import cast
 
 import redis
+from rq.job import Job, JobStatus
 
 from tournament.store.base import StoreBase
-from tournament.store.codec import decoded
-from tournament.store.keys import MatchField, MatchStatus, lease_key, match_key, running_key
+from tournament.store.codec import decoded, text
+from tournament.store.keys import (
+    MatchField,
+    MatchStatus,
+    lease_key,
+    match_key,
+    matches_key,
+    orphans_key,
+    recovery_cursor_key,
+    running_key,
+    timers_key,
+)
+from tournament.store.timers import timer_member
 
 DRIVABLE = (MatchStatus.QUEUED.encode(), MatchStatus.RUNNING.encode())
+# What the ids of a match's wake-ups and timers are made of (`tournament.wakeups`).
+WAKE_FIELDS = (MatchField.STATUS, MatchField.ATTEMPT, MatchField.STEP, MatchField.PARKED,
+               MatchField.DEADLINE_TIMER, MatchField.DEFERRALS)
+# An rq job in one of these is one a worker will run, or rq (or the sweep, for one stuck in
+# the intermediate queue) will fail and hand to `tournament.recovery`: from its enqueue to
+# its end its hash says so, wherever it is (the queue, the intermediate queue, the started
+# registry). A worker skips a queued id whose hash is gone (`Queue.dequeue_any`).
+LIVE_JOB = (JobStatus.QUEUED.value, JobStatus.STARTED.value)
+ORPHANS_TTL_S = 3600  # the marks go once no sweep has run for this long
+
+
+@dataclass(frozen=True)
+class WakeState:
+    """A match's status, where it is parked and the counters its wake-ups are named by."""
+
+    status: str | None
+    attempt: int
+    step: int
+    parked: int | None
+    deadline_timer: str | None
+    deferrals: int
+
+    @classmethod
+    def of(cls, fields: list[bytes | None]) -> WakeState:
+        status, attempt, step, parked, deadline_timer, deferrals = fields
+        return cls(text(status), int(attempt or 0), int(step or 0),
+                   None if parked is None else int(parked), text(deadline_timer),
+                   int(deferrals or 0))
+
+
+# A match's possible wake-ups in a state: (its rq job ids, its timers' reasons).
+Wakers = Callable[[str, WakeState], tuple[list[str], list[str]]]
 
 
 class Running(StoreBase):
@@ -57,3 +105,95 @@ class Running(StoreBase):
             return int(attempt or 0) + 1
 
         return self.transaction(apply, key, lease, running)
+
+    def next_match_ids(self, count: int) -> list[str]:
+        """The next `count` match ids in creation order, from a cursor every sweep shares,
+        from the first again once past the last: a round over all matches takes
+        matches / `count` sweeps (two sweeps racing at the end reset it twice: harmless)."""
+        end = self.redis.incrby(recovery_cursor_key(), count)
+        members = cast(list[bytes], self.redis.zrange(matches_key(), end - count, end - 1))
+        if len(members) < count:
+            self.redis.set(recovery_cursor_key(), 0)
+        return [decoded(raw) for raw in members]
+
+    def orphan_suspects(self) -> list[str]:
+        """The matches marked as seen with nothing to wake them (`ripe_orphans`)."""
+        return [decoded(raw) for raw in cast(list[bytes],
+                                             self.redis.zrange(orphans_key(), 0, -1))]
+
+    def undriven(self, match_ids: list[str], wakers: Wakers) -> list[str]:
+        """Those of `match_ids` queued, parked or deferred that nothing will wake: no lease,
+        not in the running index (`requeue_abandoned`'s), no live rq job among `wakers`'
+        ids, no timer among its reasons. Checked in one transaction on the state first
+        read (one that changed meanwhile is not answered): a job moving between rq's
+        structures, or a wake-up queued with the match's change, is never missed."""
+        states = self._wake_states(match_ids)
+        drivable = {match_id: state for match_id, state in states.items()
+                    if state.status is not None and state.status.encode() in DRIVABLE}
+        if not drivable:
+            return []
+        checks = {match_id: wakers(match_id, state) for match_id, state in drivable.items()}
+        with self.redis.pipeline(transaction=True) as pipe:
+            for match_id, (job_ids, reasons) in checks.items():
+                _queue_check(pipe, match_id, job_ids, reasons)
+            replies = iter(pipe.execute())
+        return [match_id for match_id, (job_ids, reasons) in checks.items()
+                if _undriven(replies, drivable[match_id], job_ids, reasons)]
+
+    def ripe_orphans(self, orphans: list[str], cleared: list[str], grace_s: float) -> list[str]:
+        """Mark each of `orphans` (when first seen so, in Redis time) and drop the marks of
+        `cleared`; answers the orphans marked `grace_s` ago or more, their marks dropped:
+        each to one caller only."""
+        if not orphans and not cleared:
+            return []
+        seconds, micros = self.redis.time()
+        now_ms = seconds * 1000 + micros // 1000
+        with self.redis.pipeline() as pipe:
+            if cleared:
+                pipe.zrem(orphans_key(), *cleared)
+            if orphans:
+                pipe.zadd(orphans_key(), dict.fromkeys(orphans, now_ms), nx=True)
+                pipe.expire(orphans_key(), ORPHANS_TTL_S)
+                pipe.zmscore(orphans_key(), orphans)
+            first_seen = pipe.execute()[-1] if orphans else []
+        ripe = [match_id for match_id, seen in zip(orphans, first_seen, strict=True)
+                if seen is not None and now_ms - seen >= grace_s * 1000]
+        if not ripe:
+            return []
+        with self.redis.pipeline(transaction=False) as pipe:
+            for match_id in ripe:
+                pipe.zrem(orphans_key(), match_id)
+            dropped = pipe.execute()
+        return [match_id for match_id, gone in zip(ripe, dropped, strict=True) if gone]
+
+    def _wake_states(self, match_ids: list[str]) -> dict[str, WakeState]:
+        with self.redis.pipeline(transaction=False) as pipe:
+            for match_id in match_ids:
+                pipe.hmget(match_key(match_id), WAKE_FIELDS)
+            found = pipe.execute()
+        return {match_id: WakeState.of(fields)
+                for match_id, fields in zip(match_ids, found, strict=True)}
+
+
+def _queue_check(pipe: redis.client.Pipeline, match_id: str, job_ids: list[str],
+                 reasons: list[str]) -> None:
+    """Queue on `pipe` what `_undriven` reads of one match, in this order."""
+    pipe.hmget(match_key(match_id), WAKE_FIELDS)
+    pipe.exists(lease_key(match_id))
+    pipe.zscore(running_key(), match_id)
+    for job_id in job_ids:
+        pipe.hget(Job.key_for(job_id), "status")  # rq's job hash
+    if reasons:
+        pipe.zmscore(timers_key(), [timer_member(match_id, reason) for reason in reasons])
+
+
+def _undriven(replies: Iterator, expected: WakeState, job_ids: list[str],
+              reasons: list[str]) -> bool:
+    """Read one match's replies (`_queue_check`): is it still as `expected`, with nothing
+    to drive or wake it?"""
+    state, leased, indexed = WakeState.of(next(replies)), next(replies), next(replies)
+    jobs = [text(next(replies)) for _ in job_ids]
+    timers = next(replies) if reasons else []
+    return (state == expected and not leased and indexed is None
+            and not any(status in LIVE_JOB for status in jobs)
+            and all(due is None for due in timers))

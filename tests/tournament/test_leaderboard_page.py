@@ -8,7 +8,7 @@ import orjson
 
 from referee.match.replay import FORMAT, utc_now
 from tests.support.apitest import ADMIN, store_finished
-from tournament import results
+from tournament import results, skill
 from tournament.store import Store, dumps, ratings_key
 from tournament.tournaments import leaderboard, leaderboard_rows
 
@@ -119,3 +119,23 @@ def test_a_new_version_keeps_its_rating_with_its_interval_widened(api, redis_url
     assert before[bot["id"]]["high"] - before[bot["id"]]["low"] == 100.0
     assert after[bot["id"]]["high"] - after[bot["id"]]["low"] == 200.0
     assert after["bot-b"] == before["bot-b"]
+
+
+def test_the_leaderboard_shows_each_bots_weng_lin_skill_beside_its_elo(api, redis_url: str
+                                                                      ) -> None:
+    """Issue 28: `/ratings/{game}` gains mu, sigma and ordinal over every rated match of the
+    game, and the same by number of players: the skills of `tournament.skill` replayed over
+    the matches in the order they were counted."""
+    store = Store.from_url(redis_url)
+    for bot in ("bot-a", "bot-b", "bot-c"):
+        store.save_bot({"id": bot, "name": bot, "url": "http://127.0.0.1:9/", "games": [GAME]})
+    played = [("bot-a", "bot-b"), ("bot-a", "bot-c"), ("bot-b", "bot-c"), ("bot-a", "bot-b")]
+    expected: dict[str, skill.Skill] = {}
+    for index, (winner, loser) in enumerate(played):
+        finished_match(store, redis_url, f"m-{index}", winner, loser)
+        expected.update(skill.rate(expected, [winner, loser], [1, 2]))
+    rows = {row["bot_id"]: row for row in api.get(f"/ratings/{GAME}").get_json()["leaderboard"]}
+    for bot, value in expected.items():
+        assert {key: rows[bot][key] for key in ("mu", "sigma", "ordinal")} == value.shown()
+        assert rows[bot]["by_players"] == {"2": value.shown()}
+    assert rows["bot-a"]["mu"] > rows["bot-b"]["mu"] > rows["bot-c"]["mu"]

@@ -16,7 +16,9 @@ gets the whole decision (its clock: see `budget_ms`), and may return an `Answer`
 ...} between its decisions: answered 200 {} at once and handed to `on_update`. After the
 match, {"type": "result", "match_id", "game", "seat",
 "result", "replay_url"}, answered 200 and handed to the optional `on_result` callback. A
-body without "type" is a decision (older referees). Given the bot's secret (`secret=`, or
+ladder's {"type": "notice", "ladder_id", "bot_id", "status", "reasons"} (its entry
+rejected or suspended) is answered 200 and printed on stderr. A body without "type" is a
+decision (older referees). Given the bot's secret (`secret=`, or
 the environment's REFEREE_BOT_SECRET) every request must carry a valid Referee-Signature
 header, else it is refused with 401.
 Replies go out in one write with TCP_NODELAY: written in two pieces on a kept-alive
@@ -41,7 +43,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import IO, Any
 
 PROTOCOL = "referee/1"
-DECISION, UPDATE, RESULT = "decision", "update", "result"
+DECISION, UPDATE, RESULT, NOTICE = "decision", "update", "result", "notice"
 SIGNATURE_HEADER = "Referee-Signature"
 SECRET_ENV = "REFEREE_BOT_SECRET"
 SIGNATURE_TOLERANCE_S = 300
@@ -137,11 +139,11 @@ def parse_message(body: bytes) -> dict[str, Any]:
     if payload.get("protocol") != PROTOCOL:
         raise BadRequest(f'expected "protocol": "{PROTOCOL}", got {payload.get("protocol")!r}')
     kind = payload.setdefault("type", DECISION)
-    if kind in (RESULT, UPDATE):
+    if kind in (RESULT, UPDATE, NOTICE):
         return payload
     if kind != DECISION:
-        raise BadRequest(f'unknown "type" {kind!r}: expected "{DECISION}", "{UPDATE}" or '
-                         f'"{RESULT}"')
+        raise BadRequest(f'unknown "type" {kind!r}: expected "{DECISION}", "{UPDATE}", '
+                         f'"{RESULT}" or "{NOTICE}"')
     if not isinstance(payload.get("legal_actions"), list) or not payload["legal_actions"]:
         raise BadRequest('"legal_actions" must be a non-empty list')
     if not isinstance(payload.get("observation"), dict):
@@ -202,6 +204,10 @@ def handler_for(choose: Choose, verbose: bool = False, secret: str | None = None
             if message["type"] == UPDATE:
                 self.reply(200, {})  # at once: the referee ignores the answer
                 handle_result(on_update, message)
+                return
+            if message["type"] == NOTICE:
+                self.reply(200, {})
+                print(f"referee notice: {json.dumps(message)}", file=sys.stderr, flush=True)
                 return
             try:
                 answer = answer_body(choose, message)

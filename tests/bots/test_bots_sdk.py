@@ -124,6 +124,16 @@ def test_an_unknown_message_type_is_refused(python_bot):
     assert reply.status_code == 400 and '"type"' in reply.json()["error"]
 
 
+def test_a_ladder_notice_is_answered_200_and_printed(python_bot, capfd):
+    """Issue 28: a ladder tells a push bot its entry was rejected or suspended."""
+    notice = {"protocol": PROTOCOL, "type": "notice", "ladder_id": "l-1", "bot_id": "b-1",
+              "status": "suspended", "reasons": ["its bot faulted in 3 of its last 10"]}
+    with python_bot(random_bot.make_choose(1)) as url:
+        reply = requests.post(url, json=notice, timeout=5)
+    assert reply.status_code == 200 and reply.json() == {}
+    assert '"status": "suspended"' in capfd.readouterr().err
+
+
 def test_with_a_secret_unsigned_or_badly_signed_requests_get_401(serve):
     body = json.dumps(_payload([{"type": "a"}], type="decision")).encode()
     now = int(time.time())

@@ -1,6 +1,7 @@
 """`referee demo`: the main job. Starts Redis (unless REDIS_URL is set), the API under
 gunicorn, two rq workers and the example bots; runs a small tournament of each game with a
-progress bar; prints each leaderboard and a link to play Aladino in the browser against the
+progress bar; prints each leaderboard; starts an Aladino ladder of the example bots, which
+plays on while the demo runs; prints a link to play Aladino in the browser against the
 random bot; then serves the web pages until Ctrl-C."""
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ TOURNAMENTS: tuple[tuple[str, int, dict[str, str], int], ...] = (
 )
 HEURISTIC_BOTS = {"aladino": "aladino_bot", "aldabas": "aldabas_bot", "caravans": "caravans_bot"}
 PLAY_GAME = "aladino"
+LADDER_GAME, LADDER_NAME = "aladino", "demo aladino ladder"
 PLAY_DEADLINE_MS = 3_600_000  # an hour per move: the match waits for the person, holding no worker
 
 
@@ -92,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         print("\nTournament pages:")
         for tournament in finished:
             print(f"  {base}/ui/tournaments/{tournament['id']}  {tournament['name']}")
+        ladder = _start_ladder(api, bots[LADDER_GAME])
+        print(f"\nA ladder plays on while the demo runs: {base}/ui/ladders/{ladder['id']}")
         print(f"\nOpen {base}/ui/ — leaderboards, tournaments and replays.")
         print(f"Play {PLAY_GAME} in your browser against the random bot: "
               f"{_ready_match(api, base, bots[PLAY_GAME][0])}")
@@ -170,6 +174,19 @@ def _run_tournament(api: Client, supervisor: Supervisor, game: str, players: int
                                         "rounds": rounds, "seed": seed, "options": options,
                                         "name": f"demo {label}"})
     return follow_tournament(api, created, 0.5, on_poll=supervisor.check_alive)
+
+
+def _start_ladder(api: Client, bot_ids: list[str]) -> dict:
+    """The demo's ladder (made on the first run, found by name on the next ones), with
+    every bot of its game entered: one match at a time, so it leaves the machine to the
+    pages."""
+    known = [ladder for ladder in api.get_all("/ladders", "ladders")
+             if ladder["name"] == LADDER_NAME]
+    ladder = known[0] if known else api.post("/ladders", {
+        "name": LADDER_NAME, "game": LADDER_GAME, "players": 2, "concurrency": 1})
+    for bot_id in bot_ids:
+        api.post(f"/ladders/{ladder['id']}/entries", {"bot": bot_id})
+    return ladder
 
 
 def _ready_match(api: Client, base: str, bot_id: str) -> str:

@@ -62,6 +62,11 @@ def test_demo_prints_a_leaderboard_per_game_serves_the_pages_and_stops_on_ctrl_c
         match = requests.get(f"{base}/matches/{match_id}", timeout=10).json()
         assert match["pull_deadline_ms"] == 3_600_000
         assert match["seats"][1]["name"] == "random (py)"
+        ladder_id = re.search(r"A ladder plays on while the demo runs: \S+/ui/ladders/(\S+)",
+                              output).group(1)
+        entered = requests.get(f"{base}/ladders/{ladder_id}/entries", timeout=10).json()
+        assert {entry["name"] for entry in entered["entries"]} >= {"random (py)",
+                                                                  "aladino greedy (py)"}
     finally:
         process.send_signal(signal.SIGINT)
         rest, _ = process.communicate(timeout=60)

@@ -19,6 +19,7 @@ from referee.api.common import (
     random_seed,
     required,
 )
+from referee.api.game_setups import every_option, per_game, setup_rule
 from referee.api.matches import (
     PUSH_DEADLINE_MS,
     FailurePolicySchema,
@@ -41,15 +42,34 @@ bp = Blueprint("ladders", __name__)
 LADDER_ID = path_parameter("ladder_id")
 BOT_ID = path_parameter("bot_id")
 MAX_CONCURRENCY = 256
+DEFAULT_PLAYERS = 2
 STATUSES = [ladders.CHECKING, ladders.ACTIVE, ladders.REJECTED, ladders.SUSPENDED,
             ladders.LEFT]
 MAX_HISTORY = 5000
 
 
+def _ladder_setups() -> dict:
+    """The players and options each game's setups of two or more players take
+    (`referee.api.game_setups`)."""
+    return {
+        "description": "`game` picks the rules of `allOf` that apply: the players (at least "
+                       "2) and the options of one of its setups (GET /games/{game}: "
+                       "`variants`)",
+        "properties": {"options": every_option()},
+        "allOf": per_game(lambda counts, options: [setup_rule(
+            {"players": {"const": players}}, options,
+            required=() if players == DEFAULT_PLAYERS else ("players",))
+            for players in counts if players >= 2]),
+    }
+
+
 class LadderCreateSchema(Schema):
+    JSON_SCHEMA = staticmethod(_ladder_setups)
+
     name = fields.String(validate=validate.Length(min=1, max=100))
     game = fields.String(required=True, validate=known_game)
-    players = fields.Integer(strict=True, load_default=2, validate=validate.Range(min=2, max=16),
+    players = fields.Integer(strict=True, load_default=DEFAULT_PLAYERS,
+                             validate=validate.Range(min=2, max=16),
                              metadata={"description": "seats per match, within the game's "
                                                       "range"})
     options = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=dict)

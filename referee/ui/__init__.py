@@ -1,5 +1,5 @@
-"""The web pages under /ui: leaderboards, tournaments, a match viewer (live while the
-match is played) and a page to play a seat.
+"""The web pages under /ui: leaderboards, tournaments, ladders (followed live), bots, a
+match viewer (live while the match is played) and a page to play a seat.
 
 The pages are plain HTML shells; their scripts read the JSON API with fetch() and draw
 everything in the browser (vanilla JS and SVG, no build step, nothing from the network).
@@ -38,6 +38,21 @@ def leaderboard(game: str) -> str:
 @bp.get("/tournaments/<tournament_id>")
 def tournament(tournament_id: str) -> str:
     return render_template("ui/tournament.html", tournament_id=tournament_id)
+
+
+@bp.get("/ladders")
+def ladders() -> str:
+    return render_template("ui/ladders.html")
+
+
+@bp.get("/ladders/<ladder_id>")
+def ladder(ladder_id: str) -> str:
+    return render_template("ui/ladder.html", ladder_id=ladder_id)
+
+
+@bp.get("/bots/<bot_id>")
+def bot(bot_id: str) -> str:
+    return render_template("ui/bot.html", bot_id=bot_id)
 
 
 @bp.get("/matches/<match_id>")

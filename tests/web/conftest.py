@@ -149,6 +149,13 @@ def site(redis_server) -> Iterator[Site]:
 
 
 @pytest.fixture(scope="module")
+def screenshots(tmp_path_factory) -> Path:
+    """Where the tests save their screenshots: $REFEREE_SCREENSHOTS, or a temporary folder."""
+    chosen = os.environ.get("REFEREE_SCREENSHOTS")
+    return Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[webdriver.Chrome]:
     """Debian's headless Chromium driven through its chromedriver (never a downloaded one)."""
     for path in (CHROMIUM, CHROMEDRIVER):

@@ -10,7 +10,6 @@ the ones in docs/), or the test's temporary folder, so a test run leaves the tre
 from __future__ import annotations
 
 import base64
-import os
 from pathlib import Path
 
 import pytest
@@ -25,9 +24,9 @@ from tests.support.apitest import SECRET, drive_match
 WAIT_S = 15
 
 
-def wait_for(browser, condition, what: str):
+def wait_for(browser, condition, what: str, timeout: float = WAIT_S):
     """Until `condition()` holds; a page redrawn meanwhile (a stale element) is asked again."""
-    return WebDriverWait(browser, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)
+    return WebDriverWait(browser, timeout, ignored_exceptions=(StaleElementReferenceException,)
                          ).until(lambda _: condition(), message=what)
 
 
@@ -131,12 +130,6 @@ def save_screenshot(browser, path: Path) -> None:
         "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}})
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(base64.b64decode(shot["data"]))
-
-
-@pytest.fixture(scope="module")
-def screenshots(tmp_path_factory) -> Path:
-    chosen = os.environ.get("REFEREE_SCREENSHOTS")
-    return Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
 
 
 def test_index_lists_the_games_tournaments_and_recent_matches(site, browser):

@@ -238,6 +238,11 @@ function matchResult(match) {
     .join(" · ");
 }
 
+/** A Weng-Lin skill as "27.31 ± 1.20". */
+function muSigma(skill) {
+  return typeof skill.mu === "number" ? `${fmt(skill.mu, 2)} ± ${fmt(skill.sigma, 2)}` : "–";
+}
+
 function when(timestamp) {
   return timestamp ? timestamp.replace("T", " ").slice(0, 19) : "";
 }
@@ -253,6 +258,147 @@ function matchesTable(matches) {
     {title: "steps", cell: m => m.step, cls: "num"},
     {title: "result", cell: m => matchResult(m)},
   ], matches, {class: "matches"});
+}
+
+/** A bot's name linking to its page (plain text without an id). */
+function botLink(botId, name) {
+  return botId ? uiLink(`bots/${encodeURIComponent(botId)}`, name || botId) : (name ?? "");
+}
+
+/** `task` run one at a time: a call while it runs asks for one more run once it is done. */
+function coalesced(task) {
+  let running = null, again = false;
+  return () => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await task();
+      } while (again);
+    })().finally(() => { running = null; });
+    return running;
+  };
+}
+
+// ----- line plots ---------------------------------------------------------------------
+
+const PLOT_PALETTE = ["#b5562b", "#2a5db0", "#2e7d32", "#7b3fc4", "#d0246e", "#0a8f94",
+  "#c49a00", "#5d4037", "#546e7a", "#e8780c"];
+const SERIES_PLOT = {width: 820, height: 360, left: 56, right: 170, top: 16, bottom: 40};
+
+/** Colours that stay with their ids: an id first seen takes the palette's next colour. */
+function colourKeeper(ids = []) {
+  const colours = new Map();
+  const colourOf = id => {
+    if (!colours.has(id)) colours.set(id, PLOT_PALETTE[colours.size % PLOT_PALETTE.length]);
+    return colours.get(id);
+  };
+  ids.forEach(colourOf);
+  return colourOf;
+}
+
+/** Round tick values between lo and hi, about `count` of them. */
+function niceTicks(lo, hi, count) {
+  const span = hi - lo || 1;
+  const step0 = span / count, magnitude = 10 ** Math.floor(Math.log10(step0));
+  const step = [1, 2, 5, 10].map(m => m * magnitude).find(m => m >= step0);
+  const ticks = [];
+  for (let i = Math.ceil(lo / step - 1e-9); i * step <= hi + 1e-9; i++) {
+    ticks.push(Number((i * step).toFixed(10)));
+  }
+  return ticks;
+}
+
+/** The digits a tick label needs. */
+function tickDigits(ticks) {
+  const step = ticks.length > 1 ? ticks[1] - ticks[0] : 1;
+  return Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+}
+
+/** The SVG path through `points` ([[x, y], ...]) in plot coordinates; `steps`: each y
+    held until the next point, the last one to `xEnd`. */
+function seriesPath(points, px, py, steps, xEnd) {
+  const at = ([x, y]) => `${px(x).toFixed(1)},${py(y).toFixed(1)}`;
+  if (!steps) return points.map((p, i) => `${i ? "L" : "M"}${at(p)}`).join(" ");
+  const d = [`M${at(points[0])}`];
+  for (const [x, y] of points.slice(1)) d.push(`H${px(x).toFixed(1)} V${py(y).toFixed(1)}`);
+  const lastX = points[points.length - 1][0];
+  if (xEnd !== undefined && xEnd > lastX) d.push(`H${px(xEnd).toFixed(1)}`);
+  return d.join(" ");
+}
+
+/** An SVG line plot of `series` ([{key, name, colour, points: [[x, y], ...]}]), each
+    labelled at the right with its latest y. Options: `id`, `label` (aria), `xLabel`,
+    `digits` of the labels, `pad` (the least margin above and below, in y), `steps` (each y
+    held until the next x, the last to `xEnd`), `dots` (a dot per point while a series has
+    that many at most, else the last only), `marks` ([{x, label}]: dashed verticals) and
+    `empty` (the text when there is nothing to draw). */
+function seriesPlot(series, {id, label, xLabel, digits = 0, pad = 10, steps = false, dots = 60,
+  marks = [], xEnd, empty = "nothing to plot yet"} = {}) {
+  series = series.filter(one => one.points.length);
+  if (!series.length) return h("p", {class: "muted"}, empty);
+  const all = series.flatMap(one => one.points);
+  const xs = all.map(p => p[0]), ys = all.map(p => p[1]);
+  const xlo = Math.min(...xs), xhi = Math.max(...xs, xEnd ?? xlo, xlo + 1);
+  const margin = Math.max(pad, (Math.max(...ys) - Math.min(...ys)) * 0.08);
+  const ylo = Math.min(...ys) - margin, yhi = Math.max(...ys) + margin;
+  const {width, height, left, right, top, bottom} = SERIES_PLOT;
+  const px = x => left + (x - xlo) / (xhi - xlo) * (width - left - right);
+  const py = y => top + (yhi - y) / (yhi - ylo) * (height - top - bottom);
+  const svg = svgRoot(width, height, {id, role: "img", "aria-label": label});
+  const grey = {"font-size": 11, fill: "#7a736a"};
+  const yTicks = niceTicks(ylo, yhi, 6);
+  for (const tick of yTicks) {
+    svg.append(s("line", {x1: left, x2: width - right, y1: py(tick), y2: py(tick),
+      stroke: "#eee7dc"}));
+    svg.append(s("text", {x: left - 6, y: py(tick) + 4, "text-anchor": "end", ...grey},
+      fmt(tick, tickDigits(yTicks))));
+  }
+  for (const tick of niceTicks(xlo, xhi, 8).filter(t => Number.isInteger(t))) {
+    svg.append(s("text", {x: px(tick), y: height - bottom + 16, "text-anchor": "middle", ...grey},
+      tick));
+  }
+  svg.append(s("text", {x: (left + width - right) / 2, y: height - 6, "text-anchor": "middle",
+    "font-size": 12, fill: "#7a736a"}, xLabel));
+  svg.append(s("line", {x1: left, x2: left, y1: top, y2: height - bottom, stroke: "#b9b0a3"}));
+  svg.append(s("line", {x1: left, x2: width - right, y1: height - bottom, y2: height - bottom,
+    stroke: "#b9b0a3"}));
+  for (const mark of marks) {
+    svg.append(s("line", {x1: px(mark.x), x2: px(mark.x), y1: top, y2: height - bottom,
+      stroke: "#9a8f80", "stroke-dasharray": "4 3", class: "mark"}));
+    svg.append(s("text", {x: px(mark.x) + 3, y: top + 10, ...grey, class: "mark-label"},
+      mark.label));
+  }
+  series.forEach((one, index) => {
+    svg.append(s("path", {d: seriesPath(one.points, px, py, steps, xEnd), fill: "none",
+      stroke: one.colour, "stroke-width": 2.2, class: "series", "data-bot": one.key}));
+    const shown = one.points.length <= dots ? one.points : one.points.slice(-1);
+    for (const [x, y] of shown) svg.append(s("circle", {cx: px(x), cy: py(y), r: 3.2,
+      fill: one.colour}));
+    const lastY = one.points[one.points.length - 1][1];
+    const ly = top + 14 + index * 18;
+    svg.append(s("rect", {x: width - right + 14, y: ly - 9, width: 12, height: 12, rx: 2,
+      fill: one.colour}));
+    svg.append(s("text", {x: width - right + 32, y: ly + 1, "font-size": 12, fill: "#23201c"},
+      `${one.name} (${fmt(lastY, digits)})`));
+  });
+  return svg;
+}
+
+/** A table of ladders linking to their pages. */
+function laddersTable(ladders) {
+  if (!ladders.length) return h("p", {class: "muted"}, "no ladders yet");
+  return table([
+    {title: "ladder", cell: l => uiLink(`ladders/${l.id}`, l.name || l.id)},
+    {title: "game", cell: l => uiLink(`games/${l.game}`, l.game)},
+    {title: "players", cell: l => l.players, cls: "num"},
+    {title: "status", cell: l => statusBadge(l.paused ? "paused" : "running")},
+    {title: "concurrency", cell: l => l.concurrency, cls: "num"},
+    {title: "created", cell: l => when(l.created_at)},
+  ], ladders, {class: "ladders"});
 }
 
 /** Fill the header navigation with one link per game. */

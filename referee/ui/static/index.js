@@ -1,4 +1,4 @@
-/* The index page: games with their leaderboards, tournaments and recent matches. */
+/* The index page: games with their leaderboards, tournaments, ladders and recent matches. */
 "use strict";
 
 async function gameCards() {
@@ -25,6 +25,10 @@ function progressText(p) {
   return `${p.done}/${p.total}` + (p.failed ? ` (${p.failed} failed)` : "");
 }
 
+async function laddersList() {
+  return laddersTable((await api("/ladders?limit=20")).ladders || []);
+}
+
 async function recentMatches() {
   const {matches} = await api("/matches?limit=20");
   return matchesTable(matches);
@@ -43,5 +47,6 @@ document.addEventListener("DOMContentLoaded", () => {
   openById("open-match", "matches");
   fill("games", gameCards);
   fill("tournaments", tournamentsTable);
+  fill("ladders", laddersList);
   fill("matches", recentMatches);
 });

@@ -6,7 +6,6 @@
 const MAX_DOTS = 60;  // a dot per rated match while there are few, else only the last
 const PLOTTED_BOTS = 10;  // the best bots get a line each
 const PLOTTED_POINTS = 200;  // their latest rated matches
-const PLOT = {width: 820, height: 360, left: 56, right: 170, top: 16, bottom: 40};
 
 function intervalBar(entry, lo, hi) {
   const width = 140, height = 14;
@@ -27,75 +26,22 @@ function leaderboardTable(board, colourOf) {
   return table([
     {title: "#", cell: (e, i) => i + 1, cls: "num"},
     {title: "bot", cell: e => h("span", null,
-      swatch(colourOf(e.bot_id)), e.name || e.bot_id)},
+      swatch(colourOf(e.bot_id)), botLink(e.bot_id, e.name))},
     {title: "rating", cell: e => fmt(e.rating), cls: "num"},
     {title: "95% interval", cell: e => e.low === null ? "–" : `${fmt(e.low)} – ${fmt(e.high)}`,
       cls: "num"},
     {title: "", cell: e => intervalBar(e, lo, hi)},
     {title: "games", cell: e => e.games ?? "–", cls: "num"},
+    {title: "μ ± σ", cell: e => muSigma(e), cls: "num"},
   ], board, {class: "leaderboard", id: "leaderboard-table"});
 }
 
-function niceTicks(lo, hi, count) {
-  const span = hi - lo || 1;
-  const step0 = span / count, magnitude = 10 ** Math.floor(Math.log10(step0));
-  const step = [1, 2, 5, 10].map(m => m * magnitude).find(m => m >= step0);
-  const ticks = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9; v += step) ticks.push(v);
-  return ticks;
-}
-
-/** An SVG line plot of every bot's rating after each of its games. */
+/** A line per bot: its rating after each of its latest games (common.js's seriesPlot). */
 function historyPlot(history, nameOf, colourOf) {
-  const series = Object.entries(history || {}).filter(([, points]) => points.length);
-  if (!series.length) return h("p", {class: "muted"}, "no rating history yet");
-  const all = series.flatMap(([, points]) => points);
-  const xs = all.map(p => p[0]), ys = all.map(p => p[1]);
-  const xlo = Math.min(...xs), xhi = Math.max(...xs, xlo + 1);
-  const pad = Math.max(10, (Math.max(...ys) - Math.min(...ys)) * 0.08);
-  const ylo = Math.min(...ys) - pad, yhi = Math.max(...ys) + pad;
-  const {width, height, left, right, top, bottom} = PLOT;
-  const px = x => left + (x - xlo) / (xhi - xlo) * (width - left - right);
-  const py = y => top + (yhi - y) / (yhi - ylo) * (height - top - bottom);
-  const svg = svgRoot(width, height, {id: "history-plot", role: "img",
-    "aria-label": "rating history"});
-  for (const tick of niceTicks(ylo, yhi, 6)) {
-    svg.append(s("line", {x1: left, x2: width - right, y1: py(tick), y2: py(tick),
-      stroke: "#eee7dc"}));
-    svg.append(s("text", {x: left - 6, y: py(tick) + 4, "text-anchor": "end", "font-size": 11,
-      fill: "#7a736a"}, fmt(tick)));
-  }
-  for (const tick of niceTicks(xlo, xhi, 8).filter(t => Number.isInteger(t))) {
-    svg.append(s("text", {x: px(tick), y: height - bottom + 16, "text-anchor": "middle",
-      "font-size": 11, fill: "#7a736a"}, tick));
-  }
-  svg.append(s("text", {x: (left + width - right) / 2, y: height - 6, "text-anchor": "middle",
-    "font-size": 12, fill: "#7a736a"}, "games played"));
-  svg.append(s("line", {x1: left, x2: left, y1: top, y2: height - bottom, stroke: "#b9b0a3"}));
-  svg.append(s("line", {x1: left, x2: width - right, y1: height - bottom, y2: height - bottom,
-    stroke: "#b9b0a3"}));
-  series.forEach(([botId, points], index) => {
-    const colour = colourOf(botId);
-    const d = points.map((p, i) => `${i ? "L" : "M"}${px(p[0]).toFixed(1)},${py(p[1]).toFixed(1)}`);
-    svg.append(s("path", {d: d.join(" "), fill: "none", stroke: colour, "stroke-width": 2.2,
-      class: "series", "data-bot": botId}));
-    const [lastX, lastY] = points[points.length - 1];
-    const dots = points.length <= MAX_DOTS ? points : [points[points.length - 1]];
-    for (const [x, y] of dots) svg.append(s("circle", {cx: px(x), cy: py(y), r: 3.2, fill: colour}));
-    const ly = top + 14 + index * 18;
-    svg.append(s("rect", {x: width - right + 14, y: ly - 9, width: 12, height: 12, rx: 2,
-      fill: colour}));
-    svg.append(s("text", {x: width - right + 32, y: ly + 1, "font-size": 12, fill: "#23201c"},
-      `${nameOf(botId)} (${fmt(lastY)})`));
-  });
-  return svg;
-}
-
-function botColours(ids) {
-  const palette = ["#b5562b", "#2a5db0", "#2e7d32", "#7b3fc4", "#d0246e", "#0a8f94",
-    "#c49a00", "#5d4037", "#546e7a", "#e8780c"];
-  const map = new Map(ids.map((id, i) => [id, palette[i % palette.length]]));
-  return id => map.get(id) || "#9aa0a6";
+  const series = Object.entries(history || {}).map(([botId, points]) =>
+    ({key: botId, name: nameOf(botId), colour: colourOf(botId), points}));
+  return seriesPlot(series, {id: "history-plot", label: "rating history",
+    xLabel: "games played", dots: MAX_DOTS, empty: "no rating history yet"});
 }
 
 /** The latest points of each of the best bots: bot id -> [[n, rating], ...]. */
@@ -112,7 +58,7 @@ let drawn = 0;  // the latest drawing asked for: an older one finishing late is 
 async function drawLeaderboard(game, body) {
   const turn = ++drawn;
   const board = body.leaderboard || [];
-  const colourOf = botColours(board.map(e => e.bot_id));
+  const colourOf = colourKeeper(board.map(e => e.bot_id));
   const names = new Map(board.map(e => [e.bot_id, e.name || e.bot_id]));
   setChildren(document.getElementById("leaderboard"), leaderboardTable(board, colourOf));
   const history = await latestHistories(game, board);

@@ -34,7 +34,7 @@ function standingsView(standings) {
   if (!standings.length) return h("p", {class: "muted"}, "no results yet");
   return table([
     {title: "#", cell: row => row.rank, cls: "num"},
-    {title: "bot", cell: row => row.name},
+    {title: "bot", cell: row => botLink(row.bot_id, row.name)},
     {title: "points", cell: row => fmt(row.points, 2), cls: "num"},
     {title: "matches", cell: row => row.matches, cls: "num"},
     {title: "wins", cell: row => row.wins, cls: "num"},
@@ -50,7 +50,7 @@ function standingsView(standings) {
 function ratingsView(t) {
   if (t.ratings) {
     return table([
-      {title: "bot", cell: row => row.name},
+      {title: "bot", cell: row => botLink(row.bot_id, row.name)},
       {title: "rating", cell: row => fmt(row.rating), cls: "num"},
       {title: "95% interval", cell: row => `${fmt(row.low)} – ${fmt(row.high)}`, cls: "num"},
       {title: "games", cell: row => row.games, cls: "num"},
@@ -58,7 +58,7 @@ function ratingsView(t) {
   }
   if (t.solo_ranking) {
     return table([
-      {title: "bot", cell: row => row.name},
+      {title: "bot", cell: row => botLink(row.bot_id, row.name)},
       {title: "mean score", cell: row => fmt(row.mean, 1), cls: "num"},
       {title: "95% interval", cell: row => row.low === null ? "–" : `${fmt(row.low, 1)} – ${fmt(row.high, 1)}`,
         cls: "num"},
@@ -146,7 +146,7 @@ function swissView(t) {
       round.bye ? `bye: ${name(round.bye)}` : "")));
   const standings = table([
     {title: "#", cell: row => row.rank, cls: "num"},
-    {title: "bot", cell: row => row.name},
+    {title: "bot", cell: row => botLink(row.bot_id, row.name)},
     {title: "points", cell: row => fmt(row.points, 1), cls: "num"},
     {title: "Buchholz", cell: row => fmt(row.buchholz, 1), cls: "num"},
     {title: "byes", cell: row => row.byes, cls: "num"},

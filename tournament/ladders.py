@@ -207,7 +207,7 @@ def count(store: Store, match: dict, result: dict | None) -> bool:
         suspended = [entry for bot, entry in changed.items()
                      if entry["status"] == SUSPENDED != entries[bot]["status"]]
         entries.update(changed)
-        planned = _plan(meta, state, entries, store.bots_playing(list(entries)))
+        planned = _plan(meta, state, entries, store)
         pipe = txn.commit(state, changed)
         store.mark_ladder_counted(pipe, ladder_id, match["id"], points)
         for entry in suspended:
@@ -261,7 +261,7 @@ def refill(store: Store, ladder_id: str) -> int:
         if meta is None:
             return 0
         state, entries = txn.state(), txn.entries()
-        planned = _plan(meta, state, entries, store.bots_playing(list(entries)))
+        planned = _plan(meta, state, entries, store)
         if not planned:
             return 0
         pipe = txn.commit(state, {})
@@ -271,19 +271,26 @@ def refill(store: Store, ladder_id: str) -> int:
     return store.ladder_transaction(ladder_id, step)
 
 
-def _plan(meta: dict, state: dict, entries: dict[str, dict],
-          playing: dict[str, int]) -> list[MatchMeta]:
-    """The matches to schedule now, recorded in `state` (their bots as running)."""
-    if meta["paused"]:
+def _plan(meta: dict, state: dict, entries: dict[str, dict], store: Store) -> list[MatchMeta]:
+    """The matches to schedule now, recorded in `state` (their bots as running), between
+    active entries not playing in the ladder, below their bot's cap of matches at once,
+    of an owner not suspended."""
+    if meta["paused"] or len(state["running"]) >= meta["concurrency"]:
         return []
     busy = {bot for bots in state["running"].values() for bot in bots}
+    free = [bot for bot, entry in entries.items() if entry["status"] in PLAYING
+            and bot not in busy]
+    held = store.bots_playing(free)
+    barred = store.suspended_accounts(sorted({entries[bot]["owner"] for bot in free
+                                              if entries[bot]["owner"]}))
+    free = [bot for bot in free if held.get(bot, 0) < meta["bot_cap"]
+            and entries[bot]["owner"] not in barred]
     planned = []
     while len(state["running"]) < meta["concurrency"]:
-        candidates = [matchmaking.Candidate(bot, entry["owner"], entry["mu"], entry["sigma"],
-                                            entry["matches"], entry["version_matches"])
-                      for bot, entry in entries.items()
-                      if entry["status"] in PLAYING and bot not in busy
-                      and playing.get(bot, 0) < meta["bot_cap"]]
+        candidates = [matchmaking.Candidate(bot, entries[bot]["owner"], entries[bot]["mu"],
+                                            entries[bot]["sigma"], entries[bot]["matches"],
+                                            entries[bot]["version_matches"])
+                      for bot in free if bot not in busy]
         number = state["scheduled"]
         bots = matchmaking.next_match(candidates, meta["players"], meta["seed"], number)
         if bots is None:

@@ -41,7 +41,7 @@ from referee.errors import (
     SIGNUP_REFUSED,
 )
 from referee.match.replay import utc_now
-from tournament import quotas
+from tournament import ladders, quotas
 from tournament.bots import is_retired
 
 bp = Blueprint("accounts", __name__)
@@ -304,6 +304,7 @@ def delete_account(account_id: str) -> Response:
         if bot is not None and not is_retired(bot):
             bot["retired_at"] = utc_now()
             store.update_bot(bot)
+            ladders.retired(store, bot["id"])
     store.delete_account(account_id)
     return reply(AccountSchema, account)
 

@@ -35,9 +35,14 @@ def wait_for(check: Callable[[], object], timeout: float = 120, what: str = "") 
 
 
 def signup(api, name: str) -> str:
+    return account(api, name)[1]
+
+
+def account(api, name: str) -> tuple[str, str]:
+    """A new account made by the admin: its id and its first token."""
     response = api.post("/accounts", token=ADMIN, json={"name": name})
     assert response.status_code == 201, response.get_json()
-    return response.get_json()["token"]
+    return response.get_json()["id"], response.get_json()["token"]
 
 
 def register(api, url: str, name: str, token: str = ADMIN) -> str:
@@ -254,6 +259,29 @@ def test_a_new_version_plays_only_once_checked_and_the_old_one_meanwhile(api, fa
     entry = wait_for(lambda: (e := entries(api, made["id"])[bots[0]])["version"] == 3 and e,
                      what="version 3 in play")
     assert entry["status"] == ladders.ACTIVE and entry["version_matches"] == 0
+
+
+def test_the_bots_of_a_suspended_account_are_matched_no_more(api, farm, workers):
+    """Issue 27's rule in the ladder: a suspended account's bots play no new match."""
+    workers.start_ready(1)
+    owner_id, token = account(api, "to-be-suspended")
+    theirs = register(api, farm.url("/p/4"), "theirs", token)
+    others = [register(api, farm.url(f"/p/{k}"), f"p{k}") for k in (2, 6)]
+    made = new_ladder(api, players=2, concurrency=1)
+    enter(api, made["id"], theirs, token)
+    for bot in others:
+        enter(api, made["id"], bot)
+    wait_for(lambda: ladder(api, made["id"])["counted"] >= 3, what="3 matches")
+    suspended = api.request("PATCH", f"/accounts/{owner_id}", token=ADMIN,
+                            json={"suspended": True})
+    assert suspended.status_code == 200
+    time.sleep(0.5)  # a match may have been scheduled just before
+    first_after = ladder(api, made["id"])["scheduled"] + 1
+    wait_for(lambda: ladder(api, made["id"])["counted"] >= first_after + 3,
+             what="3 more matches")
+    newest_first = ladder_matches(api, made["id"])
+    later = newest_first[:len(newest_first) - first_after]
+    assert later and all(theirs not in {s["bot_id"] for s in m["seats"]} for m in later)
 
 
 # ----- the API's refusals ----------------------------------------------------------------------

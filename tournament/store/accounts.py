@@ -39,6 +39,14 @@ class Accounts(Matches):
     def get_account(self, account_id: str) -> dict[str, Any] | None:
         return loads(self.redis.get(account_key(account_id)))
 
+    def suspended_accounts(self, account_ids: list[str]) -> set[str]:
+        """Those of `account_ids` suspended (or gone), in one round trip."""
+        if not account_ids:
+            return set()
+        found = self.redis.mget([account_key(i) for i in account_ids])
+        return {account_id for account_id, raw in zip(account_ids, found, strict=True)
+                if raw is None or loads(raw).get("suspended")}
+
     def update_account(self, account: dict[str, Any]) -> None:
         self.redis.set(account_key(account["id"]), dumps(account), xx=True)
 

@@ -5,8 +5,8 @@ matches.
 1. **Who may play**: active entries not in a running match of the ladder and whose bot is
    below its cap of concurrent matches (the ladder never queues a match that would wait).
 2. **The anchor**: the entry with the fewest matches of its current version (a new entry
-   or version first: its placement), then the fewest matches in all; ties are broken by a
-   hash of (seed, match number, bot), so no bot is always first.
+   or version first: its placement), then the fewest matches in all; among those tied, the
+   one a hash of (seed, match number) picks, so no bot is always first.
 3. **Its opponents**, one at a time: among the `WINDOW` entries nearest the anchor in mu
    (of the `4 * WINDOW` nearest) that have played at most `BALANCE_SLACK` (or 10%) more
    matches than it (or, when those cannot fill the match, the `WINDOW` nearest), the one
@@ -18,10 +18,11 @@ matches.
 from __future__ import annotations
 
 import hashlib
-import heapq
 from collections.abc import Sequence
-from dataclasses import dataclass
-from operator import attrgetter
+from operator import itemgetter
+from typing import NamedTuple
+
+import numpy
 
 from tournament import skill
 
@@ -29,9 +30,9 @@ WINDOW = 8  # opponents looked at per seat: the nearest in mu
 BALANCE_SLACK = 2  # matches an opponent may be ahead of the anchor (or 10% of its count)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Candidate:
-    """What matchmaking knows of an entry that may play now."""
+class Candidate(NamedTuple):
+    """What matchmaking knows of an entry that may play now (a tuple: cheap to make ten
+    thousand of, its fields read in C by `itemgetter`)."""
 
     bot: str
     owner: str | None
@@ -45,13 +46,16 @@ def next_match(candidates: Sequence[Candidate], players: int, seed: int,
                number: int) -> list[str] | None:
     """The bots of match `number`, in seat order; None when no match can be made now.
     `candidates` come in bot id order (ties in mu go to the first)."""
-    if len(candidates) < players:
+    count = len(candidates)
+    if count < players:
         return None
-    anchor = candidates[_anchor(candidates, seed, number)]
+    mus = numpy.fromiter(map(_mu, candidates), float, count)
+    played = (numpy.fromiter(map(_version_matches, candidates), numpy.int64, count) << 32) + (
+        numpy.fromiter(map(_matches, candidates), numpy.int64, count))
+    anchor = candidates[_anchor(played, seed, number)]
     limit = anchor.version_matches + max(BALANCE_SLACK, anchor.version_matches // 10)
-    distance = [abs(entry.mu - anchor.mu) for entry in candidates]
-    nearest = heapq.nsmallest(4 * WINDOW, range(len(candidates)), key=distance.__getitem__)
-    near = [candidates[i] for i in nearest if candidates[i] is not anchor]
+    near = [candidates[i] for i in _nearest(numpy.abs(mus - anchor.mu), 4 * WINDOW + 1)
+            if candidates[i] is not anchor]
     for pool in ([entry for entry in near if entry.version_matches <= limit], near):
         chosen = _fill(anchor, pool[:WINDOW], players, seed, number)
         if chosen is not None:
@@ -61,16 +65,26 @@ def next_match(candidates: Sequence[Candidate], players: int, seed: int,
     return None
 
 
-_counts = attrgetter("version_matches", "matches")
+_mu, _matches, _version_matches = itemgetter(2), itemgetter(4), itemgetter(5)
 
 
-def _anchor(candidates: Sequence[Candidate], seed: int, number: int) -> int:
-    counts = list(map(_counts, candidates))
-    fewest = min(counts)
-    if counts.count(fewest) == 1:
-        return counts.index(fewest)
-    tied = [index for index, count in enumerate(counts) if count == fewest]
-    return min(tied, key=lambda index: _tiebreak(seed, number, candidates[index].bot))
+def _anchor(played: numpy.ndarray, seed: int, number: int) -> int:
+    """The index of the entry with the fewest matches of its version, then in all (packed
+    in `played`); among those tied, the one a hash of (seed, number) picks."""
+    tied = numpy.flatnonzero(played == played.min())
+    return int(tied[int.from_bytes(_tiebreak(seed, number, ""), "big") % len(tied)])
+
+
+def _nearest(distance: numpy.ndarray, count: int) -> list[int]:
+    """The indices of the `count` smallest distances, nearest first (ties: lowest index)."""
+    if len(distance) > count:
+        bound = distance[numpy.argpartition(distance, count - 1)[count - 1]]
+        inside = numpy.flatnonzero(distance < bound)
+        on_bound = numpy.flatnonzero(distance == bound)[:count - len(inside)]
+        chosen = numpy.concatenate([inside, on_bound])
+    else:
+        chosen = numpy.arange(len(distance))
+    return sorted(chosen.tolist(), key=lambda index: (distance[index], index))
 
 
 def _fill(anchor: Candidate, pool: list[Candidate], players: int, seed: int,

@@ -27,6 +27,7 @@ SCRIPTS = {
     "clocks.py": ["referee-caused", "per 100k", "CPU ms/update"],
     "ratings_backtest.py": ["openskill Plackett-Luce", "pairwise Elo", "pair log-lik",
                             "kendall tau"],
+    "ladder.py": ["next_match, played", "_plan after a count", "first tau >= 0.9", "p99 ms"],
     "api_load.py": ["GET /ratings/aladino", "GET /matches?limit=20", "GET /matches/{id}",
                     "p99 ms", "errors"],
 }

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 import engines
+from referee.errors import RefereeError
 from referee.match.replay import utc_now
 from referee.match.setups import match_options
 from tournament import matchmaking, pairing, scheduling, skill, wakeups
@@ -44,7 +45,7 @@ PLAYING = (ACTIVE,)  # statuses whose entries are matched
 ENTERED = (CHECKING, ACTIVE)  # statuses a new version is checked in
 
 
-class NotEntered(LookupError):
+class NotEntered(RefereeError, LookupError):
     """No entry of that bot in that ladder."""
 
 

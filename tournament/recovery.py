@@ -128,6 +128,17 @@ def requeue_abandoned(store: Store, match_ids: Iterable[str]) -> list[str]:
             if match is not None and _recover(store, match, from_running=True)]
 
 
+def hand_back(store: Store, match_ids: Iterable[str]) -> list[str]:
+    """Queue again the matches a stopping worker drove (SIGTERM): their drivers, cancelled,
+    gave back their leases and left the running index, so unlike `requeue_abandoned` this
+    does not ask for them there. Returns the ids queued again."""
+    ids = list(match_ids)
+    if not ids:
+        return []
+    return [match["id"] for match in store.get_matches(store.unleased(ids))
+            if match is not None and _recover(store, match, from_running=False)]
+
+
 def on_job_failure(job: Job, connection: redis.Redis, kind: type[BaseException] | None,
                    error: BaseException | None, trace: TracebackType | None) -> None:
     """rq's failure callback of every match job (see the module docstring)."""

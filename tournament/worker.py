@@ -298,8 +298,8 @@ class MatchWorker(BaseWorker):
             future.cancel()
         concurrent.futures.wait([future for *_, future in running], timeout=10)
         try:
-            recovery.requeue_abandoned(self.driving.store,
-                                       [wakeups.match_of_job(job) for job, *_ in running])
+            recovery.hand_back(self.driving.store,
+                               [wakeups.match_of_job(job) for job, *_ in running])
         except redis.RedisError:
             self.log.warning("Worker %s: matches left to the recovery sweep", self.name)
         concurrent.futures.wait([self._in_loop(self._stop_periodic())], timeout=10)

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+
 import pytest
+from rq.job import Job
 
 import engines
 from referee.match import replay
 from tests.support.apitest import replay_states
 from tests.support.botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, fault_url
+from tournament import wakeups
+from tournament.store import Store
 
 
 def check_replay_matches_the_engine(record: dict) -> None:
@@ -97,3 +104,37 @@ def test_a_seat_given_its_own_deadline_is_held_to_it(api, bot_server, run_worker
     assert record["forfeit"] == {"seat": 1, "step": len(record["steps"]) - 1,
                                  "fault": "timeout"}
     check_replay_matches_the_engine(record)
+
+
+def test_a_worker_stopped_with_sigterm_hands_its_matches_back_at_once(api, python_bot,
+                                                                       workers, redis_url):
+    """docs/operations.md: a stopped worker queues its running matches again itself, so
+    another continues them at once (its drivers give back their leases and leave the
+    running index first: the hand-back must not look for them there). Checked before any
+    other worker runs: the match is queued again, under its recovery's job."""
+
+    def thinking(observation, legal_actions):
+        time.sleep(0.3)
+        return legal_actions[0]
+
+    with python_bot(thinking) as url:
+        bot = api.register_bot(url, ["aladino"], name="thinker")
+        match = api.create_match("aladino", [{"kind": "bot", "bot_id": bot}] * 2,
+                                 deadline_ms=10_000)
+        (proc,) = workers.start_ready(1)
+        deadline = time.monotonic() + 120
+        while api.get(f"/matches/{match['id']}").get_json()["step"] < 2:
+            assert time.monotonic() < deadline, workers.logs()
+            time.sleep(0.1)
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+        store = Store.from_url(redis_url)
+        stopped = store.get_match(match["id"])
+        assert stopped["status"] == "queued", workers.logs()
+        assert store.current_attempt(match["id"]) == 1
+        assert Job.fetch(wakeups.job_id(match["id"], "r1"),
+                         connection=store.redis).get_status() == "queued"
+        workers.start_ready(1)
+        while api.get(f"/matches/{match['id']}").get_json()["status"] != "finished":
+            assert time.monotonic() < deadline + 120, workers.logs()
+            time.sleep(0.2)

@@ -6,7 +6,9 @@ runs `upkeep` every `ladders.TEND_EVERY_S` on its event loop):
   of the game (`referee.match.bot_check`, as `referee check-bot` does), then plays
   `SELF_PLAY_MATCHES` matches of the ladder's setup against itself, in the worker, stored
   nowhere (not listed, not rated), in which it must not fault. The outcome makes the entry
-  `active` or `rejected` with the reasons (`tournament.ladders.checked`). A check whose
+  `active` or `rejected` with the reasons (`tournament.ladders.checked`); a check that
+  takes longer than `CHECK_BUDGET_S` in all is a rejection (a bot that answers just under
+  its deadline would otherwise hold the worker's checks for minutes). A check whose
   worker died is queued again after `CHECK_STALE_S`.
 - **Notices.** An entry rejected or suspended is told to its push bot: a POST of
   `{"protocol": "referee/1", "type": "notice", "ladder_id", "bot_id", "status",
@@ -37,6 +39,7 @@ InThread = Callable[..., Awaitable[Any]]  # runs a blocking call off the event l
 
 SELF_PLAY_MATCHES = 2
 CHECK_DECISIONS_PER_PHASE = 1
+CHECK_BUDGET_S = 120  # a check's whole time: a bot slow on purpose holds no queue for long
 CHECK_STALE_S = 300
 MAX_REASONS = 5
 NOTICES_PER_ROUND = 50
@@ -47,7 +50,11 @@ async def run_checks(store: Store, config: Config, in_thread: InThread) -> int:
     done = 0
     while (check := await in_thread(store.take_check)) is not None:
         try:
-            reasons = await entry_check(store, config, check, in_thread)
+            reasons = await asyncio.wait_for(entry_check(store, config, check, in_thread),
+                                             CHECK_BUDGET_S)
+        except TimeoutError:
+            reasons = [f"the entry check took longer than {CHECK_BUDGET_S} s in all: the bot "
+                       "answers too slowly to be checked"]
         except asyncio.CancelledError:  # the worker stops: another one runs it
             store.return_check(check)
             raise

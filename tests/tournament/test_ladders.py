@@ -3,6 +3,7 @@ processes, one Redis, bots of known strength over HTTP (tests/support/ladder_bot
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterator
 from itertools import combinations
@@ -12,7 +13,8 @@ import redis
 
 from tests.support.apitest import ADMIN
 from tests.support.ladder_bots import STRENGTHS, LadderBots
-from tournament import ladders
+from tournament import ladder_upkeep, ladders
+from tournament.store import Store
 
 
 @pytest.fixture
@@ -282,6 +284,32 @@ def test_the_bots_of_a_suspended_account_are_matched_no_more(api, farm, workers)
     newest_first = ladder_matches(api, made["id"])
     later = newest_first[:len(newest_first) - first_after]
     assert later and all(theirs not in {s["bot_id"] for s in m["seats"]} for m in later)
+
+
+def test_an_entry_check_that_takes_too_long_is_a_rejection(api, python_bot, config,
+                                                           redis_url, monkeypatch):
+    """A bot answering just under its deadline holds a worker's checks for its whole
+    budget at most (here 1 s), then is rejected saying so. Run as a worker runs it, in
+    this process."""
+    monkeypatch.setattr(ladder_upkeep, "CHECK_BUDGET_S", 1)
+
+    def slow(observation, legal_actions):
+        time.sleep(0.4)
+        return legal_actions[0]
+
+    async def in_thread(function, *args):
+        return await asyncio.to_thread(function, *args)
+
+    with python_bot(slow) as url:
+        bot = register(api, url, "slowpoke")
+        made = new_ladder(api, players=2)
+        enter(api, made["id"], bot)
+        store = Store.from_url(redis_url)
+        assert asyncio.run(ladder_upkeep.run_checks(store, config, in_thread)) == 1
+    entry = entries(api, made["id"])[bot]
+    assert entry["status"] == ladders.REJECTED
+    assert entry["reasons"] == ["the entry check took longer than 1 s in all: the bot "
+                                "answers too slowly to be checked"]
 
 
 # ----- the API's refusals ----------------------------------------------------------------------

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import signal
 import sys
@@ -97,7 +98,7 @@ class MatchWorker(BaseWorker):
              **__: object) -> bool:
         """Take jobs until stopped (or, `burst`, until no job is queued, running or
         scheduled); Redis outages are waited out."""
-        self._retrying(lambda: self.bootstrap(logging_level))
+        self._retrying(lambda: self.start_over_bootstrap(logging_level))
         self._install_signal_handlers()
         signal.signal(signal.SIGHUP, lambda *_: self.reload_keys())
         self._retrying(self._open_log)
@@ -126,6 +127,16 @@ class MatchWorker(BaseWorker):
             self._hand_back_matches()
             self._retrying(self.teardown, attempts=3)
         return True
+
+    def start_over_bootstrap(self, logging_level: str | None) -> None:
+        """rq's bootstrap, from the start again after Redis went away part-way: what a
+        first try registered (its birth, its channel) is undone first, or rq refuses the
+        worker's own name as another live worker's and the worker exits."""
+        if self.birth_date is not None:
+            with contextlib.suppress(redis.RedisError):
+                self.unsubscribe()
+            self.register_death()
+        self.bootstrap(logging_level)
 
     def _open_log(self) -> None:
         """Publish this process's keys; log the results recorded before the log existed."""

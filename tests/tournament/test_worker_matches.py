@@ -7,6 +7,8 @@ import signal
 import time
 
 import pytest
+import redis
+from rq import Worker
 from rq.job import Job
 
 import engines
@@ -14,7 +16,8 @@ from referee.match import replay
 from tests.support.apitest import replay_states
 from tests.support.botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, fault_url
 from tournament import wakeups
-from tournament.store import Store
+from tournament.store import MATCH_QUEUE, Store
+from tournament.worker import MatchWorker
 
 
 def check_replay_matches_the_engine(record: dict) -> None:
@@ -138,3 +141,18 @@ def test_a_worker_stopped_with_sigterm_hands_its_matches_back_at_once(api, pytho
         while api.get(f"/matches/{match['id']}").get_json()["status"] != "finished":
             assert time.monotonic() < deadline + 120, workers.logs()
             time.sleep(0.2)
+
+
+def test_a_bootstrap_cut_short_by_redis_starts_over(config, redis_url):
+    """Redis went away after rq's bootstrap registered the worker but before it was done
+    (CI saw a worker exit so): the bootstrap tried again undoes that registration first,
+    where rq's own refuses the worker's name as another live worker's."""
+    connection = redis.Redis.from_url(redis_url)
+    worker = MatchWorker([MATCH_QUEUE], connection, config, config.sealer())
+    worker.register_birth()  # how far the first try got
+    worker.subscribe()
+    worker.start_over_bootstrap("WARNING")
+    assert [w.name for w in Worker.all(connection=connection)] == [worker.name]
+    worker.unsubscribe()
+    worker.register_death()
+    connection.close()

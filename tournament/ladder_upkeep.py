@@ -27,7 +27,7 @@ from typing import Any
 import engines
 from referee.config import Config
 from referee.match import bot_check
-from referee.match.botclient import BotClient
+from referee.match.botclient import NOTICE_DEADLINE_MS, BotClient
 from referee.match.clock import TimeControl
 from referee.match.runner import FailurePolicy, MatchPlay, PushSeat, play
 from tournament import ladders, pairing, results
@@ -121,7 +121,8 @@ async def send_notices(store: Store, config: Config, in_thread: InThread) -> int
         bot = await in_thread(store.get_bot, notice["bot_id"])
         if bot is None or not bot.get("url"):
             continue
-        client = BotClient(bot["url"], 1000, bot.get("secret", ""), config.bot_hosts)
+        client = BotClient(bot["url"], NOTICE_DEADLINE_MS, bot.get("secret", ""),
+                           config.bot_hosts)
         try:
             await client.notify(notice)
         finally:

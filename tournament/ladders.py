@@ -26,6 +26,7 @@ from typing import Any
 
 import engines
 from referee.errors import RefereeError
+from referee.match.botclient import PROTOCOL
 from referee.match.replay import utc_now
 from referee.match.setups import match_options
 from tournament import matchmaking, pairing, scheduling, skill, wakeups
@@ -95,7 +96,7 @@ def enter(store: Store, ladder_id: str, bot: dict) -> dict:
                  "checking": version, "reasons": []}
         if entry["status"] != ACTIVE:
             entry["status"] = CHECKING
-        pipe = txn.commit(txn.state(), {bot["id"]: entry})
+        pipe = txn.commit(None, {bot["id"]: entry})
         store.join_ladder(pipe, ladder_id, bot["id"])
         store.queue_check(pipe, {"ladder": ladder_id, "bot": bot["id"], "version": version})
         store.announce_ladder(pipe, ladder_id, f"entry {bot['id']}")
@@ -111,16 +112,16 @@ def new_entry(bot: dict) -> dict:
             "last_match_at": None, "entered_at": utc_now()}
 
 
-def leave(store: Store, ladder_id: str, bot_id: str) -> dict:
+def leave(store: Store, ladder_id: str, bot_id: str, reason: str = "left the ladder") -> dict:
     """The entry, `left` (its matches under way finish and count; it plays no more)."""
     return _change_entry(store, ladder_id, bot_id, lambda entry: {
-        **entry, "status": LEFT, "checking": None, "reasons": ["left the ladder"]})
+        **entry, "status": LEFT, "checking": None, "reasons": [reason]})
 
 
 def new_version(store: Store, bot: dict) -> None:
     """Check the bot's new version in every ladder it plays or waits to play in."""
     for ladder_id in store.ladders_of_bot(bot["id"]):
-        entry = store.ladder_entries(ladder_id).get(bot["id"])
+        entry = store.ladder_entry(ladder_id, bot["id"])
         if entry is not None and entry["status"] in ENTERED:
             enter(store, ladder_id, bot)
 
@@ -128,10 +129,9 @@ def new_version(store: Store, bot: dict) -> None:
 def retired(store: Store, bot_id: str) -> None:
     """A retired bot leaves every ladder it is in."""
     for ladder_id in store.ladders_of_bot(bot_id):
-        entry = store.ladder_entries(ladder_id).get(bot_id)
+        entry = store.ladder_entry(ladder_id, bot_id)
         if entry is not None and entry["status"] != LEFT:
-            _change_entry(store, ladder_id, bot_id, lambda entry: {
-                **entry, "status": LEFT, "checking": None, "reasons": ["the bot was retired"]})
+            leave(store, ladder_id, bot_id, "the bot was retired")
 
 
 def checked(store: Store, ladder_id: str, bot_id: str, version: int,
@@ -155,8 +155,7 @@ def checked(store: Store, ladder_id: str, bot_id: str, version: int,
                                 for reason in reasons]
         else:
             entry.update(status=REJECTED, reasons=reasons)
-        state = txn.state()
-        pipe = txn.commit(state, {bot_id: entry})
+        pipe = txn.commit(None, {bot_id: entry})
         store.announce_ladder(pipe, ladder_id, f"entry {bot_id}")
         if entry["status"] == REJECTED:
             store.queue_notice(pipe, _notice(ladder_id, entry))
@@ -174,7 +173,7 @@ def _change_entry(store: Store, ladder_id: str, bot_id: str,
         if entry is None:
             raise NotEntered(bot_id)
         entry = change(entry)
-        pipe = txn.commit(txn.state(), {bot_id: entry})
+        pipe = txn.commit(None, {bot_id: entry})
         store.announce_ladder(pipe, ladder_id, f"entry {bot_id}")
         return entry
 
@@ -183,7 +182,7 @@ def _change_entry(store: Store, ladder_id: str, bot_id: str,
 
 def _notice(ladder_id: str, entry: dict) -> dict:
     """What a push bot is told when its entry is rejected or suspended."""
-    return {"protocol": "referee/1", "type": "notice", "ladder_id": ladder_id,
+    return {"protocol": PROTOCOL, "type": "notice", "ladder_id": ladder_id,
             "bot_id": entry["bot"], "status": entry["status"], "reasons": entry["reasons"]}
 
 
@@ -286,12 +285,12 @@ def _plan(meta: dict, state: dict, entries: dict[str, dict], store: Store) -> li
                                               if entries[bot]["owner"]}))
     free = [bot for bot in free if held.get(bot, 0) < meta["bot_cap"]
             and entries[bot]["owner"] not in barred]
+    candidates = [matchmaking.Candidate(bot, entries[bot]["owner"], entries[bot]["mu"],
+                                        entries[bot]["sigma"], entries[bot]["matches"],
+                                        entries[bot]["version_matches"]) for bot in free]
     planned = []
     while len(state["running"]) < meta["concurrency"]:
-        candidates = [matchmaking.Candidate(bot, entries[bot]["owner"], entries[bot]["mu"],
-                                            entries[bot]["sigma"], entries[bot]["matches"],
-                                            entries[bot]["version_matches"])
-                      for bot in free if bot not in busy]
+        candidates = [entry for entry in candidates if entry.bot not in busy]
         number = state["scheduled"]
         bots = matchmaking.next_match(candidates, meta["players"], meta["seed"], number)
         if bots is None:

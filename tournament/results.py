@@ -23,6 +23,7 @@ streams listen on those channels.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from tournament import formats, ladders, ratings, skill
@@ -53,12 +54,13 @@ def count_outcome(store: Store, match: dict) -> bool:
     if match["status"] not in (MatchStatus.FINISHED, MatchStatus.FAILED):
         return False
     counted = False
-    finished = match["status"] == MatchStatus.FINISHED
+    outcome = functools.cache(lambda: match_outcome(store, match)
+                              if match["status"] == MatchStatus.FINISHED else None)
     if not store.is_counted(match["game"], match["id"]):
-        counted = _count(store, match, match_outcome(store, match) if finished else None)
+        counted = _count(store, match, outcome())
     finish_tournament_of(store, match)
     if match.get("ladder_id") and not store.is_ladder_counted(match["ladder_id"], match["id"]):
-        ladders.count(store, match, match_outcome(store, match) if finished else None)
+        ladders.count(store, match, outcome())  # the replay read once for both
     return counted
 
 

@@ -503,7 +503,7 @@ class LadderAnnouncer:
                                        "ladder_id": self.ladder_id, "steps": match["step"]})
 
     def _entry_event(self, bot_id: str) -> bytes:
-        entry = self.store.ladder_entries(self.ladder_id).get(bot_id)
+        entry = self.store.ladder_entry(self.ladder_id, bot_id)
         if entry is None:
             raise LookupError(f"no entry {bot_id}")
         return _ladder_shape("entry", ladders.entry_view(entry))

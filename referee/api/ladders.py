@@ -306,7 +306,7 @@ def list_ladder_matches(ladder_id: str) -> Response:
 def ladder_history(ladder_id: str) -> Response:
     _meta(ladder_id)
     since = load_query(LadderHistoryQuerySchema)["since"]
-    points = services().store.ladder_history(ladder_id, since)[-MAX_HISTORY:]
+    points = services().store.ladder_history(ladder_id, since, MAX_HISTORY)
     return reply(LadderHistorySchema, {"points": points})
 
 

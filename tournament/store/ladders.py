@@ -6,7 +6,7 @@ the notices waiting to be sent."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TypeVar, cast
 
 import redis
@@ -28,6 +28,16 @@ HISTORY_POINTS = 20_000  # the newest points of a ladder's history kept
 CLAIMED = "claimed"
 
 
+def _state(raw: bytes | str | None) -> dict:
+    """A ladder's state as stored (a new ladder's: nothing scheduled yet)."""
+    return loads(raw) or {"scheduled": 0, "counted": 0, "running": {}}
+
+
+def _entries(raw: Mapping[bytes | str, bytes | str]) -> dict[str, dict]:
+    """A ladder's entries hash decoded, by bot id in id order."""
+    return {decoded(bot): loads(entry) for bot, entry in sorted(raw.items())}
+
+
 class LadderTransaction:
     """A ladder's entries and state under WATCH (reads before `commit`, writes after)."""
 
@@ -39,14 +49,11 @@ class LadderTransaction:
         return loads(self.pipe.get(ladder_key(self.ladder_id)))
 
     def state(self) -> dict:
-        return loads(self.pipe.get(ladder_key(self.ladder_id, LadderPart.STATE))) or {
-            "scheduled": 0, "counted": 0, "running": {}}
+        return _state(self.pipe.get(ladder_key(self.ladder_id, LadderPart.STATE)))
 
     def entries(self) -> dict[str, dict]:
         """Every entry, by bot id in id order."""
-        raw = self.pipe.hgetall(ladder_key(self.ladder_id, LadderPart.ENTRIES))
-        return {bot: loads(raw[key]) for key, bot in sorted(
-            ((key, decoded(key)) for key in raw), key=lambda pair: pair[1])}
+        return _entries(self.pipe.hgetall(ladder_key(self.ladder_id, LadderPart.ENTRIES)))
 
     def entry(self, bot_id: str) -> dict | None:
         return loads(self.pipe.hget(ladder_key(self.ladder_id, LadderPart.ENTRIES), bot_id))
@@ -55,11 +62,12 @@ class LadderTransaction:
         return bool(self.pipe.sismember(ladder_key(self.ladder_id, LadderPart.COUNTED),
                                         match_id))
 
-    def commit(self, state: dict, entries: dict[str, dict]) -> redis.client.Pipeline:
-        """Start the MULTI with the new state and the changed entries; the pipeline takes
-        the rest (matches scheduled, history, announcements)."""
+    def commit(self, state: dict | None, entries: dict[str, dict]) -> redis.client.Pipeline:
+        """Start the MULTI with the new state (None: unchanged) and the changed entries;
+        the pipeline takes the rest (matches scheduled, history, announcements)."""
         self.pipe.multi()
-        self.pipe.set(ladder_key(self.ladder_id, LadderPart.STATE), dumps(state))
+        if state is not None:
+            self.pipe.set(ladder_key(self.ladder_id, LadderPart.STATE), dumps(state))
         if entries:
             self.pipe.hset(ladder_key(self.ladder_id, LadderPart.ENTRIES),
                            mapping={bot: dumps(entry) for bot, entry in entries.items()})
@@ -93,28 +101,28 @@ class Ladders(StoreBase):
 
     def ladder_entries(self, ladder_id: str) -> dict[str, dict]:
         """Every entry, by bot id in id order."""
-        raw = self.redis.hgetall(ladder_key(ladder_id, LadderPart.ENTRIES))
-        return {decoded(bot): loads(entry) for bot, entry in sorted(raw.items())}
+        return _entries(self.redis.hgetall(ladder_key(ladder_id, LadderPart.ENTRIES)))
+
+    def ladder_entry(self, ladder_id: str, bot_id: str) -> dict | None:
+        return loads(self.redis.hget(ladder_key(ladder_id, LadderPart.ENTRIES), bot_id))
 
     def ladder_state(self, ladder_id: str) -> dict:
-        return loads(self.redis.get(ladder_key(ladder_id, LadderPart.STATE))) or {
-            "scheduled": 0, "counted": 0, "running": {}}
+        return _state(self.redis.get(ladder_key(ladder_id, LadderPart.STATE)))
 
     def ladder_match_page(self, ladder_id: str, offset: int,
                           limit: int) -> tuple[list[str], int]:
         """Newest first: one page of the ladder's match ids and how many it has."""
         key = ladder_key(ladder_id, LadderPart.MATCHES)
-        with self.redis.pipeline(transaction=False) as pipe:
-            pipe.llen(key)
-            total = pipe.execute()[0]
+        total = int(self.redis.llen(key))
         start, stop = max(total - offset - limit, 0), total - offset - 1
         ids = self.redis.lrange(key, start, stop) if stop >= 0 else []
         return [decoded(i) for i in reversed(ids)], total
 
-    def ladder_history(self, ladder_id: str, since: int = 0) -> list[list]:
-        """The `[n, bot, ordinal]` points kept, oldest first, from the n-th counted match."""
+    def ladder_history(self, ladder_id: str, since: int, newest: int) -> list[list]:
+        """The newest `newest` of the `[n, bot, ordinal]` points kept, oldest first, from
+        the n-th counted match on (only those are read)."""
         points = [loads(raw) for raw in self.redis.lrange(
-            ladder_key(ladder_id, LadderPart.HISTORY), 0, -1)]
+            ladder_key(ladder_id, LadderPart.HISTORY), -newest, -1)]
         return [point for point in points if point[0] >= since]
 
     def is_ladder_counted(self, ladder_id: str, match_id: str) -> bool:

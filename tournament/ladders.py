@@ -257,11 +257,10 @@ def refill(store: Store, ladder_id: str) -> int:
     """Schedule what the ladder lacks of its concurrency now; how many matches."""
 
     def step(txn: LadderTransaction) -> int:
-        meta = txn.meta()
-        if meta is None:
-            return 0
-        state, entries = txn.state(), txn.entries()
-        planned = _plan(meta, state, entries, store)
+        meta, state = txn.meta(), txn.state()
+        if meta is None or not _wants_matches(meta, state):
+            return 0  # the usual case of the workers' tending: nothing more is read
+        planned = _plan(meta, state, txn.entries(), store)
         if not planned:
             return 0
         pipe = txn.commit(state, {})
@@ -275,7 +274,7 @@ def _plan(meta: dict, state: dict, entries: dict[str, dict], store: Store) -> li
     """The matches to schedule now, recorded in `state` (their bots as running), between
     active entries not playing in the ladder, below their bot's cap of matches at once,
     of an owner not suspended."""
-    if meta["paused"] or len(state["running"]) >= meta["concurrency"]:
+    if not _wants_matches(meta, state):
         return []
     busy = {bot for bots in state["running"].values() for bot in bots}
     free = [bot for bot, entry in entries.items() if entry["status"] in PLAYING
@@ -301,6 +300,10 @@ def _plan(meta: dict, state: dict, entries: dict[str, dict], store: Store) -> li
         busy.update(bots)
         planned.append(match)
     return planned
+
+
+def _wants_matches(meta: dict, state: dict) -> bool:
+    return not meta["paused"] and len(state["running"]) < meta["concurrency"]
 
 
 def _match_meta(meta: dict, number: int, seated: list[dict]) -> MatchMeta:

@@ -109,6 +109,7 @@ class Config:
     public_url: str = DEFAULT_PUBLIC_URL
     worker_concurrency: int = DEFAULT_CONCURRENCY
     archive_dir: str = ""
+    hosted_dir: str = ""
     signup: str = "closed"
     signup_rate: tuple[int, int] = DEFAULT_SIGNUP_RATE
     quotas: Quotas = Quotas()
@@ -133,6 +134,7 @@ class Config:
             worker_concurrency=_setting(env, "REFEREE_WORKER_CONCURRENCY", positive_int,
                                         DEFAULT_CONCURRENCY),
             archive_dir=env.get("REFEREE_ARCHIVE_DIR", "").strip(),
+            hosted_dir=env.get("REFEREE_HOSTED_DIR", "").strip(),
             signup=_setting(env, "REFEREE_SIGNUP", parse_signup, "closed"),
             signup_rate=_setting(env, "REFEREE_SIGNUP_RATE", parse_rate, DEFAULT_SIGNUP_RATE),
             quotas=Quotas.from_env(env),

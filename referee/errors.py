@@ -81,6 +81,10 @@ ACCOUNT_NAME_TAKEN = ProblemType(
 BOT_OWNER_SUSPENDED = ProblemType(
     "bot/owner-suspended", 409, "Conflict",
     "a bot of a suspended account named for a new match or tournament")
+BOT_NOT_READY = ProblemType(
+    "bot/not-ready", 409, "Conflict",
+    "a hosted bot whose current version is not built (building, or build_failed) named for "
+    "a new match, tournament or ladder")
 MATCH_OVER = ProblemType("match/over", 409, "Conflict", "a move for a match that is over")
 ACTION_OUT_OF_TURN = ProblemType(
     "action/out-of-turn", 409, "Conflict", "a move by a seat whose turn it is not")
@@ -142,7 +146,7 @@ CATALOGUE: tuple[ProblemType, ...] = (
     AUTH_SCOPE_MISSING, BOT_NOT_PUBLIC, SIGNUP_REFUSED, ACCOUNT_NAME_TAKEN, BOT_OWNER_SUSPENDED,
     QUOTA_EXCEEDED, SIGNUP_RATE_LIMITED, BOT_HOST_NOT_ALLOWED, NOT_FOUND, BOT_RETIRED_NOT_FOUND,
     METHOD_NOT_ALLOWED,
-    REQUEST_TIMEOUT, BOT_RETIRED, BOT_NAME_TAKEN, MATCH_OVER, ACTION_OUT_OF_TURN,
+    REQUEST_TIMEOUT, BOT_RETIRED, BOT_NAME_TAKEN, BOT_NOT_READY, MATCH_OVER, ACTION_OUT_OF_TURN,
     ACTION_STALE_STEP, EVENTS_STEP_NOT_RECORDED, REQUEST_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE,
     REQUEST_UNPROCESSABLE, ACTION_ILLEGAL, REPLAY_UNSUPPORTED, ACTION_RATE_LIMITED,
     VERIFY_RATE_LIMITED, LOG_NOT_LOGGED, LOG_OUT_OF_RANGE, HTTP_ERROR, INTERNAL,

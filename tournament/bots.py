@@ -36,7 +36,8 @@ def public_bot(bot: dict) -> dict:
     return {**{k: v for k, v in bot.items() if k != "secret"},
             "updates": bot.get("updates", False), "retired_at": bot.get("retired_at"),
             "owner": bot.get("owner"), "public": bot.get("public", True),
-            "version": bot.get("version", 1), "versions": versions(bot)}
+            "version": bot.get("version", 1), "versions": versions(bot),
+            "language": bot.get("language")}
 
 
 def versions(bot: dict) -> list[dict]:

@@ -29,6 +29,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 import redis
@@ -40,8 +41,9 @@ from referee.match.botclient import PROTOCOL, RAW_LIMIT, BotReply, Fault, debug_
 from referee.match.clock import TimeControl
 from referee.match.replay import Record, SeatInfo, StepRecord
 from referee.match.runner import FailurePolicy, MatchPlay, PushSeat
+from referee.match.sandbox import Limits
 from referee.match.sealing import Sealer
-from tournament import results, wakeups
+from tournament import hosted, results, wakeups
 from tournament.bots import version_url
 from tournament.store import MatchStatus, Store, seat_deadline_ms
 from tournament.store.metrics import PULL_SEAT
@@ -52,6 +54,7 @@ log = logging.getLogger(__name__)
 DEFER_S = 0.5
 BACKOFF_S = (0.05, 2.0)
 T = TypeVar("T")
+BotSeat = PushSeat | hosted.HostedSeat
 
 
 @dataclass
@@ -63,6 +66,7 @@ class Context:
     config: Config
     sealer: Sealer
     name: str = "driver"
+    sandbox: Limits | None = None  # a hosted worker's: it plays hosted bots (issue 29)
     leases: dict[str, str] = field(default_factory=dict)
     background: set[asyncio.Task] = field(default_factory=set)  # notices, seats closing
 
@@ -123,9 +127,9 @@ async def _drive_leased(context: Context, match_id: str, holder: str) -> dict[st
         log.info("match deferred: a bot plays as many matches as allowed",
                  extra={"match_id": match_id})
         return _summary(match_id, "deferred")
-    seats: dict[int, PushSeat] = {}
+    seats: dict[int, BotSeat] = {}
     try:
-        seats = await _push_seats(context, match)
+        seats = await _bot_seats(context, match)
         started_at = await context.persist(progress.start, match_id, match["game"], holder,
                                            replay.utc_now())
         return await _play(context, loaded, holder, seats, started_at)
@@ -145,7 +149,7 @@ async def _drive_leased(context: Context, match_id: str, holder: str) -> dict[st
             await context.persist(progress.release_bot_slots, match_id, bots)
 
 
-async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, PushSeat],
+async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, BotSeat],
                 started_at: str) -> dict[str, Any]:
     match, progress = loaded.match, context.progress
     match_id = match["id"]
@@ -215,20 +219,48 @@ async def _pull_reply(context: Context, match: dict[str, Any], holder: str, seat
                                    f"{deadline_ms} ms")
 
 
-async def _push_seats(context: Context, match: dict[str, Any]) -> dict[int, PushSeat]:
-    """A client per bot seat, keyed by seat; bots are read in one round trip."""
+async def _bot_seats(context: Context, match: dict[str, Any]) -> dict[int, BotSeat]:
+    """A seat per bot, keyed by seat (bots are read in one round trip): a client of each
+    push bot; a program of each hosted bot, all started before the first decision."""
     infos = [seat for seat in match["seats"] if seat["kind"] == "bot"]
     bots = await context.in_thread(context.store.get_bots, [seat["bot_id"] for seat in infos])
-    seats = {}
+    seats: dict[int, BotSeat] = {}
     for info, bot in zip(infos, bots, strict=True):
         if bot is None:
             raise LookupError(f"bot {info['bot_id']} of seat {info['seat']} is not registered")
-        seats[info["seat"]] = PushSeat(
-            version_url(bot, info.get("version")), seat_deadline_ms(match, info["seat"]),
-            bot_id=bot["id"],
-            name=bot["name"], secret=bot.get("secret", ""),
-            allowlist=context.config.bot_hosts, updates=bot.get("updates", False))
+        deadline_ms = seat_deadline_ms(match, info["seat"])
+        if bot.get("language"):
+            seats[info["seat"]] = await _hosted_seat(context, match, info, bot)
+        else:
+            seats[info["seat"]] = PushSeat(
+                version_url(bot, info.get("version")), deadline_ms, bot_id=bot["id"],
+                name=bot["name"], secret=bot.get("secret", ""),
+                allowlist=context.config.bot_hosts, updates=bot.get("updates", False))
+    await asyncio.gather(*(seat.start() for seat in seats.values()
+                           if isinstance(seat, hosted.HostedSeat)))
     return seats
+
+
+async def _hosted_seat(context: Context, match: dict[str, Any], info: dict[str, Any],
+                       bot: dict[str, Any]) -> hosted.HostedSeat:
+    """A hosted bot's seat, running its version's build (one that is not ready, or a
+    worker that runs no hosted bots, makes every decision of the seat a crash)."""
+    root = hosted.cache_root(context.config.hosted_dir)
+    version = info.get("version") or bot.get("version", 1)
+    folder: Path | str = "this worker runs no hosted bots (referee worker --hosted does)"
+    if context.sandbox is not None:
+        folder = await context.in_thread(hosted.built_folder, context.store, root, bot["id"],
+                                         version)
+    stderr_dir = root / "stderr"
+    stderr_dir.mkdir(parents=True, exist_ok=True)
+    stderr_path = stderr_dir / f"{match['id']}-{info['seat']}-{uuid.uuid4().hex[:8]}.log"
+
+    async def keep_stderr(text: bytes) -> None:
+        await context.in_thread(context.store.add_stderr, match["id"], info["seat"], text,
+                                hosted.MAX_STDERR_BYTES)
+
+    return hosted.HostedSeat(bot, seat_deadline_ms(match, info["seat"]), folder,
+                             context.sandbox or Limits(), stderr_path, keep_stderr)
 
 
 def _seat_infos(match: dict[str, Any]) -> list[SeatInfo]:
@@ -245,7 +277,7 @@ def _seat_infos(match: dict[str, Any]) -> list[SeatInfo]:
     return infos
 
 
-def _close_seats(context: Context, seats: dict[int, PushSeat]) -> None:
+def _close_seats(context: Context, seats: dict[int, BotSeat]) -> None:
     """Close the push seats in the background, each once its queued updates are sent."""
     for seat in seats.values():
         _in_background(context, seat.aclose_after_updates())
@@ -258,7 +290,7 @@ def _in_background(context: Context, work: Awaitable[None]) -> None:
     task.add_done_callback(context.background.discard)
 
 
-def _send_updates(play: MatchPlay, seats: dict[int, PushSeat]) -> None:
+def _send_updates(play: MatchPlay, seats: dict[int, BotSeat]) -> None:
     """Tell the push bots that asked for updates of the step just recorded (issue 26)."""
     for seat in play.update_seats():
         if seat in seats and seats[seat].updates:
@@ -266,7 +298,7 @@ def _send_updates(play: MatchPlay, seats: dict[int, PushSeat]) -> None:
 
 
 def _send_result_notices(context: Context, record: Record, log_index: int,
-                         seats: dict[int, PushSeat]) -> None:
+                         seats: dict[int, BotSeat]) -> None:
     """Tell each push bot how its match ended (design.md 5c) and where its record is in
     the results log, in the background, on the seat's own kept-alive connection; each
     notice's task closes its seat, so the seats are handed over (`seats` is left empty)."""
@@ -280,7 +312,7 @@ def _send_result_notices(context: Context, record: Record, log_index: int,
     seats.clear()
 
 
-async def _notify(seat: PushSeat, notice: dict[str, Any]) -> None:
+async def _notify(seat: BotSeat, notice: dict[str, Any]) -> None:
     try:
         await seat.notify(notice)
     finally:

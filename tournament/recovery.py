@@ -36,12 +36,13 @@ from datetime import timedelta
 from types import TracebackType
 
 import redis
+import rq
 from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job
 from rq.utils import now
 
 from tournament import results, wakeups
-from tournament.store import MatchStatus, Store
+from tournament.store import QUEUES, MatchStatus, Store
 from tournament.store.running import WakeState
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,13 @@ def rescue_dequeued(store: Store) -> list[str]:
     """Queue again the match of each job stuck in rq's intermediate queue (taken from the
     queue, never started) for `STUCK_DEQUEUED_S`; the ids queued. A job of a live but
     stalled worker queued again as well only finds its match busy or over."""
-    queue = store.queue()
+    rescued = []
+    for name in QUEUES:
+        rescued += _rescue_dequeued_from(store, store.queue(name))
+    return rescued
+
+
+def _rescue_dequeued_from(store: Store, queue: rq.Queue) -> list[str]:
     intermediate = IntermediateQueue(queue.key, connection=queue.connection)
     rescued = []
     for job_id in intermediate.get_job_ids():

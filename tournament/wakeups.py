@@ -9,7 +9,9 @@ now or at a timer, under a job id that says why, so each reason queues it once:
 | `match-{id}-w{n}` | the n-th wait for a bot's concurrent-match slot (a timer) |
 | `match-{id}-r{n}` | the n-th recovery after a dead worker (`tournament.recovery`) |
 
-A job's only argument is a JSON payload `{"match_id": "..."}` (rq's JSON serializer, no
+A match that seats a hosted bot (issue 29) is queued on `HOSTED_QUEUE`, which only hosted
+workers take (the match's `queue` field, set at its creation). A job's only argument is a
+JSON payload `{"match_id": "..."}` (rq's JSON serializer, no
 Python-only format); everything else is read from the store. rq finds the job's function
 and its failure callback by their dotted names, kept in the job's data. A job that finds
 the match held by another driver, or already over, does nothing, so a job queued twice or
@@ -65,8 +67,9 @@ def enqueue_match(store: Store, match: Mapping[str, Any], reason: str = "",
 
 def wake(store: Store, match_id: str, reason: str,
          pipeline: redis.client.Pipeline | None = None) -> rq.job.Job:
-    return store.queue().enqueue(JOB_FUNCTION, {"match_id": match_id}, pipeline=pipeline,
-                                 **_job_options(match_id, reason))
+    return store.match_queue(match_id).enqueue(
+        JOB_FUNCTION, {"match_id": match_id}, pipeline=pipeline,
+        **_job_options(match_id, reason))
 
 
 def fire_due_timers(store: Store, batch: int = 200) -> int:

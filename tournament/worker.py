@@ -14,6 +14,8 @@ The event loop also keeps, for the whole process:
   deadlines, deferred matches: `tournament.wakeups.fire_due_timers`);
 - the ladders' upkeep: their entry checks, notices, counting left over and refilling
   (`tournament.ladder_upkeep`);
+- on a hosted worker (`referee worker --hosted`), the hosted bots' builds
+  (`tournament.hosted`), and the languages it runs, announced as it starts;
 - each running job's rq heartbeat, so rq does not take a long match for a dead one.
 
 rq's own clean-up of its registries runs every `MAINTENANCE_S` (rq's default is ten
@@ -53,14 +55,16 @@ from rq.utils import now
 from rq.worker import BaseWorker
 
 from referee.config import DEFAULT_CONCURRENCY, Config, ConfigError
+from referee.match import sandbox
 from referee.match.sealing import Sealer
-from tournament import driver, ladder_upkeep, ladders, recovery, results_log, wakeups
+from tournament import driver, hosted, ladder_upkeep, ladders, recovery, results_log, wakeups
 from tournament.store import Progress, Store
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RENEW_EVERY_S = 1.5
+BUILDS_EVERY_S = 0.5
 TIMERS_EVERY_S = 0.2
 JOB_HEARTBEAT_EVERY_S = 30.0
 BURST_WAIT_S = 1  # --burst: wait this long for a job before asking whether all is done
@@ -75,7 +79,10 @@ class MatchWorker(BaseWorker):
     death_penalty_class = TimerDeathPenalty  # rq callbacks run off the main thread
 
     def __init__(self, queues: list[str], connection: redis.Redis, config: Config,
-                 sealer: Sealer, concurrency: int = DEFAULT_CONCURRENCY, **kwargs: Any):
+                 sealer: Sealer, concurrency: int = DEFAULT_CONCURRENCY,
+                 hosted_limits: sandbox.Limits | None = None, **kwargs: Any):
+        """`hosted_limits`: this worker plays hosted bots, in sandboxes of these limits,
+        and builds them (it should then take `HOSTED_QUEUE` too)."""
         super().__init__(queues, connection=connection, serializer=JSONSerializer,
                          maintenance_interval=MAINTENANCE_S, **kwargs)
         self.config = config
@@ -92,6 +99,8 @@ class MatchWorker(BaseWorker):
         self.context: driver.Context | None = None
         self.periodic: list[asyncio.Task] = []
         self.checking: asyncio.Task | None = None  # the ladders' entry checks under way
+        self.hosted_limits = hosted_limits
+        self.building: asyncio.Task | None = None  # the hosted bots' builds under way
 
     # ----- the main thread: rq's loop --------------------------------------------------
     def work(self, burst: bool = False, logging_level: str | None = "INFO", *_: object,
@@ -244,12 +253,17 @@ class MatchWorker(BaseWorker):
         client = aioredis.Redis.from_url(
             self.config.redis_url, retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3))
         context = driver.Context(Progress(client), self.store, self.config, self.sealer,
-                                 name=self.name)
-        for every, task in ((RENEW_EVERY_S, self._renew_leases),
-                            (recovery.SWEEP_EVERY_S, self._sweep),
-                            (TIMERS_EVERY_S, self._fire_timers),
-                            (JOB_HEARTBEAT_EVERY_S, self._heartbeat_jobs),
-                            (ladders.TEND_EVERY_S, self._tend_ladders)):
+                                 name=self.name, sandbox=self.hosted_limits)
+        tasks = [(RENEW_EVERY_S, self._renew_leases), (recovery.SWEEP_EVERY_S, self._sweep),
+                 (TIMERS_EVERY_S, self._fire_timers),
+                 (JOB_HEARTBEAT_EVERY_S, self._heartbeat_jobs),
+                 (ladders.TEND_EVERY_S, self._tend_ladders)]
+        if self.hosted_limits is not None:
+            await context.in_thread(self.store.announce_languages,
+                                    {name: language.public()
+                                     for name, language in sandbox.languages().items()})
+            tasks.append((BUILDS_EVERY_S, self._start_builds))
+        for every, task in tasks:
             self.periodic.append(asyncio.get_running_loop().create_task(_every(every, task)))
         return context
 
@@ -295,6 +309,12 @@ class MatchWorker(BaseWorker):
             self.checking = asyncio.get_running_loop().create_task(
                 ladder_upkeep.run_checks(context.store, context.config, context.in_thread))
 
+    async def _start_builds(self) -> None:
+        """Start building the hosted bots' versions queued (in a task of their own)."""
+        if self.hosted_limits is not None and (self.building is None or self.building.done()):
+            self.building = asyncio.get_running_loop().create_task(hosted.run_builds(
+                self.store, self.hosted_limits, self.name, self.driving.in_thread))
+
     async def _heartbeat_jobs(self) -> None:
         with self.running_lock:
             running = list(self.running.values())
@@ -317,7 +337,7 @@ class MatchWorker(BaseWorker):
         self.loop.call_soon_threadsafe(self.loop.stop)
 
     async def _stop_periodic(self) -> None:
-        for task in [*self.periodic, *([self.checking] if self.checking else [])]:
+        for task in [*self.periodic, *(task for task in (self.checking, self.building) if task)]:
             task.cancel()
         await asyncio.gather(*self.periodic, return_exceptions=True)
 

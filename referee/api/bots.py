@@ -1,20 +1,24 @@
-"""Registered push bots (`tournament.bots`): POST /bots, PATCH and DELETE /bots/{id},
+"""Registered bots (`tournament.bots`): POST /bots, PATCH and DELETE /bots/{id},
 POST /bots/{id}/secret by the admin or the bot's owner (an account with `bots:write`,
-issue 27); GET /bots, GET /bots/{id}, GET /bots/{id}/versions for anyone.
+issue 27); GET /bots, GET /bots/{id}, GET /bots/{id}/versions for anyone; GET
+/bots/{id}/build (owner, admin) and GET /languages for hosted bots (issue 29).
 
-A bot's private fields (its URL, the URLs of its versions, its secret) are shown to the
-admin and to its owner's tokens with `private:read` only. A change of URL is a new
-version; every match records the version each seat played."""
+A bot is a push bot (a `url`) or a hosted one (`source`, built and run by hosted workers:
+`tournament.hosted`). A bot's private fields (its URL, the URLs of its versions, its
+secret) are shown to the admin and to its owner's tokens with `private:read` only. A
+change of URL or of source is a new version; every match records the version each seat
+played."""
 
+import hashlib
 import secrets
 
-from flask import Blueprint, Response
-from marshmallow import Schema, ValidationError, fields, validate
+from flask import Blueprint, Response, request
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from referee.api.auth import BOTS_WRITE, PRIVATE_READ, Caller, caller, require_scope
 from referee.api.common import ListQuerySchema, PageSchema, StrictBoolean, known_game, required
 from referee.api.operations import PAGE, link, operation, path_parameter
-from referee.api.problems import Problem, not_found
+from referee.api.problems import Problem, invalid, not_found
 from referee.api.web import load_body, load_query, reply, services
 from referee.errors import (
     AUTH_FORBIDDEN,
@@ -22,13 +26,19 @@ from referee.errors import (
     BOT_HOST_NOT_ALLOWED,
     BOT_NAME_TAKEN,
     BOT_NOT_PUBLIC,
+    BOT_NOT_READY,
     BOT_OWNER_SUSPENDED,
     BOT_RETIRED_NOT_FOUND,
 )
+from referee.match import sandbox
 from referee.match.replay import utc_now
 from referee.match.urls import BOT_URL_PATTERN, url_syntax_problem, without_credentials
-from tournament import ladders, quotas
+from tournament import hosted, ladders, quotas
 from tournament.bots import is_retired, new_secret, new_version, public_bot
+from tournament.store import BuildStatus
+
+BUILD_STATUSES = validate.OneOf([status.value for status in BuildStatus])
+MAX_UPLOAD_BODY_BYTES = 3 << 20  # 1 MiB of source, as JSON text or base64, and the rest
 
 bp = Blueprint("bots", __name__)
 
@@ -59,21 +69,62 @@ class BotSettingsSchema(Schema):
                        "true"})
 
 
-class BotCreateSchema(BotSettingsSchema):
+class SourceSchema(Schema):
+    """A hosted bot's code: its files, or a tar.gz of them (docs/bots.md, Hosted bots)."""
+
+    language = fields.String(required=True, validate=validate.OneOf(sandbox.LANGUAGE_NAMES),
+                             metadata={"description": "GET /languages lists what the "
+                                                      "workers run"})
+    files = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=200)),
+                        values=fields.String(), metadata={
+                            "description": "path -> text; the entry file (main.py, main.c, "
+                                           "main.cpp, main.js, main.pl or Main.java) at the "
+                                           "top; at most 1 MiB in all"})
+    archive = fields.String(metadata={
+        "description": "the files as a base64 tar.gz (regular files only), instead of "
+                       "`files`"})
+
+    @validates_schema
+    def one_form(self, data: dict, **_: object) -> None:
+        if ("files" in data) == ("archive" in data):
+            raise ValidationError("give the source as exactly one of files and archive",
+                                  "_schema")
+
+
+class BotCodeSchema(Schema):
+    """A push bot's URL or a hosted bot's source: exactly one."""
+
+    url = fields.String(validate=[validate.Length(min=1, max=2000), BotUrl()],
+                        metadata={"description": "http(s) URL of a push bot; its host must "
+                                                 "be on the allowlist (REFEREE_BOT_HOSTS)"})
+    source = fields.Nested(SourceSchema, metadata={
+        "description": "a hosted bot's code, built and run by the referee's workers in a "
+                       "sandbox, instead of a url"})
+
+    @validates_schema
+    def url_or_source(self, data: dict, partial: bool = False, **_: object) -> None:
+        if "url" in data and "source" in data:
+            raise ValidationError("a bot has a url (a push bot) or a source (a hosted bot), "
+                                  "not both", "_schema")
+
+
+class BotCreateSchema(BotSettingsSchema, BotCodeSchema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=100))
-    url = fields.String(required=True, validate=[validate.Length(min=1, max=2000), BotUrl()],
-                        metadata={"description": "http(s) URL of the bot; its host must be "
-                                                 "on the allowlist (REFEREE_BOT_HOSTS)"})
     games = fields.List(fields.String(validate=known_game), required=True,
                         validate=validate.Length(min=1))
 
+    @validates_schema(skip_on_field_errors=False)
+    def url_or_source_given(self, data: dict, **_: object) -> None:
+        if "url" not in data and "source" not in data:
+            raise ValidationError("a bot needs a url (a push bot), or a source (a hosted "
+                                  "bot)", "url")
 
-class BotUpdateSchema(BotSettingsSchema):
-    """PATCH /bots/{id}: a new name, URL, `updates` or `public`, any of them or none
-    (nothing changes)."""
+
+class BotUpdateSchema(BotSettingsSchema, BotCodeSchema):
+    """PATCH /bots/{id}: a new name, URL (a push bot's), source (a hosted bot's),
+    `updates` or `public`, any of them or none (nothing changes)."""
 
     name = fields.String(validate=validate.Length(min=1, max=100))
-    url = fields.String(validate=[validate.Length(min=1, max=2000), BotUrl()])
 
 
 class PublicUrl(fields.String):
@@ -87,7 +138,11 @@ class PublicUrl(fields.String):
 class BotVersionSchema(Schema):
     version = required(fields.Integer, metadata={"description": "1, 2, ...: what played"})
     created_at = required(fields.String)
-    url = PublicUrl(metadata={"description": "the admin's and the owner's (private:read)"})
+    url = PublicUrl(allow_none=True, metadata={
+        "description": "the admin's and the owner's (private:read); null for a hosted bot"})
+    language = fields.String(metadata={"description": "a hosted version's language"})
+    source_sha256 = fields.String(metadata={
+        "description": "a hosted version's source: the sha256 of its files packed"})
 
 
 class BotSchema(Schema):
@@ -100,9 +155,15 @@ class BotSchema(Schema):
     version = required(fields.Integer, metadata={"description": "its current version"})
     versions = required(fields.List, fields.Nested(BotVersionSchema), metadata={
         "description": "every version, oldest first (URLs: the admin's and the owner's)"})
-    url = PublicUrl(metadata={
+    url = PublicUrl(allow_none=True, metadata={
         "description": "its URL: shown to the admin and to its owner's tokens with "
-                       "private:read only"})
+                       "private:read only; null for a hosted bot"})
+    language = required(fields.String, allow_none=True, metadata={
+        "description": "a hosted bot's language (GET /languages); null for a push bot"})
+    status = required(fields.String, validate=BUILD_STATUSES, metadata={
+        "description": "whether it can be seated: a push bot is always `ready`; a hosted "
+                       "bot is `building` its current version, then `ready` or "
+                       "`build_failed` (GET /bots/{id}/build)"})
     games = required(fields.List, fields.String())
     updates = required(fields.Boolean, metadata={
         "description": "whether the bot gets `update` messages between its decisions"})
@@ -117,6 +178,41 @@ class BotCreatedSchema(BotSchema):
         "description": "the key the referee signs its requests to the bot with (32 bytes, "
                        "hex); shown in this answer only, to the admin and to a token with "
                        "private:read"})
+
+
+class BuildSchema(Schema):
+    bot_id = required(fields.String)
+    version = required(fields.Integer)
+    language = required(fields.String)
+    status = required(fields.String, validate=BUILD_STATUSES)
+    queued_at = required(fields.String)
+    started_at = fields.String(metadata={"description": "when a worker took it up"})
+    finished_at = fields.String()
+    seconds = fields.Float(metadata={"description": "the build's wall time"})
+    worker = fields.String(metadata={"description": "the worker that built it"})
+    log = required(fields.String, metadata={
+        "description": "what the build wrote (capped), and its outcome; empty while it "
+                       "waits"})
+
+
+class BuildQuerySchema(Schema):
+    version = fields.Integer(validate=validate.Range(min=1), metadata={
+        "description": "default: the current version"})
+
+
+class LanguageSchema(Schema):
+    name = required(fields.String)
+    version = required(fields.String, metadata={"description": "of its compiler or runtime"})
+    build = required(fields.String, allow_none=True, metadata={
+        "description": "the command run in the bot's folder to build it"})
+    run = required(fields.String, metadata={"description": "the command each seat runs"})
+    entry = fields.String(metadata={"description": "the entry file"})
+
+
+class LanguageListSchema(Schema):
+    languages = required(fields.List, fields.Nested(LanguageSchema), metadata={
+        "description": "what the hosted workers run; before one has started, what this "
+                       "server's machine has"})
 
 
 class BotVersionListSchema(Schema):
@@ -134,7 +230,8 @@ WRITERS = ("admin", "account")
 PATHS = {
     "/bots": {
         "post": operation(
-            "createBot", "Register a push bot (the admin, or an account with bots:write)",
+            "createBot", "Register a push bot or upload a hosted one (the admin, or an account "
+                         "with bots:write)",
             "bots", (201, BotCreatedSchema), (400, 401, 403, 409, 413, 429),
             body=BotCreateSchema, security=WRITERS,
             links={"GetBot": link("getBot", bot_id="$response.body#/id"),
@@ -146,7 +243,12 @@ PATHS = {
                         "id. An account's bot is its own (`owner`); past REFEREE_QUOTA_BOTS "
                         "bots not retired, 429. The answer holds the bot's `secret`, the key "
                         "of the signatures on the referee's requests, shown here only (to "
-                        "the admin, and to a token with private:read)."),
+                        "the admin, and to a token with private:read). With `source` instead "
+                        "of `url` the bot is hosted: its code (at most 1 MiB) is built by a "
+                        "hosted worker in the sandbox (`status` `building`, then `ready` or "
+                        "`build_failed`: GET /bots/{id}/build), and each seat of its matches "
+                        "is a sandboxed process speaking the stdin/stdout protocol. A body "
+                        "may be up to 3 MiB here."),
         "get": operation("listBots", "The registered bots, retired ones included (a page)",
                          "bots", (200, BotListSchema), (400,), parameters=[PAGE],
                          security=WRITERS, optional_security=True,
@@ -160,11 +262,14 @@ PATHS = {
                                      "`GET /bots` still lists it, with `retired_at`). Its "
                                      "URL: the admin's and its owner's (private:read)."),
         "patch": operation(
-            "updateBot", "Change a bot's name, URL, updates or public (its owner, the admin)",
+            "updateBot",
+            "Change a bot's name, URL or source, updates or public (its owner, the admin)",
             "bots", (200, BotSchema), (400, 401, 403, 404, 409, 413), body=BotUpdateSchema,
             parameters=[BOT_ID], security=WRITERS,
-            description="The URL is checked as at registration, and a new one makes a new "
-                        "version (`GET /bots/{id}/versions`); a name another bot has is a "
+            description="The URL is checked as at registration, and a new one (or new "
+                        "source, for a hosted bot: built again) makes a new version (`GET "
+                        "/bots/{id}/versions`); a push bot cannot take source, nor a hosted "
+                        "bot a URL (400); a name another bot has is a "
                         "409. Matches already recorded keep the old name and version. "
                         "Another account's bot: 403."),
         "delete": operation(
@@ -182,6 +287,16 @@ PATHS = {
         description="Numbers and dates for anyone; each version's URL for the admin and "
                     "the owner's tokens with private:read. 404 once the bot is retired, as "
                     "`GET /bots/{bot_id}`.")},
+    "/bots/{bot_id}/build": {"get": operation(
+        "getBotBuild", "A hosted bot version's build: status and log (its owner, the admin)",
+        "bots", (200, BuildSchema), (400, 401, 403, 404),
+        parameters=[BOT_ID, {"in": "query", "schema": BuildQuerySchema}], security=WRITERS,
+        description="404 for a push bot, or a version that is not hosted.")},
+    "/languages": {"get": operation(
+        "listLanguages", "The languages hosted bots may be written in", "bots",
+        (200, LanguageListSchema), (), security=WRITERS, optional_security=True,
+        description="Each with the version of its tool and the commands the sandbox runs "
+                    "to build and to play (docs/bots.md, Hosted bots).")},
     "/bots/{bot_id}/secret": {"post": operation(
         "rotateBotSecret", "A new signing secret for a bot (its owner, the admin)", "bots",
         (200, BotCreatedSchema), (401, 403, 404), parameters=[BOT_ID], security=WRITERS,
@@ -194,24 +309,51 @@ PATHS = {
 def register_bot() -> Response:
     """201 with the bot (and its secret, to whom may see it); 409 for a taken name."""
     who = require_scope(BOTS_WRITE)
+    _allow_uploads()
     data = load_body(BotCreateSchema)
-    check_bot_host(data["url"])
+    if "url" in data:
+        check_bot_host(data["url"])
     _check_name_free(data["name"])
     store = services().store
     if who.account_id is not None:
         quotas.check_held("bots", quotas.bots_held(store, who.account_id),
                           services().config.quotas)
     now = utc_now()
-    bot = {"id": f"bot-{secrets.token_hex(6)}", "name": data["name"], "url": data["url"],
+    bot = {"id": f"bot-{secrets.token_hex(6)}", "name": data["name"], "url": data.get("url"),
            "games": sorted(set(data["games"])), "updates": data.get("updates", False),
            "public": data.get("public", True), "owner": who.account_id, "created_at": now,
            "secret": new_secret(), "version": 1,
-           "versions": [{"version": 1, "created_at": now, "url": data["url"]}]}
+           "versions": [{"version": 1, "created_at": now, "url": data.get("url")}]}
+    packed = None
+    if "source" in data:
+        packed = _packed_source(data["source"])
+        bot["language"] = data["source"]["language"]
+        bot["versions"][0].update(_hosted_version(bot["language"], packed))
     store.save_bot(bot)
+    if packed is not None:
+        store.add_hosted_version(bot["id"], 1, packed, bot["language"], now)
     if who.account_id is not None:
         store.add_account_bot(who.account_id, bot["id"])
     return reply(BotCreatedSchema, _shown(bot, who, with_secret=True), 201,
                  headers={"Location": f"/bots/{bot['id']}"})
+
+
+def _allow_uploads() -> None:
+    """A bot's body may hold its source: up to MAX_UPLOAD_BODY_BYTES (or the server's own
+    limit, when larger)."""
+    request.max_content_length = max(services().config.max_body_bytes, MAX_UPLOAD_BODY_BYTES)
+
+
+def _packed_source(source: dict) -> bytes:
+    """The upload's files, checked and packed; 400 saying what is wrong."""
+    try:
+        return hosted.pack(hosted.source_files(source))
+    except hosted.SourceError as error:
+        raise invalid({"source": [str(error)]}) from None
+
+
+def _hosted_version(language: str, packed: bytes) -> dict:
+    return {"language": language, "source_sha256": hashlib.sha256(packed).hexdigest()}
 
 
 def check_bot_host(url: str) -> None:
@@ -228,8 +370,10 @@ def list_bots() -> Response:
     query = load_query(ListQuerySchema)
     bots, total = services().store.bot_page(query["offset"], query["limit"])
     who = caller()
-    return reply(BotListSchema, {"bots": [_shown(bot, who) for bot in bots], "total": total,
-                                 **query})
+    statuses = build_statuses(bots)
+    return reply(BotListSchema, {"bots": [_shown(bot, who, status=status)
+                                          for bot, status in zip(bots, statuses, strict=True)],
+                                 "total": total, **query})
 
 
 @bp.get("/bots/<bot_id>")
@@ -243,26 +387,70 @@ def get_versions(bot_id: str) -> Response:
                  {"versions": _shown(_find_bot(bot_id), caller())["versions"]})
 
 
+@bp.get("/bots/<bot_id>/build")
+def get_build(bot_id: str) -> Response:
+    """A hosted version's build, to its owner and the admin."""
+    who = require_scope(BOTS_WRITE)
+    bot = _own_bot(bot_id, who, retired_too=True)
+    version = load_query(BuildQuerySchema).get("version", bot.get("version", 1))
+    build = services().store.bot_build(bot_id, version)
+    if build is None:
+        raise not_found(f"a hosted version {version} of bot {bot_id!r}")
+    return reply(BuildSchema, {"bot_id": bot_id, "version": version, "log": "", **build})
+
+
+@bp.get("/languages")
+def list_languages() -> Response:
+    """What the hosted workers announced; before any did, what this machine has."""
+    announced = services().store.hosted_languages()
+    if not announced:
+        announced = {name: language.public()
+                     for name, language in sandbox.languages().items()}
+    return reply(LanguageListSchema, {"languages": list(announced.values())})
+
+
 @bp.patch("/bots/<bot_id>")
 def change_bot(bot_id: str) -> Response:
-    """New fields (checked as at registration); a new URL is a new version. Matches
-    already recorded keep the old name and version."""
+    """New fields (checked as at registration); a new URL or source is a new version.
+    Matches already recorded keep the old name and version."""
     who = require_scope(BOTS_WRITE)
     bot = _own_bot(bot_id, who)
+    _allow_uploads()
     data = load_body(BotUpdateSchema)
+    _check_same_kind(bot, data)
     if "url" in data:
         check_bot_host(data["url"])
     if "name" in data:
         _check_name_free(data["name"], other_than=bot_id)
-    versioned = "url" in data and data["url"] != bot["url"]
+    source = data.pop("source", None)
+    packed = None if source is None else _packed_source(source)
+    versioned = ("url" in data and data["url"] != bot["url"]) or (
+        packed is not None and _hosted_version(source["language"], packed)
+        != {key: bot["versions"][-1].get(key) for key in ("language", "source_sha256")})
     if versioned:
-        bot = new_version(bot, data["url"], utc_now())
+        bot = new_version(bot, data.get("url", bot["url"]), utc_now())
+        if packed is not None:
+            bot["language"] = source["language"]
+            bot["versions"][-1].update(_hosted_version(bot["language"], packed))
     bot.update(data)
-    services().store.update_bot(bot)
-    services().store.forget_leaderboards(bot["games"])  # its name, its interval's width
+    store = services().store
+    store.update_bot(bot)
+    if versioned and packed is not None:
+        store.add_hosted_version(bot_id, bot["version"], packed, bot["language"],
+                                 bot["versions"][-1]["created_at"])
+    store.forget_leaderboards(bot["games"])  # its name, its interval's width
     if versioned:
-        ladders.new_version(services().store, bot)
+        ladders.new_version(store, bot)
     return reply(BotSchema, _shown(bot, who))
+
+
+def _check_same_kind(bot: dict, data: dict) -> None:
+    """400 for a URL given to a hosted bot, or source to a push bot."""
+    if "source" in data and not bot.get("language"):
+        raise invalid({"source": ["this bot is a push bot (it has a url): register a new "
+                                  "bot to upload code"]})
+    if "url" in data and bot.get("language"):
+        raise invalid({"url": ["this bot is hosted (its code was uploaded): it has no url"]})
 
 
 @bp.delete("/bots/<bot_id>")
@@ -292,25 +480,42 @@ def rotate_secret(bot_id: str) -> Response:
 
 
 def check_seatable(bots: list[dict], who: Caller) -> None:
-    """Refuse to seat a bot of a suspended account (409 `bot/owner-suspended`), or, for an
-    account, another account's bot that is not public (403 `bot/not-public`)."""
+    """Refuse to seat a bot of a suspended account (409 `bot/owner-suspended`), a hosted
+    bot whose current version is not built (409 `bot/not-ready`), or, for an account,
+    another account's bot that is not public (403 `bot/not-public`)."""
     store = services().store
     owners = {bot["owner"] for bot in bots if bot.get("owner")}
     suspended = {owner for owner in owners
                  if (store.get_account(owner) or {}).get("suspended")}
-    for bot in bots:
+    for bot, status in zip(bots, build_statuses(bots), strict=True):
         if bot.get("owner") in suspended:
             raise Problem(BOT_OWNER_SUSPENDED, f"bot {bot['id']} ({bot['name']}) belongs to a "
                                                "suspended account: it plays no new match")
         if not who.admin and not who.owns(bot) and not bot.get("public", True):
             raise Problem(BOT_NOT_PUBLIC, f"bot {bot['id']} ({bot['name']}) is not public: "
                                           "only its owner seats it")
+        if status != BuildStatus.READY:
+            raise Problem(BOT_NOT_READY, f"hosted bot {bot['id']} ({bot['name']}) is "
+                                         f"{status} at version {bot.get('version', 1)}: it "
+                                         "plays once its build is ready (GET "
+                                         f"/bots/{bot['id']}/build)")
 
 
-def _shown(bot: dict, who: Caller, with_secret: bool = False) -> dict:
-    """The bot as `who` may see it: its URLs (and, when asked, its secret) only when it
-    may see the bot's private fields."""
-    shown = public_bot(bot)
+def build_statuses(bots: list[dict]) -> list[str]:
+    """Each bot's `status`: `ready` for a push bot, its current version's build status
+    for a hosted bot (one round trip for all)."""
+    hosted_bots = [bot for bot in bots if bot.get("language")]
+    found = iter(services().store.build_statuses(
+        [(bot["id"], bot.get("version", 1)) for bot in hosted_bots]))
+    return [next(found) or BuildStatus.BUILDING.value if bot.get("language")
+            else BuildStatus.READY.value for bot in bots]
+
+
+def _shown(bot: dict, who: Caller, with_secret: bool = False, status: str | None = None
+           ) -> dict:
+    """The bot as `who` may see it, with its `status` (read when not given): its URLs
+    (and, when asked, its secret) only when it may see the bot's private fields."""
+    shown = {**public_bot(bot), "status": status or build_statuses([bot])[0]}
     if who.sees_private(bot):
         return {**shown, "secret": bot["secret"]} if with_secret else shown
     return {**{k: v for k, v in shown.items() if k != "url"},

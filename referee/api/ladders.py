@@ -263,6 +263,9 @@ def enter_ladder(ladder_id: str) -> Response:
         raise Problem(BOT_RETIRED, f"bot {bot_id} is retired: it enters no ladder")
     if meta["game"] not in bot["games"]:
         raise unprocessable({"bot": [f"bot {bot_id} does not play {meta['game']}"]})
+    if bot.get("language"):
+        raise unprocessable({"bot": [f"bot {bot_id} is hosted: hosted bots do not enter "
+                                     "ladders yet (their entry check calls a URL)"]})
     entry = ladders.enter(store, ladder_id, bot)
     return reply(LadderEntrySchema, ladders.entry_view(entry), 202,
                  headers={"Location": f"/ladders/{ladder_id}/entries"})

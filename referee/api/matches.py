@@ -16,6 +16,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 import engines
 from referee.api.auth import (
     MATCHES_WRITE,
+    PRIVATE_READ,
     Caller,
     asked_by_admin,
     new_token,
@@ -58,6 +59,14 @@ from tournament.store import (
     token_digest,
 )
 from tournament.wakeups import enqueue_match
+
+STDERR_TEXT = {"description": "the program's stderr (UTF-8 as it wrote it)",
+               "content": {"text/plain": {"schema": {"type": "string"}}}}
+
+
+class StderrQuerySchema(Schema):
+    seat = fields.Integer(required=True, validate=validate.Range(min=0, max=1000))
+
 
 bp = Blueprint("matches", __name__)
 
@@ -290,6 +299,15 @@ PATHS = {
                          parameters=[{"in": "query", "schema": MatchListQuerySchema}],
                          security="admin", optional_security=True),
     },
+    "/matches/{match_id}/stderr": {"get": operation(
+        "getMatchStderr", "What a hosted seat's program wrote on stderr (its owner, the admin)",
+        "matches", (200, STDERR_TEXT), (400, 401, 403, 404), parameters=[
+            MATCH_ID, {"in": "query", "schema": StderrQuerySchema}],
+        security=("admin", "account"),
+        description="The admin's, and the seat's bot's owner's (a token with private:read). "
+                    "Capped at 64 KiB (its start and its end), with the sandbox's notes "
+                    "(start, exit, limits hit); kept 7 days. 404 while nothing is kept "
+                    "(a push seat, or a program not stopped yet).")},
     "/matches/{match_id}": {"get": operation(
         "getMatch", "A match: status, whose turn, step, result when over", "matches",
         (200, MatchSchema), (404,), parameters=[MATCH_ID], security="admin",
@@ -340,6 +358,24 @@ def match_list(ids: list[str], total: int, query: dict) -> Response:
     secret = set() if asked_by_admin() else secret_deals(store, found)
     matches = [public_match(match, match["id"] in secret) for match in found]
     return reply(MatchListSchema, {"matches": matches, "total": total, **query})
+
+
+@bp.get("/matches/<match_id>/stderr")
+def get_stderr(match_id: str) -> Response:
+    """A hosted seat's stderr, as text, to the admin and the bot's owner (private:read)."""
+    who = require_scope(PRIVATE_READ)
+    seat = load_query(StderrQuerySchema)["seat"]
+    match = find_match(match_id)
+    if seat >= len(match["seats"]) or not match["seats"][seat].get("bot_id"):
+        raise not_found(f"a bot seat {seat} of match {match_id!r}")
+    bot = services().store.get_bot(match["seats"][seat]["bot_id"]) or {}
+    if not who.sees_private(bot):
+        raise Problem(AUTH_FORBIDDEN, f"seat {seat}'s stderr is its bot's owner's (with "
+                                      "private:read) and the admin's")
+    text = services().store.match_stderr(match_id, seat)
+    if text is None:
+        raise not_found(f"stderr of seat {seat} of match {match_id!r}")
+    return Response(text, 200, mimetype="text/plain")
 
 
 @bp.get("/matches/<match_id>")

@@ -40,9 +40,9 @@ from pathlib import Path
 import orjson
 
 from referee.bridge import httpd
-from referee.match.program import LineTooLong, Program, ProgramDied, note
 from referee.errors import RefereeError
 from referee.match.botclient import DEFAULT_DEADLINE_MS, MAX_REPLY_BYTES
+from referee.match.program import LineTooLong, Program, ProgramDied, note
 from referee.match.signing import HEADER, SignatureError, verify_signature
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,5 @@
-"""`referee worker [--burst] [--concurrency N]`: one process driving many matches at once."""
+"""`referee worker [--burst] [--concurrency N] [--hosted]`: one process driving many matches
+at once; `--hosted` also plays and builds hosted bots, in the sandbox."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import redis
 
 import engines
 from referee import logs
-from referee.config import DEFAULT_CONCURRENCY, Config, positive_int, redacted_url
-from tournament.store import QUEUES
+from referee.config import DEFAULT_CONCURRENCY, Config, ConfigError, positive_int, redacted_url
+from referee.match import sandbox
+from tournament.store import HOSTED_QUEUE, MATCH_QUEUE
 from tournament.worker import MatchWorker
 
 STARTUP_BACKOFF_S = (0.1, 2.0)
@@ -30,6 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="matches driven at once by this process (default: "
                              f"$REFEREE_WORKER_CONCURRENCY, else {DEFAULT_CONCURRENCY}); bots "
                              "that think cost a coroutine each")
+    parser.add_argument("--hosted", action="store_true",
+                        help="also play and build hosted bots (uploaded code), each in a "
+                             "bubblewrap sandbox (docs/bots.md, Hosted bots): needs bwrap on "
+                             "PATH and cgroups this user may create; limits from "
+                             "REFEREE_SANDBOX_*")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,17 +45,29 @@ def run(args: argparse.Namespace) -> int:
     sealer = config.sealer()  # no key file (and HMAC-only not chosen): one line too
     engines.names()  # load every engine before the first match
     concurrency = args.concurrency or config.worker_concurrency
+    limits = _sandbox_limits() if args.hosted else None
+    queues = [HOSTED_QUEUE, MATCH_QUEUE] if args.hosted else [MATCH_QUEUE]
     connection = redis.Redis.from_url(config.redis_url)
     worker = _when_redis_answers(
-        lambda: MatchWorker(list(QUEUES), connection, config, sealer,
-                            concurrency=concurrency),
+        lambda: MatchWorker(queues, connection, config, sealer, concurrency=concurrency,
+                            hosted_limits=limits),
         redacted_url(config.redis_url))
     mode = "until the queues are empty" if args.burst else "until stopped"
-    logs.announce(log, f"worker {worker.name} on queues {', '.join(QUEUES)} at "
+    logs.announce(log, f"worker {worker.name} on queues {', '.join(queues)} at "
                        f"{redacted_url(config.redis_url)}, up to {concurrency} matches "
                        f"at once, {mode}")
     worker.work(burst=args.burst, logging_level="INFO")
     return 0
+
+
+def _sandbox_limits() -> sandbox.Limits:
+    """The hosted sandbox's limits; a ConfigError (one line) when the sandbox cannot run
+    here or a REFEREE_SANDBOX_* variable is wrong."""
+    try:
+        sandbox.check_available()
+        return sandbox.Limits.from_env()
+    except (sandbox.SandboxUnavailable, ValueError) as error:
+        raise ConfigError(f"--hosted: {error}") from None
 
 
 def _when_redis_answers(make: Callable[[], T], where: str) -> T:

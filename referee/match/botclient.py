@@ -332,7 +332,7 @@ class BotClient:
         if status != 200:
             return BotReply(None, Fault.CRASH, text[:RAW_LIMIT], elapsed,
                             f"the bot answered HTTP {status}, not 200")
-        return _judge_body(raw, text, elapsed)
+        return judge_answer(raw, text, elapsed)
 
     async def notify(self, payload: dict, deadline_ms: int = NOTICE_DEADLINE_MS) -> None:
         """POST a message whose answer does not matter (the result notice): one try within
@@ -476,8 +476,9 @@ class BotClient:
             self.connection = None
 
 
-def _judge_body(raw: bytes, text: str, elapsed: float) -> BotReply:
-    """A well-formed answer is a JSON object whose "action" is a JSON object."""
+def judge_answer(raw: bytes, text: str, elapsed: float) -> BotReply:
+    """The reply an answer body makes (a push bot's, or a hosted program's line): well
+    formed, it is a JSON object whose "action" is a JSON object."""
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as error:

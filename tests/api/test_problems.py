@@ -26,7 +26,7 @@ def test_malformed_json_and_oversized_bodies(api):
     assert bad.status_code == 400 and "not valid JSON" in bad.get_json()["errors"]["_body"][0]
     empty = api.post("/bots", token=ADMIN, data=b"", content_type="application/json")
     assert empty.status_code == 400
-    huge = api.post("/bots", token=ADMIN, data=b"x" * (65 * 1024),
+    huge = api.post("/matches", token=ADMIN, data=b"x" * (65 * 1024),
                     content_type="application/json")
     assert huge.status_code == 413
 

@@ -23,26 +23,30 @@ class Workers:
         self.log_dir = log_dir
         self.procs: list[subprocess.Popen] = []
 
-    def start(self, count: int = 1, burst: bool = False, **env: str) -> list[subprocess.Popen]:
-        """Start `count` workers (waiting for jobs, or `burst`: until the queue is empty)."""
-        return [self._start_one(burst, env) for _ in range(count)]
+    def start(self, count: int = 1, burst: bool = False, hosted: bool = False, **env: str
+              ) -> list[subprocess.Popen]:
+        """Start `count` workers (waiting for jobs, or `burst`: until the queue is empty;
+        `hosted`: `--hosted` workers, which also play and build hosted bots)."""
+        flags = [*(["--burst"] if burst else []), *(["--hosted"] if hosted else [])]
+        return [self._start_one(flags, env) for _ in range(count)]
 
-    def _start_one(self, burst: bool, env: dict[str, str]) -> subprocess.Popen:
+    def _start_one(self, flags: list[str], env: dict[str, str]) -> subprocess.Popen:
         log_path = self.log_dir / f"worker-{len(self.procs)}.log"
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
-                worker_command(*(["--burst"] if burst else [])),
+                worker_command(*flags),
                 env={**worker_env(self.redis_url), **env}, cwd=ROOT, stdout=log,
                 stderr=subprocess.STDOUT, start_new_session=True)
         self.procs.append(proc)
         return proc
 
-    def start_ready(self, count: int, **env: str) -> list[subprocess.Popen]:
+    def start_ready(self, count: int, hosted: bool = False, **env: str
+                    ) -> list[subprocess.Popen]:
         """Start `count` waiting workers; return once all have registered with rq, so
         jobs queued afterwards are taken at once, by whichever worker is idle."""
         connection = redis.Redis.from_url(self.redis_url)
         before = Worker.count(connection=connection)
-        started = self.start(count, **env)
+        started = self.start(count, hosted=hosted, **env)
         deadline = time.monotonic() + 30
         while Worker.count(connection=connection) < before + count:
             assert time.monotonic() < deadline, f"workers did not start: {self.logs()}"

@@ -4,7 +4,8 @@ read and write of them, one module per concept.
 - `keys`: every key builder, the fields of the hashes, the statuses, the channel messages
 - `scripts`: every Lua script, registered once per client
 - `codec`: values as JSON; `base`: the client every part shares, its connection limits
-- `matches`, `pull`, `bots`, `tournaments`, `ladders`, `ratings` (counting, leaderboard),
+- `matches`, `pull`, `bots`, `hosted` (uploaded bots' sources, builds, stderr),
+  `tournaments`, `ladders`, `ratings` (counting, leaderboard), `work` (work lists),
   `timers`,
   `running` (the recovery's reads), `live` (event streams), `metrics` (the cluster's
   counters), `limits`, `archive` (its Redis side), `queues` (rq's, on the same Redis),
@@ -29,10 +30,13 @@ from tournament.store.archive import ArchiveSide
 from tournament.store.base import MAX_CONNECTIONS, RETRIES, SOCKET_TIMEOUT_S
 from tournament.store.bots import Bots
 from tournament.store.codec import dumps, loads
+from tournament.store.hosted import Hosted
 from tournament.store.keys import (
     FINISHED,
+    HOSTED_QUEUE,
     MATCH_QUEUE,
     QUEUES,
+    BuildStatus,
     MatchStatus,
     archive_cursor_key,
     bot_key,
@@ -72,7 +76,8 @@ from tournament.store.timers import Timers
 from tournament.store.tournaments import Tournaments
 
 __all__ = [
-    "FINISHED", "MATCH_QUEUE", "QUEUES", "MatchMeta", "MatchSeat", "MatchStatus", "Progress",
+    "FINISHED", "HOSTED_QUEUE", "MATCH_QUEUE", "QUEUES", "BuildStatus", "MatchMeta",
+    "MatchSeat", "MatchStatus", "Progress",
     "SeatDeadline", "Store", "archive_cursor_key",
     "bot_key", "bot_seats", "dumps", "events_channel", "lease_key", "loads", "match_fields",
     "match_key", "new_match_meta", "playing_key", "ratings_events_channel", "ratings_key",
@@ -81,8 +86,8 @@ __all__ = [
 ]
 
 
-class Store(Accounts, Bots, Matches, PullSeats, Tournaments, Ladders, Ratings, Timers, Running,
-            Channels, CounterStore, Limits, ArchiveSide, Queues, ResultsLog, SigningKeys):
+class Store(Accounts, Bots, Matches, PullSeats, Tournaments, Ladders, Hosted, Ratings, Timers,
+            Running, Channels, CounterStore, Limits, ArchiveSide, Queues, ResultsLog, SigningKeys):
     """The referee's Redis data, through one synchronous client."""
 
     def __init__(self, client: redis.Redis, archive: ReplayArchive | None = None):

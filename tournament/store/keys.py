@@ -81,6 +81,16 @@ writes each:
 - `ladder-checks` (list): entry checks to run, `{"ladder", "bot", "version"}` (JSON);
   `ladder-checks:claimed` (sorted set): those a worker runs, by when it took them, so a
   dead worker's check is run again; `ladder-notices` (list): notices for push bots
+- `hosted-bots` (set): the bots that are uploaded code (`hosted`, issue 29);
+  `bot:{id}:source:{version}` (string): a hosted version's source files, a gzipped tar;
+  `bot:{id}:build:{version}` (hash, `BuildField`): its build's status, log, times, worker,
+  and its output (`artifact`, a gzipped tar of the built folder) once `ready`
+- `bot-builds` (list): builds to run, `{"bot", "version"}` (JSON); `bot-builds:claimed`
+  (sorted set): those a hosted worker runs, by when it took them (as `ladder-checks`)
+- `hosted-languages` (hash): language -> what a hosted worker runs it with (JSON: name,
+  version, build, run), written by each hosted worker as it starts
+- `match:{id}:stderr` (hash, expires with `STDERR_TTL_S`): seat -> what its hosted program
+  wrote on stderr, capped
 - `log:level:{l}` (string): the results log's Merkle tree (`referee.match.merkle`): the
   32-byte hashes of its complete aligned subtrees of level l (l = 0, 4, 8...), in index
   order; level 0 is the leaf hashes, one per finished match in the order results were
@@ -97,7 +107,9 @@ writes each:
 - `metrics:{counter}` (hashes): the cluster's counters, fields JSON arrays of label values
   (`metrics`)
 
-rq keeps its own keys under `rq:`; the match queue is `MATCH_QUEUE` (`queues`).
+rq keeps its own keys under `rq:`; the match queue is `MATCH_QUEUE`, and a match with a
+hosted seat is queued on `HOSTED_QUEUE`, which only `referee worker --hosted` takes
+(`queues`).
 """
 
 from __future__ import annotations
@@ -106,7 +118,9 @@ from enum import StrEnum
 
 PREFIX = "referee:"
 MATCH_QUEUE = "referee-matches"
-QUEUES = (MATCH_QUEUE,)
+HOSTED_QUEUE = "referee-hosted"
+QUEUES = (MATCH_QUEUE, HOSTED_QUEUE)
+STDERR_TTL_S = 7 * 86400
 
 # Messages on the channels, besides match ids and step numbers.
 END = "end"  # on a match's channel: it is over
@@ -140,6 +154,7 @@ class MatchField(StrEnum):
     WAKES = "wakes"
     DEFERRALS = "deferrals"
     LOG = "log"  # its leaf's index in the results log, once finished
+    QUEUE = "queue"  # HOSTED_QUEUE for a match with a hosted seat; absent otherwise
     ARCHIVED = "archived"  # with `status` and `log`, all an archived match keeps
 
 
@@ -152,6 +167,30 @@ class MatchPart(StrEnum):
     REPLAY = "replay"
     LEASE = "lease"
     EVENTS = "events"
+    STDERR = "stderr"
+
+
+class BuildField(StrEnum):
+    """The fields of a hosted bot version's build, `bot:{id}:build:{version}`."""
+
+    STATUS = "status"  # BuildStatus
+    LANGUAGE = "language"
+    QUEUED_AT = "queued_at"
+    STARTED_AT = "started_at"
+    FINISHED_AT = "finished_at"
+    SECONDS = "seconds"
+    WORKER = "worker"
+    LOG = "log"
+    DIGEST = "digest"  # the artifact's sha256, hex
+    ARTIFACT = "artifact"
+
+
+class BuildStatus(StrEnum):
+    """A hosted bot version's build; a bot plays only when its version is `ready`."""
+
+    BUILDING = "building"
+    READY = "ready"
+    FAILED = "build_failed"
 
 
 class TournamentField(StrEnum):
@@ -231,6 +270,27 @@ def bot_key(bot_id: str) -> str:
 
 def bots_key() -> str:
     return f"{PREFIX}bots"
+
+
+def hosted_bots_key() -> str:
+    return f"{PREFIX}hosted-bots"
+
+
+def bot_source_key(bot_id: str, version: int) -> str:
+    return f"{PREFIX}bot:{bot_id}:source:{version}"
+
+
+def bot_build_key(bot_id: str, version: int) -> str:
+    return f"{PREFIX}bot:{bot_id}:build:{version}"
+
+
+def builds_key(part: str | None = None) -> str:
+    """`bot-builds`, or `bot-builds:claimed`."""
+    return f"{PREFIX}bot-builds" + (f":{part}" if part else "")
+
+
+def hosted_languages_key() -> str:
+    return f"{PREFIX}hosted-languages"
 
 
 def playing_key(bot_id: str) -> str:

@@ -11,7 +11,6 @@ from typing import TypeVar, cast
 
 import redis
 
-from tournament.store.base import StoreBase
 from tournament.store.codec import decoded, dumps, loads
 from tournament.store.keys import (
     LadderPart,
@@ -22,10 +21,12 @@ from tournament.store.keys import (
     ladders_key,
     playing_key,
 )
+from tournament.store.work import WorkList, WorkLists
 
 T = TypeVar("T")
 HISTORY_POINTS = 20_000  # the newest points of a ladder's history kept
 CLAIMED = "claimed"
+CHECKS = WorkList(ladder_checks_key(), ladder_checks_key(CLAIMED))
 
 
 def _state(raw: bytes | str | None) -> dict:
@@ -74,7 +75,7 @@ class LadderTransaction:
         return self.pipe
 
 
-class Ladders(StoreBase):
+class Ladders(WorkLists):
     """Ladders: stored, listed, changed in transactions; entry checks and notices queued."""
 
     def save_ladder(self, meta: dict) -> None:
@@ -194,32 +195,19 @@ class Ladders(StoreBase):
     # ----- entry checks and notices --------------------------------------------------------
     def take_check(self) -> dict | None:
         """The next entry check, claimed by this caller (kept until `check_done`)."""
-        return loads(self.scripts.take_check(keys=[ladder_checks_key(),
-                                                   ladder_checks_key(CLAIMED)]))
+        return self.take_work(CHECKS)
 
     def check_done(self, check: dict) -> None:
-        self.redis.zrem(ladder_checks_key(CLAIMED), dumps(check))
+        self.work_done(CHECKS, check)
 
     def return_check(self, check: dict) -> None:
         """Queue a claimed check again, first (its worker stops before running it)."""
-        raw = dumps(check)
-        with self.redis.pipeline() as pipe:
-            pipe.zrem(ladder_checks_key(CLAIMED), raw)
-            pipe.lpush(ladder_checks_key(), raw)
-            pipe.execute()
+        self.return_work(CHECKS, check)
 
     def requeue_stale_checks(self, older_than_s: float) -> int:
         """Queue again the checks claimed longer ago than `older_than_s` (their worker
         died); how many."""
-        now = int(self.redis.time()[0])
-        stale = cast(list[bytes], self.redis.zrangebyscore(ladder_checks_key(CLAIMED), 0,
-                                                           now - older_than_s))
-        for raw in stale:
-            with self.redis.pipeline() as pipe:
-                pipe.zrem(ladder_checks_key(CLAIMED), raw)
-                pipe.rpush(ladder_checks_key(), raw)
-                pipe.execute()
-        return len(stale)
+        return self.requeue_stale_work(CHECKS, older_than_s)
 
     def take_notices(self, count: int) -> list[dict]:
         raw = cast(list[bytes] | None, self.redis.lpop(ladder_notices_key(), count)) or []

@@ -9,12 +9,21 @@ from collections.abc import Mapping
 from typing import Any, TypedDict, Unpack
 
 import redis
+from redis.typing import EncodableT, FieldT
 
 from referee.match import compact
 from referee.match.replay import Record, StepRecord, utc_now
 from tournament.store.base import StoreBase
 from tournament.store.codec import binary, decoded, dumps, loads, text
-from tournament.store.keys import MatchField, MatchPart, MatchStatus, match_key, matches_key
+from tournament.store.keys import (
+    HOSTED_QUEUE,
+    MatchField,
+    MatchPart,
+    MatchStatus,
+    hosted_bots_key,
+    match_key,
+    matches_key,
+)
 
 
 class SeatDeadline(TypedDict, total=False):
@@ -138,10 +147,13 @@ class Matches(StoreBase):
                 own.execute()
             return
         match_id = meta["id"]
-        pipe.hset(match_key(match_id), mapping={
+        fields: dict[FieldT, EncodableT] = {
             MatchField.META: compact.pack(meta), MatchField.STATUS: MatchStatus.QUEUED.value,
-            MatchField.STEP: 0, MatchField.TO_MOVE: dumps(to_move),
-        })
+            MatchField.STEP: 0, MatchField.TO_MOVE: dumps(to_move)}
+        bot_ids = [seat["bot_id"] for seat in meta["seats"] if seat.get("bot_id")]
+        if bot_ids and self.redis.smismember(hosted_bots_key(), bot_ids).count(1):
+            fields[MatchField.QUEUE] = HOSTED_QUEUE
+        pipe.hset(match_key(match_id), mapping=fields)
         if token_digests:
             pipe.hset(match_key(match_id, MatchPart.TOKENS),
                       mapping={str(seat): digest for seat, digest in token_digests.items()})

@@ -8,7 +8,7 @@ from rq import worker_registration
 from rq.serializers import JSONSerializer
 
 from tournament.store.base import StoreBase
-from tournament.store.keys import MATCH_QUEUE
+from tournament.store.keys import MATCH_QUEUE, MatchField, match_key
 
 
 class Queues(StoreBase):
@@ -17,6 +17,11 @@ class Queues(StoreBase):
     def queue(self, name: str = MATCH_QUEUE) -> rq.Queue:
         """An rq queue with JSON job payloads (the match queue unless named)."""
         return rq.Queue(name, connection=self.redis, serializer=JSONSerializer)
+
+    def match_queue(self, match_id: str) -> rq.Queue:
+        """The queue a match's jobs go to: `HOSTED_QUEUE` when it seats a hosted bot."""
+        name = self.redis.hget(match_key(match_id), MatchField.QUEUE)
+        return self.queue(name.decode() if isinstance(name, bytes) else MATCH_QUEUE)
 
     def workers_alive(self) -> int:
         """Registered rq workers whose key still lives: rq's heartbeat renews it, so a

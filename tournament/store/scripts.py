@@ -239,15 +239,15 @@ for _, key in ipairs(KEYS) do redis.call('SADD', key, ARGV[1]) end
 return 1
 """)
 
-# ----- ladders (`tournament.store.ladders`) -----------------------------------------------
-# KEYS: the checks waiting, the checks claimed. The first waiting check moves to the
-# claimed ones, scored by the Redis time (s): a worker that dies with it leaves it there,
-# to be queued again once stale.
-TAKE_CHECK = lua("""
-local check = redis.call('LPOP', KEYS[1])
-if not check then return false end
-redis.call('ZADD', KEYS[2], redis.call('TIME')[1], check)
-return check
+# ----- work lists (`tournament.store.work`: ladder checks, builds) -------------------------
+# KEYS: the items waiting, the items claimed. The first waiting item moves to the claimed
+# ones, scored by the Redis time (s): a worker that dies with it leaves it there, to be
+# queued again once stale.
+TAKE_WORK = lua("""
+local item = redis.call('LPOP', KEYS[1])
+if not item then return false end
+redis.call('ZADD', KEYS[2], redis.call('TIME')[1], item)
+return item
 """)
 
 
@@ -274,4 +274,4 @@ class Scripts(Generic[S]):
         self.take_slots: S = register(TAKE_SLOTS)
         self.append_leaf: S = register(APPEND_LEAF)
         self.register_key: S = register(REGISTER_KEY)
-        self.take_check: S = register(TAKE_CHECK)
+        self.take_work: S = register(TAKE_WORK)

@@ -1,0 +1,282 @@
+"""Hosted bots (issue 29) against the real stack: the API in this process, `referee worker
+--hosted` processes building and playing uploaded code in bubblewrap sandboxes, one Redis.
+The bots (tests/support/hosted) play the first legal action, in every language."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import io
+import subprocess
+import tarfile
+import time
+from collections.abc import Callable
+
+import pytest
+
+import engines
+from referee.match import sandbox
+from tests.support.apitest import ADMIN, ROOT, worker_command, worker_env
+from tests.support.hosted import ENTRY, source
+
+BROKEN_C = {"language": "c", "files": {"main.c": "int main(void) { return 0 }\n"}}
+
+
+def wait_for(check: Callable[[], object], timeout: float = 180, what: str = "") -> object:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if answer := check():
+            return answer
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what or check}")
+
+
+def upload(api, language: str, name: str, token: str = ADMIN, **body) -> dict:
+    response = api.post("/bots", token=token, json={
+        "name": name, "games": engines.names(), "source": source(language), **body})
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()
+
+
+def settled(api, bot_id: str, token: str = ADMIN) -> dict:
+    """The bot once its current version's build is over."""
+    return wait_for(lambda: (bot := api.get(f"/bots/{bot_id}", token=token).get_json())
+                    ["status"] != "building" and bot, what=f"the build of {bot_id}")
+
+
+def finished(api, match_id: str) -> dict:
+    return wait_for(lambda: (match := api.get(f"/matches/{match_id}", token=ADMIN).get_json())
+                    ["status"] in ("finished", "failed") and match, what=f"match {match_id}")
+
+
+def bot_seats(bot_ids: list[str]) -> list[dict]:
+    return [{"kind": "bot", "bot_id": bot_id} for bot_id in bot_ids]
+
+
+def languages() -> list[str]:
+    return sorted(sandbox.languages())
+
+
+def test_the_workers_languages_are_listed(api, workers):
+    """Contract: GET /languages lists at least python3, c, cpp, node and java or perl."""
+    workers.start_ready(1, hosted=True)
+    wait_for(lambda: api.get("/languages").get_json()["languages"], what="the announcement")
+    listed = {row["name"]: row for row in api.get("/languages").get_json()["languages"]}
+    assert {"python3", "c", "cpp", "node"} <= set(listed)
+    assert {"java", "perl"} & set(listed)
+    assert all(row["version"] and row["run"] for row in listed.values())
+
+
+def test_a_bot_of_every_language_builds_and_plays_a_full_match_of_every_game(api, workers):
+    """Contract: each supported language builds (`building` -> `ready`), and plays whole
+    matches of every game through the API and a hosted worker, speaking the stdin/stdout
+    protocol, without a fault; its stderr is kept for its owner and the admin."""
+    workers.start_ready(1, hosted=True)
+    bots = {language: upload(api, language, f"first-{language}")["id"]
+            for language in languages()}
+    for language, bot_id in bots.items():
+        bot = settled(api, bot_id)
+        build = api.get(f"/bots/{bot_id}/build", token=ADMIN).get_json()
+        assert bot["status"] == "ready", (language, build["log"])
+        assert bot["language"] == language and build["status"] == "ready"
+    matches = []
+    for game in engines.names():
+        players = engines.get(game).max_players
+        order = list(bots.values())
+        for start in range(0, len(order), players):
+            seats = order[start:start + players]
+            seats += [bots["python3"]] * max(0, 2 - len(seats))
+            matches.append(api.create_match(game, bot_seats(seats), deadline_ms=10_000)["id"])
+    matches.append(api.create_match("aldabas", bot_seats([bots["c"]]), deadline_ms=10_000,
+                                    options={"mode": "solo"})["id"])
+    for match_id in matches:
+        match = finished(api, match_id)
+        assert match["status"] == "finished", match
+        replay = api.get(f"/matches/{match_id}/replay", token=ADMIN).get_json()
+        faults = [step["fault"] for step in replay["steps"] if step["fault"]]
+        assert not faults, (match_id, faults)
+    match_id, seat = next((match_id, seat["seat"]) for match_id in matches
+                          for seat in api.get(f"/matches/{match_id}", token=ADMIN)
+                          .get_json()["seats"] if seat["bot_id"] == bots["python3"])
+    stderr = wait_for(lambda: (answer := api.get(
+        f"/matches/{match_id}/stderr?seat={seat}", token=ADMIN)
+    ).status_code == 200 and answer, what="the stderr")
+    assert stderr.mimetype == "text/plain"
+    assert b"result: " in stderr.data  # the result line reached the program
+
+
+def test_a_build_that_fails_is_build_failed_with_its_log_and_cannot_be_seated(api, workers):
+    """Contract: `building`, then `build_failed` with the compiler's log; a bot that is not
+    `ready` cannot be seated (409 bot/not-ready)."""
+    broken = api.post("/bots", token=ADMIN, json={
+        "name": "broken", "games": ["aladino"], "source": BROKEN_C}).get_json()
+    assert broken["status"] == "building"
+    refused = api.post("/matches", token=ADMIN, json={
+        "game": "aladino", "seats": bot_seats([broken["id"]] * 2)})
+    assert refused.status_code == 409, refused.get_json()
+    assert refused.get_json()["type"].endswith("bot/not-ready")
+    workers.start_ready(1, hosted=True)
+    assert settled(api, broken["id"])["status"] == "build_failed"
+    build = api.get(f"/bots/{broken['id']}/build", token=ADMIN).get_json()
+    assert "error" in build["log"] and build["finished_at"]
+    refused = api.post("/matches", token=ADMIN, json={
+        "game": "aladino", "seats": bot_seats([broken["id"]] * 2)})
+    assert refused.status_code == 409
+
+
+def test_new_source_is_a_new_version_built_again(api, workers):
+    """Contract: a PATCH with new source is a new version, built again; the old build is
+    kept (GET /bots/{id}/build?version=1)."""
+    workers.start_ready(1, hosted=True)
+    bot = upload(api, "python3", "versioned")
+    settled(api, bot["id"])
+    patched = api.request("PATCH", f"/bots/{bot['id']}", token=ADMIN,
+                          json={"source": BROKEN_C})
+    assert patched.status_code == 200, patched.get_json()
+    assert patched.get_json()["version"] == 2 and patched.get_json()["language"] == "c"
+    assert settled(api, bot["id"])["status"] == "build_failed"
+    first = api.get(f"/bots/{bot['id']}/build?version=1", token=ADMIN).get_json()
+    assert first["status"] == "ready" and first["language"] == "python3"
+    same = api.request("PATCH", f"/bots/{bot['id']}", token=ADMIN, json={"source": BROKEN_C})
+    assert same.get_json()["version"] == 2  # the same source again: no new version
+
+
+def test_only_hosted_workers_take_hosted_matches(api, workers, node_bot_url):
+    """Contract: a worker without --hosted never takes a hosted match (its own queue); a
+    hosted worker started later plays it."""
+    builder, = workers.start_ready(1, hosted=True)
+    bot = upload(api, "python3", "queued-hosted")
+    settled(api, bot["id"])
+    workers.kill(builder)
+    workers.start_ready(1)
+    push = api.register_bot(node_bot_url, name="push")
+    waiting = api.create_match("aladino", bot_seats([bot["id"], push]))["id"]
+    played = api.create_match("aladino", bot_seats([push, push]))["id"]
+    assert finished(api, played)["status"] == "finished"
+    assert api.get(f"/matches/{waiting}", token=ADMIN).get_json()["status"] == "queued"
+    workers.start_ready(1, hosted=True)
+    assert finished(api, waiting)["status"] == "finished"
+
+
+def test_a_hosted_worker_without_bubblewrap_fails_at_start_with_one_line(redis_url, tmp_path):
+    """Contract: `referee worker --hosted` fails at start, in one line, when bwrap is not
+    on PATH."""
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    env = {**worker_env(redis_url), "PATH": str(empty)}
+    done = subprocess.run(worker_command("--hosted"), env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bwrap" in lines[0], done.stderr
+
+
+# ----- what the API refuses ----------------------------------------------------------------
+def tar_gz(build: Callable[[tarfile.TarFile], None]) -> str:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        build(tar)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def add_file(tar: tarfile.TarFile, name: str, content: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(content)
+    tar.addfile(info, io.BytesIO(content))
+
+
+def add_symlink(tar: tarfile.TarFile, name: str, target: str) -> None:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = tarfile.SYMTYPE, target
+    tar.addfile(info)
+
+
+GOOD_PY = b"print('hi')\n"
+REFUSED_SOURCES = {
+    "both forms": {"language": "python3", "files": {"main.py": "x"}, "archive": "eA=="},
+    "neither form": {"language": "python3"},
+    "unknown language": {"language": "cobol", "files": {"main.cob": "x"}},
+    "no entry file": {"language": "python3", "files": {"bot.py": "x"}},
+    "a path out": {"language": "python3", "files": {"main.py": "x", "../evil.py": "x"}},
+    "an absolute path": {"language": "python3", "files": {"main.py": "x", "/etc/x": "x"}},
+    "a hidden file": {"language": "python3", "files": {"main.py": "x", ".bashrc": "x"}},
+    "over 1 MiB": {"language": "python3", "files": {"main.py": "x" * ((1 << 20) + 1)}},
+    "not base64": {"language": "python3", "archive": "not base64!"},
+    "not gzip": {"language": "python3", "archive": base64.b64encode(b"plain").decode()},
+    "a symlink": {"language": "python3", "archive": tar_gz(lambda tar: (
+        add_file(tar, "main.py", GOOD_PY), add_symlink(tar, "shadow", "/etc/shadow")))},
+    "a tar path out": {"language": "python3", "archive": tar_gz(lambda tar: (
+        add_file(tar, "main.py", GOOD_PY), add_file(tar, "../../x.py", GOOD_PY)))},
+    "a gzip bomb": {"language": "python3", "archive": base64.b64encode(
+        gzip.compress(b"\0" * (64 << 20))).decode()},
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED_SOURCES))
+def test_bad_source_is_a_400_saying_why(api, case):
+    response = api.post("/bots", token=ADMIN, json={
+        "name": "refused", "games": ["aladino"], "source": REFUSED_SOURCES[case]})
+    assert response.status_code == 400, response.get_json()
+    assert "source" in str(response.get_json()["errors"]), response.get_json()
+
+
+def test_an_archive_of_files_is_taken_as_the_files_would_be(api):
+    packed = tar_gz(lambda tar: add_file(tar, "main.py", GOOD_PY))
+    bot = api.post("/bots", token=ADMIN, json={
+        "name": "archived", "games": ["aladino"],
+        "source": {"language": "python3", "archive": packed}}).get_json()
+    same = api.post("/bots", token=ADMIN, json={
+        "name": "as-files", "games": ["aladino"],
+        "source": {"language": "python3", "files": {"main.py": GOOD_PY.decode()}}}).get_json()
+    assert bot["versions"][0]["source_sha256"] == same["versions"][0]["source_sha256"]
+
+
+def test_a_url_and_a_source_together_or_a_body_over_3_mib_are_refused(api):
+    both = api.post("/bots", token=ADMIN, json={
+        "name": "both", "games": ["aladino"], "url": "http://127.0.0.1:9/",
+        "source": source("python3")})
+    assert both.status_code == 400
+    huge = api.post("/bots", token=ADMIN, json={
+        "name": "huge", "games": ["aladino"],
+        "source": {"language": "python3", "files": {"main.py": "x" * (3 << 20)}}})
+    assert huge.status_code == 413
+
+
+def test_a_push_bot_takes_no_source_and_a_hosted_bot_no_url(api, node_bot_url):
+    push = api.register_bot(node_bot_url, name="pushy")
+    refused = api.request("PATCH", f"/bots/{push}", token=ADMIN,
+                          json={"source": source("python3")})
+    assert refused.status_code == 400
+    hosted = upload(api, "python3", "uploaded")["id"]
+    refused = api.request("PATCH", f"/bots/{hosted}", token=ADMIN,
+                          json={"url": "http://127.0.0.1:9/"})
+    assert refused.status_code == 400
+
+
+def test_builds_and_stderr_are_the_owners_and_the_admins(api):
+    """Contract: GET /bots/{id}/build and /matches/{id}/stderr: the owner, the admin."""
+    owner = api.post("/accounts", token=ADMIN, json={"name": "owner"}).get_json()["token"]
+    other = api.post("/accounts", token=ADMIN, json={"name": "other"}).get_json()["token"]
+    bot = upload(api, "python3", "private-build", token=owner)["id"]
+    assert api.get(f"/bots/{bot}/build", token=owner).status_code == 200
+    assert api.get(f"/bots/{bot}/build", token=other).status_code == 403
+    assert api.get(f"/bots/{bot}/build").status_code == 401
+    assert api.get(f"/bots/{bot}").get_json()["status"] == "building"
+    match = api.create_match("aladino", [{"kind": "pull"}, {"kind": "pull"}])["id"]
+    assert api.get(f"/matches/{match}/stderr?seat=0").status_code == 401
+    assert api.get(f"/matches/{match}/stderr?seat=0", token=ADMIN).status_code == 404
+    assert api.get(f"/matches/{match}/stderr?seat=x", token=ADMIN).status_code == 400
+
+
+def test_a_hosted_bot_does_not_enter_a_ladder_yet(api):
+    ladder = api.post("/ladders", token=ADMIN, json={
+        "name": "l", "game": "aladino", "players": 2, "seed": 1}).get_json()
+    bot = upload(api, "python3", "climber")["id"]
+    refused = api.post(f"/ladders/{ladder['id']}/entries", token=ADMIN, json={"bot": bot})
+    assert refused.status_code == 422
+    assert "hosted" in str(refused.get_json()["errors"])
+
+
+def test_every_entry_file_is_the_one_the_sandbox_runs():
+    for language, entry in ENTRY.items():
+        assert sandbox.entry_file(language) == entry

@@ -6,7 +6,8 @@
   relative plain paths, regular files only, at most `MAX_SOURCE_BYTES` in all, the
   language's entry file among them), stored as a deterministic gzipped tar (`pack`).
 - **Build.** Each new version queues a build (`Store.add_hosted_version`); a hosted worker
-  claims it (`run_builds`), unpacks the source into a fresh folder, runs the language's
+  claims it (`run_builds`), unpacks the source into a fresh folder (in `/dev/shm`: what the
+  build writes counts against its memory limit, not the worker's disk), runs the language's
   build in the sandbox and stores the folder it leaves, packed, as the version's
   `artifact` (at most `MAX_ARTIFACT_BYTES`): `ready`, or `build_failed` with the log. Any
   hosted worker on any machine then runs that artifact, unpacked once into its cache
@@ -23,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import gzip
 import hashlib
 import io
 import logging
@@ -58,6 +60,7 @@ MAX_ARCHIVE_TAR_BYTES = 4 << 20  # a tar of 1 MiB of files, headers and padding 
 MAX_ARTIFACT_BYTES = 16 << 20
 MAX_STDERR_BYTES = 64 << 10  # kept per match and seat: the start, and the end
 BUILD_STALE_S = 600
+SHARED_MEMORY = "/dev/shm"
 STOP_GRACE_S = 1.0
 PATH_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]*")
 
@@ -133,8 +136,8 @@ def _archive_files(encoded: str) -> dict[str, bytes]:
 def pack(files: dict[str, bytes]) -> bytes:
     """A gzipped tar of `files`, the same bytes for the same files."""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT,
-                      compresslevel=6) as tar:
+    with (gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=6, mtime=0) as zipped,
+          tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar):
         for path, content in sorted(files.items()):
             info = tarfile.TarInfo(path)
             info.size, info.mode, info.mtime = len(content), 0o644, 0
@@ -205,7 +208,7 @@ async def build_version(store: Store, bot_id: str, version: int, limits: sandbox
 
 async def _build_in_sandbox(language: sandbox.Language, source: bytes,
                             limits: sandbox.Limits) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="referee-build-") as folder:
+    with tempfile.TemporaryDirectory(prefix="referee-build-", dir=_build_root()) as folder:
         Path(folder).chmod(0o711)  # the sandbox's uid passes through to the bot's folder
         bot_dir = Path(folder, "bot")
         bot_dir.mkdir()
@@ -219,6 +222,12 @@ async def _build_in_sandbox(language: sandbox.Language, source: bytes,
                        f"most {MAX_ARTIFACT_BYTES}", result.seconds)
     return {"status": BuildStatus.READY.value, "log": result.log, "seconds": result.seconds,
             "artifact": artifact, "digest": hashlib.sha256(artifact).hexdigest()}
+
+
+def _build_root() -> str | None:
+    """Where builds run: in RAM (`/dev/shm`, a tmpfs) where there is one, so what a build
+    writes counts against its memory limit and cannot fill the worker's disk."""
+    return SHARED_MEMORY if os.path.isdir(SHARED_MEMORY) else None
 
 
 def _failed(text: str, seconds: float) -> dict[str, Any]:

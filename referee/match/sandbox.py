@@ -124,10 +124,11 @@ class _Toolchain:
 JVM_OPTIONS = ("-XX:+UseSerialGC", "-XX:ActiveProcessorCount=1")
 TOOLCHAINS = {
     "python3": _Toolchain("main.py", ("python3", "-m", "py_compile", "main.py"),
-                          ("python3", "main.py"), ("python3", "--version"), r"Python (\S+)"),
-    "c": _Toolchain("main.c", ("gcc", "-O2", "-o", "main", "main.c", "-lm"), ("./main",),
+                          ("python3", "-u", "main.py"), ("python3", "--version"), r"Python (\S+)"),
+    # every source file at the top of the bot's folder (a shell expands the pattern)
+    "c": _Toolchain("main.c", ("sh", "-c", "gcc -O2 -o main *.c -lm"), ("./main",),
                     ("gcc", "-dumpfullversion"), r"(\S+)", "gcc {}"),
-    "cpp": _Toolchain("main.cpp", ("g++", "-O2", "-std=c++17", "-o", "main", "main.cpp"),
+    "cpp": _Toolchain("main.cpp", ("sh", "-c", "g++ -O2 -std=c++17 -o main *.cpp"),
                       ("./main",), ("g++", "-dumpfullversion"), r"(\S+)", "g++ {}"),
     "node": _Toolchain("main.js", ("node", "--check", "main.js"), ("node", "main.js"),
                        ("node", "--version"), r"(v\S+)"),

@@ -18,6 +18,7 @@ import engines
 from referee.match import sandbox
 from tests.support.apitest import ADMIN, ROOT, worker_command, worker_env
 from tests.support.hosted import ENTRY, source
+from tournament import hosted
 
 BROKEN_C = {"language": "c", "files": {"main.c": "int main(void) { return 0 }\n"}}
 
@@ -280,3 +281,13 @@ def test_a_hosted_bot_does_not_enter_a_ladder_yet(api):
 def test_every_entry_file_is_the_one_the_sandbox_runs():
     for language, entry in ENTRY.items():
         assert sandbox.entry_file(language) == entry
+
+
+def test_the_same_files_pack_to_the_same_bytes_at_any_time(monkeypatch):
+    """A source's sha256 names its files: packed at another time, it must not change (a
+    gzip header carries a time unless told not to), or the same upload is a new version."""
+    files = {"main.py": GOOD_PY, "lib/util.py": b"X = 1\n"}
+    monkeypatch.setattr(time, "time", lambda: 1_000_000_000.0)
+    before = hosted.pack(files)
+    monkeypatch.setattr(time, "time", lambda: 2_000_000_000.0)
+    assert hosted.pack(files) == before

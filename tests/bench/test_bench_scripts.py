@@ -28,6 +28,8 @@ SCRIPTS = {
     "ratings_backtest.py": ["openskill Plackett-Luce", "pairwise Elo", "pair log-lik",
                             "kendall tau"],
     "ladder.py": ["next_match, played", "_plan after a count", "first tau >= 0.9", "p99 ms"],
+    "hosted.py": ["start to first answer", "hosted (HostedProgram.ask)",
+                  "bridge (BotClient.decide)", "hosted / bridge"],
     "api_load.py": ["GET /ratings/aladino", "GET /matches?limit=20", "GET /matches/{id}",
                     "p99 ms", "errors"],
 }

@@ -1,8 +1,10 @@
 """`referee demo`: the main job. Starts Redis (unless REDIS_URL is set), the API under
 gunicorn, two rq workers and the example bots; runs a small tournament of each game with a
 progress bar; prints each leaderboard; starts an Aladino ladder of the example bots, which
-plays on while the demo runs; prints a link to play Aladino in the browser against the
-random bot; then serves the web pages until Ctrl-C."""
+plays on while the demo runs; where the sandbox can run (root, bubblewrap), makes its
+second worker a hosted one and uploads the C random bot as a hosted bot, which plays one
+match; prints a link to play Aladino in the browser against the random bot; then serves the
+web pages until Ctrl-C."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from referee.client import (
 )
 from referee.commands.dashboard import DEFAULT_PORT as DASHBOARD_PORT
 from referee.config import Config
+from referee.match import sandbox
 from referee.match.sealing import append_new_key
 from referee.processes import Supervisor, python_module
 from referee.redis_server import RedisServer, RedisServerError, free_port, port_is_free
@@ -42,6 +45,9 @@ TOURNAMENTS: tuple[tuple[str, int, dict[str, str], int], ...] = (
     ("aldabas", 1, {"mode": "solo"}, 10),
     ("caravans", 2, {}, 3),
 )
+HOSTED_NAME = "random (c, hosted)"
+HOSTED_GAME = "aladino"
+HOSTED_BUILD_WAIT_S = 90
 HEURISTIC_BOTS = {"aladino": "aladino_bot", "aldabas": "aldabas_bot", "caravans": "caravans_bot"}
 PLAY_GAME = "aladino"
 LADDER_GAME, LADDER_NAME = "aladino", "demo aladino ladder"
@@ -96,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {base}/ui/tournaments/{tournament['id']}  {tournament['name']}")
         ladder = _start_ladder(api, bots[LADDER_GAME])
         print(f"\nA ladder plays on while the demo runs: {base}/ui/ladders/{ladder['id']}")
+        print(_hosted_match(api, base, bots[HOSTED_GAME][0]))
         print(f"\nOpen {base}/ui/ — leaderboards, tournaments and replays.")
         print(f"Play {PLAY_GAME} in your browser against the random bot: "
               f"{_ready_match(api, base, bots[PLAY_GAME][0])}")
@@ -123,11 +130,46 @@ def _start_services(supervisor: Supervisor, port: int) -> str:
         raise RuntimeError(f"port {port} is already in use: stop what listens there, or choose "
                            "another with --port")
     supervisor.start("api", python_module("referee.cli", "serve", "--port", str(port)), port)
-    for n in (1, 2):
-        supervisor.start(f"worker-{n}", python_module("referee.cli", "worker"))
+    supervisor.start("worker-1", python_module("referee.cli", "worker"))
+    hosted = _sandbox_problem() is None
+    supervisor.start("worker-2", python_module("referee.cli", "worker",
+                                               *(["--hosted"] if hosted else [])))
     base = f"http://127.0.0.1:{port}"
-    print(f"API: gunicorn at {base}; 2 rq workers; logs in {supervisor.log_dir}")
+    print(f"API: gunicorn at {base}; 2 rq workers{' (one hosted)' if hosted else ''}; logs in "
+          f"{supervisor.log_dir}")
     return base
+
+
+def _sandbox_problem() -> str | None:
+    """Why hosted bots cannot run here (None: they can)."""
+    try:
+        sandbox.check_available()
+    except sandbox.SandboxUnavailable as error:
+        return str(error)
+    return None
+
+
+def _hosted_match(api: Client, base: str, opponent: str) -> str:
+    """Upload bots/c/random_bot.c as a hosted bot (found by name on a later run), wait for
+    its build, and start one match of it against `opponent`: what to print."""
+    problem = _sandbox_problem()
+    if problem is not None:
+        return f"hosted bots: not on this machine ({problem})"
+    source = (Path(__file__).resolve().parents[2] / "bots" / "c" / "random_bot.c").read_text()
+    known = {bot["name"]: bot for bot in api.get_all("/bots", "bots")}
+    bot = known.get(HOSTED_NAME) or api.post("/bots", {
+        "name": HOSTED_NAME, "games": [HOSTED_GAME],
+        "source": {"language": "c", "files": {"main.c": source}}})
+    deadline = time.monotonic() + HOSTED_BUILD_WAIT_S
+    while bot["status"] == "building" and time.monotonic() < deadline:
+        time.sleep(0.5)
+        bot = api.get(f"/bots/{bot['id']}")
+    if bot["status"] != "ready":
+        return f"hosted bots: the C bot's build is {bot['status']} (GET /bots/{bot['id']}/build)"
+    match = api.post("/matches", {"game": HOSTED_GAME, "seats": [
+        {"kind": "bot", "bot_id": bot["id"]}, {"kind": "bot", "bot_id": opponent}]})
+    return (f"A hosted bot (bots/c/random_bot.c, built and run in the sandbox) plays: "
+            f"{base}/ui/matches/{match['id']}")
 
 
 def _start_dashboard(supervisor: Supervisor, generated_token: str | None) -> None:

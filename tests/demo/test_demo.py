@@ -51,7 +51,13 @@ def test_demo_prints_a_leaderboard_per_game_serves_the_pages_and_stops_on_ctrl_c
                                      r"password: the admin token (\S+)\)", output).groups()
         queues = requests.get(f"{dashboard}0/data/queues.json", auth=("admin", token),
                               timeout=10).json()["queues"]
-        assert [queue["name"] for queue in queues] == ["referee-matches"]
+        assert sorted(queue["name"] for queue in queues) == ["referee-hosted",
+                                                              "referee-matches"]
+        hosted = re.search(r"A hosted bot \(bots/c/random_bot.c, built and run in the "
+                           r"sandbox\) plays: \S+/ui/matches/(\S+)", output)
+        assert hosted, output
+        match = requests.get(f"http://127.0.0.1:{port}/matches/{hosted.group(1)}", timeout=10)
+        assert match.json()["seats"][0]["name"] == "random (c, hosted)"
         base, match_id, seat_token = re.search(
             r"Play aladino in your browser against the random bot: (\S+)/ui/play/(\S+)"
             r"#token=(\S+)", output).groups()

@@ -18,7 +18,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 from referee.api.auth import BOTS_WRITE, PRIVATE_READ, Caller, caller, require_scope
 from referee.api.common import ListQuerySchema, PageSchema, StrictBoolean, known_game, required
 from referee.api.operations import PAGE, link, operation, path_parameter
-from referee.api.problems import Problem, invalid, not_found
+from referee.api.problems import Problem, invalid, not_found, unprocessable
 from referee.api.web import load_body, load_query, reply, services
 from referee.errors import (
     AUTH_FORBIDDEN,
@@ -70,16 +70,20 @@ class BotSettingsSchema(Schema):
 
 
 class SourceSchema(Schema):
-    """A hosted bot's code: its files, or a tar.gz of them (docs/bots.md, Hosted bots)."""
+    """A hosted bot's code: its files, or a tar.gz of them (docs/bots.md, Hosted bots).
+    What the schema cannot say (a path, the entry file, the archive's content, the size)
+    is checked once it is loaded: 422 saying what is wrong."""
+
+    JSON_SCHEMA = {"oneOf": [{"required": ["files"]}, {"required": ["archive"]}]}
 
     language = fields.String(required=True, validate=validate.OneOf(sandbox.LANGUAGE_NAMES),
                              metadata={"description": "GET /languages lists what the "
                                                       "workers run"})
-    files = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=200)),
-                        values=fields.String(), metadata={
-                            "description": "path -> text; the entry file (main.py, main.c, "
-                                           "main.cpp, main.js, main.pl or Main.java) at the "
-                                           "top; at most 1 MiB in all"})
+    files = fields.Dict(keys=fields.String(), values=fields.String(), metadata={
+        "description": "path -> text: plain relative paths (parts of letters, digits and "
+                       "._+-, none starting with . or -, at most 200 characters); the entry "
+                       "file (main.py, main.c, main.cpp, main.js, main.pl or Main.java) at "
+                       "the top; at most 200 files and 1 MiB in all"})
     archive = fields.String(metadata={
         "description": "the files as a base64 tar.gz (regular files only), instead of "
                        "`files`"})
@@ -92,7 +96,9 @@ class SourceSchema(Schema):
 
 
 class BotCodeSchema(Schema):
-    """A push bot's URL or a hosted bot's source: exactly one."""
+    """A push bot's URL or a hosted bot's source: not both."""
+
+    JSON_SCHEMA: dict = {"not": {"required": ["url", "source"]}}
 
     url = fields.String(validate=[validate.Length(min=1, max=2000), BotUrl()],
                         metadata={"description": "http(s) URL of a push bot; its host must "
@@ -109,6 +115,8 @@ class BotCodeSchema(Schema):
 
 
 class BotCreateSchema(BotSettingsSchema, BotCodeSchema):
+    JSON_SCHEMA = {"oneOf": [{"required": ["url"]}, {"required": ["source"]}]}
+
     name = fields.String(required=True, validate=validate.Length(min=1, max=100))
     games = fields.List(fields.String(validate=known_game), required=True,
                         validate=validate.Length(min=1))
@@ -232,7 +240,7 @@ PATHS = {
         "post": operation(
             "createBot", "Register a push bot or upload a hosted one (the admin, or an account "
                          "with bots:write)",
-            "bots", (201, BotCreatedSchema), (400, 401, 403, 409, 413, 429),
+            "bots", (201, BotCreatedSchema), (400, 401, 403, 409, 413, 422, 429),
             body=BotCreateSchema, security=WRITERS,
             links={"GetBot": link("getBot", bot_id="$response.body#/id"),
                    "GetBotVersions": link("getBotVersions", bot_id="$response.body#/id")},
@@ -264,7 +272,7 @@ PATHS = {
         "patch": operation(
             "updateBot",
             "Change a bot's name, URL or source, updates or public (its owner, the admin)",
-            "bots", (200, BotSchema), (400, 401, 403, 404, 409, 413), body=BotUpdateSchema,
+            "bots", (200, BotSchema), (400, 401, 403, 404, 409, 413, 422), body=BotUpdateSchema,
             parameters=[BOT_ID], security=WRITERS,
             description="The URL is checked as at registration, and a new one (or new "
                         "source, for a hosted bot: built again) makes a new version (`GET "
@@ -345,11 +353,11 @@ def _allow_uploads() -> None:
 
 
 def _packed_source(source: dict) -> bytes:
-    """The upload's files, checked and packed; 400 saying what is wrong."""
+    """The upload's files, checked and packed; 422 saying what is wrong."""
     try:
         return hosted.pack(hosted.source_files(source))
     except hosted.SourceError as error:
-        raise invalid({"source": [str(error)]}) from None
+        raise unprocessable({"source": [str(error)]}) from None
 
 
 def _hosted_version(language: str, packed: bytes) -> dict:

@@ -22,7 +22,8 @@ ERROR_TEXT = {
     413: "request body too large",
     422: ("well formed but refused on what it means (`detail` says why): a move that "
           "breaks a rule, a bot not registered or not playing the game, a tournament over "
-          "5,000 matches or with too few bots, a replay of another rules version"),
+          "5,000 matches or with too few bots, a replay of another rules version, a hosted "
+          "bot's source whose paths, entry file, archive or size are refused"),
     429: "too many moves with this token (REFEREE_MOVE_RATE); retry after `Retry-After` s",
     500: "internal error (no internals are disclosed)",
     503: "Redis is unreachable",

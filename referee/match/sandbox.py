@@ -566,7 +566,9 @@ def _bwrap_options(bot_dir: Path | None, writable: bool, tmp_bytes: int) -> list
     for name, value in SANDBOX_ENV.items():
         options += ["--setenv", name, value]
     options += ["--ro-bind", "/usr", "/usr", *_system_binds(), "--proc", "/proc",
-                "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp"]
+                "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
+                # --dev's own /dev/shm would be a second scratch space, bounded by memory only
+                "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"]
     if bot_dir is not None:
         options += ["--bind" if writable else "--ro-bind", str(bot_dir), BOT_DIR,
                     "--chdir", BOT_DIR]

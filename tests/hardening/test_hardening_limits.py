@@ -13,6 +13,7 @@ import redis.asyncio as aioredis
 import requests
 
 from referee.api.app import create_app
+from referee.api.bots import MAX_UPLOAD_BODY_BYTES
 from referee.config import MAX_BODY_BYTES, Config
 from tests.support.apitest import ADMIN, ApiClient
 from tests.support.live_server import wait_status
@@ -29,7 +30,8 @@ def test_an_oversized_body_is_a_413_problem_on_a_real_server(live_server, redis_
                                 json={"game": "aladino", "seats": [{"kind": "pull"}] * 2}).json()
         path = path.format(match=created["id"])
         headers["Authorization"] = f"Bearer {created['tokens'][0]['token']}"
-    response = requests.post(live_server.url + path, data=b" " * (MAX_BODY_BYTES + 1),
+    limit = MAX_UPLOAD_BODY_BYTES if path == "/bots" else MAX_BODY_BYTES  # a bot's source
+    response = requests.post(live_server.url + path, data=b" " * (limit + 1),
                              headers=headers, timeout=10)
     assert response.status_code == 413
     assert response.headers["Content-Type"] == "application/problem+json"

@@ -24,6 +24,7 @@ from tournament.store.keys import (
 from tournament.store.work import WorkList, WorkLists
 
 BUILDS = WorkList(builds_key(), builds_key("claimed"))
+NOTE_ROOM = 256  # what a note of bytes left out may add to a capped stderr
 TEXT_FIELDS = tuple(field for field in BuildField if field != BuildField.ARTIFACT)
 
 
@@ -118,7 +119,7 @@ class Hosted(WorkLists):
         key = match_key(match_id, MatchPart.STDERR)
         kept = cast(bytes | None, self.redis.hget(key, str(seat))) or b""
         text = kept + text
-        if len(text) > cap:
+        if len(text) > cap + NOTE_ROOM:  # a program's own capped stderr, with its note, fits
             text = (text[:cap // 2] + b"\n[referee] ... stderr cut ...\n"
                     + text[-(cap // 2):])
         with self.redis.pipeline() as pipe:

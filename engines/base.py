@@ -29,7 +29,8 @@ from .types import Action, End, Event, JsonObject, Observation, Result, State, V
 
 __all__ = [  # the shapes of engines.types too, for code that imports them from here
     "OVER", "Action", "End", "Event", "Game", "JsonObject", "Observation", "Result", "Rules",
-    "State", "Variant", "clone", "end_game", "log_event", "ranks_from_scores", "visible_log",
+    "State", "Variant", "clone", "end_game", "log_event", "log_from_view", "ranks_from_scores",
+    "visible_log",
 ]
 
 OVER = "over"
@@ -103,6 +104,20 @@ class Game(ABC):
     def result(self, state: State) -> Result:
         """{"scores": [...], "ranks": [...], "details": {..., "end": ...}} once over."""
 
+    @abstractmethod
+    def determinize(self, observation: JsonObject, seed: int) -> State:
+        """A full state that `observation` could have been seen in, drawn from `seed`:
+        `observation(state, seat)` gives `observation` back (the same legal actions), and
+        every assignment of what that seat may not see (other hands, face-down items, the
+        order of what is still to be drawn) that agrees with the observation and its log has
+        a chance. Future chance starts from a generator seeded by `seed`. Pure: the same
+        observation and seed give the same state. What a bot searching over the hidden part
+        of the game needs; the observation alone is enough.
+
+        The state's log keeps the observing seat's private details only (other seats' are
+        not known to it). InvalidState when the observation is not one of this game (or
+        fits no state), InvalidSetup for a seed `new_game` would refuse."""
+
     def to_json(self, state: State) -> JsonObject:
         data: JsonObject = clone(state)
         return data
@@ -144,6 +159,9 @@ class Rules(Game):
 
     phases: Phases
     """Every move of every phase: `legal_actions` and `apply` go through it."""
+    private_event_fields: Mapping[str, tuple[str, ...]] = {}
+    """Per log event kind, the fields only the seat concerned sees (`log_event`'s
+    `private`): `determinize` puts them back under the observing seat."""
 
     def describe(self) -> JsonObject:
         description: JsonObject = clone({
@@ -159,8 +177,7 @@ class Rules(Game):
                  ) -> State:
         if not isinstance(num_players, int) or isinstance(num_players, bool):
             raise InvalidSetup("num_players must be an integer")
-        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63:
-            raise InvalidSetup("seed must be an integer from 0 to 2**63 - 1")
+        check_seed(seed)
         state: State = {
             "game": self.name,
             "version": self.version,
@@ -224,6 +241,32 @@ class Rules(Game):
         result["details"]["end"] = state["end"]
         return result
 
+    def determinize(self, observation: JsonObject, seed: int) -> State:
+        """The common part (the log, the end, the generator) around the game's
+        `_determinize`."""
+        check_seed(seed)
+        if not isinstance(observation, dict) or observation.get("game") != self.name:
+            raise InvalidState(f"not an observation of {self.name}")
+        rng = Rng(seed_state(seed))
+        try:
+            hidden = self._determinize(observation, rng)
+            log = log_from_view(observation["log"], observation["seat"],
+                                self.private_event_fields)
+        except (KeyError, IndexError, TypeError, ValueError) as error:
+            raise InvalidState(f"not a whole {self.name} observation: {error!r}") from error
+        state: State = {
+            "game": self.name,
+            "version": self.version,
+            "num_players": hidden.pop("num_players"),
+            "options": hidden.pop("options"),
+            "seed": seed,
+            "log": log,
+            "end": clone(observation.get("end")),
+            **hidden,
+        }
+        state["rng"] = rng.state
+        return state
+
     def variants(self) -> list[Variant]:
         return [
             {"num_players": n, "options": {}}
@@ -279,6 +322,16 @@ class Rules(Game):
     def _result(self, state: State) -> Result:
         """Scores, ranks and details of a finished game (`Rules.result` adds the end)."""
 
+    @abstractmethod
+    def _determinize(self, observation: JsonObject, rng: Rng) -> State:
+        """The game's part of `determinize`: num_players, options and the game's own keys,
+        the hidden part drawn from `rng`."""
+
+
+def check_seed(seed: object) -> None:
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63:
+        raise InvalidSetup("seed must be an integer from 0 to 2**63 - 1")
+
 
 def _clone_for_apply(state: State) -> State:
     """Deep copy, except that log entries are shared: they are never changed once logged."""
@@ -315,6 +368,21 @@ def visible_log(state: State, seat: int | None) -> list[Event]:
     key = None if seat is None else str(seat)
     return [event if "_private" not in event else _merged(event, key)
             for event in state["log"]]
+
+
+def log_from_view(log: Sequence[Event], seat: int | None,
+                  private_fields: Mapping[str, tuple[str, ...]]) -> list[Event]:
+    """A state's log rebuilt from `visible_log(state, seat)`: each entry's
+    `private_fields[kind]` that it shows go back under `_private` for `seat`, so
+    `visible_log` gives `log` back (other seats' private details are not in `log`)."""
+    entries: list[Event] = []
+    for event in log:
+        hidden = [key for key in private_fields.get(event["event"], ()) if key in event]
+        entry: Event = clone({k: v for k, v in event.items() if k not in hidden})
+        if hidden and seat is not None:
+            entry["_private"] = {str(seat): clone({key: event[key] for key in hidden})}
+        entries.append(entry)
+    return entries
 
 
 def _merged(event: Event, key: str | None) -> Event:

@@ -86,6 +86,12 @@ class EarlierVersion(Game):
     def result(self, state: State) -> Result:
         return self.vocabulary.old_result(self.current.result(self._new(state)))
 
+    def determinize(self, observation: JsonObject, seed: int) -> State:
+        """Only the current version determinizes (a bot plays the current rules)."""
+        raise NotImplementedError(
+            f"{self.name} {self.version} does not determinize: use version "
+            f"{self.current.version}")
+
     def variants(self) -> list[Variant]:
         return self.current.variants()
 

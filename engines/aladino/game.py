@@ -10,6 +10,7 @@ from . import flow, scoring, view
 from .actions import PHASES
 from .components import ALADDIN, TOKENS
 from .describe import description
+from .determinize import determinize
 from .schemas import ACTIONS, OBSERVATION
 
 
@@ -46,6 +47,9 @@ class AladinoGame(Rules):
 
     def _result(self, state: State) -> Result:
         return scoring.result(state)
+
+    def _determinize(self, observation: JsonObject, rng: Rng) -> State:
+        return determinize(observation, rng)
 
     def hidden_variant(self, state: State, seat: int, rng: Rng) -> State:
         return view.hidden_variant(state, rng)

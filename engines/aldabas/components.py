@@ -13,6 +13,9 @@ COLOURS = ("red", "blue", "yellow")
 PROFESSIONS = ("soldier", "fisher", "noble", "clergy", "builder")
 COINS_PER_PLAYER = 12
 SOLO_SUPPLY = 15
+STARTING_HAND = 5
+RIVAL_HAND = 2
+"""Doors in a player's starting hand, and in the Rival's before `rival_extra_hand`."""
 MULTI_DOCK_COSTS = (0, 0, 1, 2, 3)
 SOLO_DOCK_COSTS = (0, 1, 2, 3)
 COLS, ROWS = 4, 3

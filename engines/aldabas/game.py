@@ -14,18 +14,19 @@ from .components import (
     COINS_PER_PLAYER,
     FULL_DECK,
     MULTI_DOCK_COSTS,
+    RIVAL_HAND,
     SOLO_DECK,
     SOLO_DOCK_COSTS,
     SOLO_SUPPLY,
+    STARTING_HAND,
 )
 from .describe import MAX_EXTRA, description
+from .determinize import PRIVATE_EVENT_FIELDS, determinize
 from .flow import start_setup
 from .schemas import ACTIONS, OBSERVATION
 from .table import RivalHolder, deal, draw, new_holder
 from .view import View, hidden_variant, seat_view
 
-STARTING_HAND = 5
-RIVAL_HAND = 2
 RIVAL_GOALS = 3
 SOLO_OPTIONS = {"rival_extra_hand": 0, "extra_supply": 0}
 
@@ -51,6 +52,7 @@ class AldabasGame(Rules):
     action_schema = ACTIONS
     observation_schema = OBSERVATION
     phases = PHASES
+    private_event_fields = PRIVATE_EVENT_FIELDS
 
     # ----- setup ---------------------------------------------------------------------------
     def variants(self) -> list[Variant]:
@@ -138,3 +140,6 @@ class AldabasGame(Rules):
 
     def _description(self) -> JsonObject:
         return description()
+
+    def _determinize(self, observation: JsonObject, rng: Rng) -> State:
+        return determinize(observation, rng)

@@ -10,6 +10,7 @@ from . import flow, scoring, view
 from .actions import PHASES
 from .components import CARDS, COLOURS, FREE_ROUTES, MAP_ROUTES, STARTING_CARDS, STARTING_GOLD
 from .describe import OPEN_ACTION_TYPES, description
+from .determinize import PRIVATE_EVENT_FIELDS, determinize
 from .schemas import ACTIONS, OBSERVATION
 
 
@@ -24,6 +25,7 @@ class CaravansGame(Rules):
     observation_schema = OBSERVATION
     open_action_types = OPEN_ACTION_TYPES
     phases = PHASES
+    private_event_fields = PRIVATE_EVENT_FIELDS
 
     def _description(self) -> JsonObject:
         return description()
@@ -74,3 +76,6 @@ class CaravansGame(Rules):
 
     def _result(self, state: State) -> Result:
         return scoring.result(state)
+
+    def _determinize(self, observation: JsonObject, rng: Rng) -> State:
+        return determinize(observation, rng)

@@ -18,7 +18,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 from referee.api.auth import BOTS_WRITE, PRIVATE_READ, Caller, caller, require_scope
 from referee.api.common import ListQuerySchema, PageSchema, StrictBoolean, known_game, required
 from referee.api.operations import PAGE, link, operation, path_parameter
-from referee.api.problems import Problem, invalid, not_found, unprocessable
+from referee.api.problems import Problem, not_found, unprocessable
 from referee.api.web import load_body, load_query, reply, services
 from referee.errors import (
     AUTH_FORBIDDEN,
@@ -74,7 +74,9 @@ class SourceSchema(Schema):
     What the schema cannot say (a path, the entry file, the archive's content, the size)
     is checked once it is loaded: 422 saying what is wrong."""
 
-    JSON_SCHEMA = {"oneOf": [{"required": ["files"]}, {"required": ["archive"]}]}
+    JSON_SCHEMA = {  # exactly one of files and archive (as if/then: clients generate plainly)
+        "if": {"required": ["files"]}, "then": {"not": {"required": ["archive"]}},
+        "else": {"required": ["archive"]}}
 
     language = fields.String(required=True, validate=validate.OneOf(sandbox.LANGUAGE_NAMES),
                              metadata={"description": "GET /languages lists what the "
@@ -98,7 +100,8 @@ class SourceSchema(Schema):
 class BotCodeSchema(Schema):
     """A push bot's URL or a hosted bot's source: not both."""
 
-    JSON_SCHEMA: dict = {"not": {"required": ["url", "source"]}}
+    JSON_SCHEMA: dict = {"if": {"required": ["url"]},
+                         "then": {"not": {"required": ["source"]}}}
 
     url = fields.String(validate=[validate.Length(min=1, max=2000), BotUrl()],
                         metadata={"description": "http(s) URL of a push bot; its host must "
@@ -115,15 +118,18 @@ class BotCodeSchema(Schema):
 
 
 class BotCreateSchema(BotSettingsSchema, BotCodeSchema):
-    JSON_SCHEMA = {"oneOf": [{"required": ["url"]}, {"required": ["source"]}]}
+    JSON_SCHEMA = {"if": {"required": ["url"]}, "then": {"not": {"required": ["source"]}},
+                   "else": {"required": ["source"]}}
 
     name = fields.String(required=True, validate=validate.Length(min=1, max=100))
     games = fields.List(fields.String(validate=known_game), required=True,
                         validate=validate.Length(min=1))
 
-    @validates_schema(skip_on_field_errors=False)
-    def url_or_source_given(self, data: dict, **_: object) -> None:
-        if "url" not in data and "source" not in data:
+    @validates_schema(skip_on_field_errors=False, pass_original=True)
+    def url_or_source_given(self, data: dict, original: object, **_: object) -> None:
+        """Named on `url` when neither was sent (one sent but invalid says why itself)."""
+        sent = original if isinstance(original, dict) else {}
+        if "url" not in sent and "source" not in sent:
             raise ValidationError("a bot needs a url (a push bot), or a source (a hosted "
                                   "bot)", "url")
 
@@ -277,7 +283,7 @@ PATHS = {
             description="The URL is checked as at registration, and a new one (or new "
                         "source, for a hosted bot: built again) makes a new version (`GET "
                         "/bots/{id}/versions`); a push bot cannot take source, nor a hosted "
-                        "bot a URL (400); a name another bot has is a "
+                        "bot a URL (422); a name another bot has is a "
                         "409. Matches already recorded keep the old name and version. "
                         "Another account's bot: 403."),
         "delete": operation(
@@ -453,12 +459,13 @@ def change_bot(bot_id: str) -> Response:
 
 
 def _check_same_kind(bot: dict, data: dict) -> None:
-    """400 for a URL given to a hosted bot, or source to a push bot."""
+    """422 for a URL given to a hosted bot, or source to a push bot."""
     if "source" in data and not bot.get("language"):
-        raise invalid({"source": ["this bot is a push bot (it has a url): register a new "
-                                  "bot to upload code"]})
+        raise unprocessable({"source": ["this bot is a push bot (it has a url): register a "
+                                        "new bot to upload code"]})
     if "url" in data and bot.get("language"):
-        raise invalid({"url": ["this bot is hosted (its code was uploaded): it has no url"]})
+        raise unprocessable({"url": ["this bot is hosted (its code was uploaded): it has no "
+                                     "url"]})
 
 
 @bp.delete("/bots/<bot_id>")

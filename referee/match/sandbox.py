@@ -237,8 +237,9 @@ def _positive(variable: str, text: str, unit: int | float) -> int | float:
 
 # ----- seccomp ----------------------------------------------------------------------------
 @functools.cache
+@functools.cache
 def _seccomp_program() -> bytes:
-    """The seccomp filter as BPF, for bwrap to load."""
+    """The seccomp filter as BPF, for bwrap to load (made once per process)."""
     try:
         # imported here: it raises at import when libseccomp is missing
         import pyseccomp  # type: ignore[import-untyped]

@@ -252,11 +252,11 @@ def test_a_push_bot_takes_no_source_and_a_hosted_bot_no_url(api, node_bot_url):
     push = api.register_bot(node_bot_url, name="pushy")
     refused = api.request("PATCH", f"/bots/{push}", token=ADMIN,
                           json={"source": source("python3")})
-    assert refused.status_code == 400
+    assert refused.status_code == 422
     hosted = upload(api, "python3", "uploaded")["id"]
     refused = api.request("PATCH", f"/bots/{hosted}", token=ADMIN,
                           json={"url": "http://127.0.0.1:9/"})
-    assert refused.status_code == 400
+    assert refused.status_code == 422
 
 
 def test_builds_and_stderr_are_the_owners_and_the_admins(api):

@@ -33,7 +33,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +49,7 @@ from referee.match.sealing import append_new_key
 from tests.support.apitest import ADMIN, SECRET, ApiClient, common_config, signing_key_file
 from tests.support.hosted import hostile
 from tests.support.hosted import source as first_legal_source
+from tests.support.waiting import wait_for
 from tests.support.workers import Workers
 from tournament.store import Store
 
@@ -269,14 +270,6 @@ class Escape:
 
 
 # ----- the run ----------------------------------------------------------------------------
-def wait_for(check: Callable[[], object], timeout: float, what: str) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if answer := check():
-            return answer
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}")
-
 
 def upload(api: ApiClient, name: str, source: dict) -> dict:
     response = api.post("/bots", token=ADMIN,

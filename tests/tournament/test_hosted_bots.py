@@ -18,18 +18,11 @@ import engines
 from referee.match import sandbox
 from tests.support.apitest import ADMIN, ROOT, worker_command, worker_env
 from tests.support.hosted import ENTRY, source
+from tests.support.waiting import wait_for
 from tournament import hosted
 
 BROKEN_C = {"language": "c", "files": {"main.c": "int main(void) { return 0 }\n"}}
 
-
-def wait_for(check: Callable[[], object], timeout: float = 180, what: str = "") -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if answer := check():
-            return answer
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what or check}")
 
 
 def upload(api, language: str, name: str, token: str = ADMIN, **body) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from itertools import combinations
 
 import pytest
@@ -13,6 +13,7 @@ import redis
 
 from tests.support.apitest import ADMIN
 from tests.support.ladder_bots import STRENGTHS, LadderBots
+from tests.support.waiting import wait_for
 from tournament import ladder_upkeep, ladders
 from tournament.store import Store
 
@@ -26,15 +27,6 @@ def farm() -> Iterator[LadderBots]:
 
 
 # ----- helpers -----------------------------------------------------------------------------
-def wait_for(check: Callable[[], object], timeout: float = 120, what: str = "") -> object:
-    """Poll `check` until it answers something true (generous: a loaded machine)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if answer := check():
-            return answer
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what or check}")
-
 
 def signup(api, name: str) -> str:
     return account(api, name)[1]

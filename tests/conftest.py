@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import socket
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
@@ -26,7 +27,7 @@ from bots.python.aladino_bot import choose_greedy
 from bots.python.sdk import make_server as make_bot_server
 from referee.api.app import create_app
 from referee.config import Config
-from referee.redis_server import RedisServer, free_port
+from referee.redis_server import RedisServer
 from tests.support.apitest import (
     ROOT,
     ApiClient,
@@ -72,9 +73,13 @@ def redis_url(redis_server):
 
 
 @pytest.fixture
-def refused_url() -> str:
-    """A loopback URL where nothing listens: every decision is a connection error."""
-    return f"http://127.0.0.1:{free_port()}/bot"
+def refused_url() -> Iterator[str]:
+    """A loopback URL where nothing listens: every decision is a connection error. Its port
+    is held (bound, never listening) for the test, so no server of another test takes it
+    meanwhile (a port only found free once was, under load)."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{held.getsockname()[1]}/bot"
 
 
 # ----- the app: config -> create_app -> api -----------------------------------------------

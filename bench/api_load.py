@@ -3,14 +3,16 @@ of GET /ratings/{game}, GET /matches?limit=20 and GET /matches/{id} with 50 conc
 clients. Goal: p99 <= 50 ms for each, 0 errors.
 
     python3 bench/api_load.py [--clients 50] [--seconds 30] [--think-ms 100]
-                              [--tournament-nice 10] [--quick]
+                              [--bots-nice 10] [--worker-nice N] [--quick]
 
 Setup: one redis-server; bots answering at once (`bench/slow_bot.py --delay-ms 0`), four
 registered; `referee serve` (gunicorn, 2 gevent workers) and two `referee worker`s. A first
 round-robin of `--matches` aladino matches is played to its end (so ratings, histories and
 finished matches exist), then a second one is posted and the load runs while it plays.
-The tournament's processes (workers and bots) run at a lower CPU share than the API
-(`--tournament-nice`, as docs/operations.md recommends on a shared machine; 0: the same).
+The workers run at their default settings: `referee worker` gives itself nice 10 (and its
+session's autogroup) as it starts (`REFEREE_WORKER_NICE`; `--worker-nice` sets it for the
+run, 0: the API's share). The bots stand in for bots on other machines, so they run at a
+lower share (`--bots-nice`; 0: the same).
 CPU seconds are read from /proc for each group of processes and for the whole machine.
 
 The load: `--clients` clients in one asyncio process, each on its own kept-alive HTTP/1.1
@@ -151,13 +153,16 @@ def lower_priority(pid: int, nice: int) -> None:
         autogroup.write_text(str(nice))
 
 
-def start_workers(redis_url: str, store: Store, nice: int) -> list:
+def start_workers(redis_url: str, store: Store, nice: int | None) -> list:
+    """The workers, at their default priority unless `nice` is given."""
     env = _support.child_env(REDIS_URL=redis_url, REFEREE_SECRET="bench",
                              REFEREE_BOT_MAX_MATCHES="1000")
+    if nice is None:
+        env.pop("REFEREE_WORKER_NICE", None)
+    else:
+        env["REFEREE_WORKER_NICE"] = str(nice)
     workers = [_support.start(python_module("referee.cli", "worker"), env=env)
                for _ in range(WORKERS)]
-    for worker in workers:
-        lower_priority(worker.pid, nice)
     _support.wait_workers(store.redis, WORKERS)
     return workers
 
@@ -203,19 +208,24 @@ def main() -> None:
                         help="mean pause of a client between an answer and its next request")
     parser.add_argument("--matches", type=int, default=600,
                         help="matches played before the load (and in the tournament during it)")
-    parser.add_argument("--tournament-nice", type=int, default=10,
-                        help="the niceness of the workers and the bots (0: as the API); see "
-                             "docs/operations.md")
+    parser.add_argument("--bots-nice", type=int, default=10,
+                        help="the niceness of the bots, stand-ins for bots on other machines "
+                             "(0: as the API)")
+    parser.add_argument("--worker-nice", type=int, default=None,
+                        help="REFEREE_WORKER_NICE for the workers (default: theirs, 10; "
+                             "0: as the API); see docs/operations.md")
     parser.add_argument("--quick", action="store_true", help="a tiny run (smoke test)")
     args = parser.parse_args()
     if args.quick:
         args.clients, args.seconds, args.matches = 5, 2.0, 12
+    workers_nice = ("their default nice" if args.worker_nice is None
+                    else f"nice {args.worker_nice}")
     _support.header(f"API latency, {args.clients} clients (think {args.think_ms:g} ms) while a "
-                    f"tournament runs (workers and bots at nice {args.tournament_nice})",
+                    f"tournament runs (workers at {workers_nice}, bots at nice {args.bots_nice})",
                     f"p99 <= {GOAL_MS:g} ms, 0 errors")
     bots = [_support.start_slow_bot(0) for _ in range(2)]
     for _, bot in bots:
-        lower_priority(bot.pid, args.tournament_nice)
+        lower_priority(bot.pid, args.bots_nice)
     children = []
     try:
         with _support.redis_server() as server:
@@ -223,7 +233,7 @@ def main() -> None:
             for index in range(BOTS):
                 store.save_bot({"id": f"bot-bench{index}", "name": f"instant {index}",
                                 "url": bots[index % len(bots)][0], "games": engines.names()})
-            children += start_workers(server.url, store, args.tournament_nice)
+            children += start_workers(server.url, store, args.worker_nice)
             started = time.perf_counter()
             first = post_tournament(store, args.matches, seed=1)
             wait_over(store, first)

@@ -27,6 +27,9 @@ prints it as one line (`referee: error: ...`) and exits with status 2.
   cap waits for a slot before it starts
 - `REFEREE_WORKER_CONCURRENCY` (default 100): matches one `referee worker` process drives
   at once, unless `--concurrency` says otherwise
+- `REFEREE_WORKER_NICE` (default 10, 0 to 19): the niceness a `referee worker` gives itself
+  as it starts (and its session's autogroup, when it leads its session), so an API on the
+  same machine answers first; 0 leaves it as started (`--nice` overrides)
 - `REFEREE_PUBLIC_URL` (default `http://127.0.0.1:8000`): the API's address as bots reach
   it, for the `replay_url` of the result notice sent to bots after each match
 - `REFEREE_SIGNUP` (default `closed`): who may create an account (`POST /accounts`):
@@ -83,6 +86,10 @@ DEFAULT_VERIFY_RATE = (30, 60)
 DEFAULT_BOT_MAX_MATCHES = 8
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
 DEFAULT_CONCURRENCY = 100
+# A worker yields the CPU to an API beside it by default (docs/operations.md, API and
+# workers on one machine): bots that answer at once make match play CPU-bound.
+DEFAULT_WORKER_NICE = 10
+MAX_NICE = 19
 T = TypeVar("T")
 
 
@@ -108,6 +115,7 @@ class Config:
     bot_max_matches: int = DEFAULT_BOT_MAX_MATCHES
     public_url: str = DEFAULT_PUBLIC_URL
     worker_concurrency: int = DEFAULT_CONCURRENCY
+    worker_nice: int = DEFAULT_WORKER_NICE
     archive_dir: str = ""
     hosted_dir: str = ""
     signup: str = "closed"
@@ -133,6 +141,7 @@ class Config:
             public_url=env.get("REFEREE_PUBLIC_URL") or DEFAULT_PUBLIC_URL,
             worker_concurrency=_setting(env, "REFEREE_WORKER_CONCURRENCY", positive_int,
                                         DEFAULT_CONCURRENCY),
+            worker_nice=_setting(env, "REFEREE_WORKER_NICE", niceness, DEFAULT_WORKER_NICE),
             archive_dir=env.get("REFEREE_ARCHIVE_DIR", "").strip(),
             hosted_dir=env.get("REFEREE_HOSTED_DIR", "").strip(),
             signup=_setting(env, "REFEREE_SIGNUP", parse_signup, "closed"),
@@ -224,6 +233,13 @@ def parse_flag(text: str) -> bool:
 def positive_int(text: str) -> int:
     if not text.strip().isdigit() or int(text) < 1:
         raise ValueError(f"{text!r} is not a positive integer")
+    return int(text)
+
+
+def niceness(text: str) -> int:
+    """A nice value a process may give itself: 0 (unchanged) to 19 (the lowest priority)."""
+    if not text.strip().isdigit() or int(text) > MAX_NICE:
+        raise ValueError(f"{text!r} is not a niceness from 0 to {MAX_NICE}")
     return int(text)
 
 

@@ -1,5 +1,5 @@
-"""Child processes (the demo's, the benchmarks'): each in a session of its own, output in a
-log file, stopped together with their own children."""
+"""Processes: the demo's and the benchmarks' children (each in a session of its own, output
+in a log file, stopped together with their own children), and a process's own CPU share."""
 
 from __future__ import annotations
 
@@ -71,6 +71,25 @@ class Supervisor:
     def stop_all(self) -> None:
         stop_all([process for _, process in reversed(self.children)])
         self.children.clear()
+
+
+def lower_own_priority(nice: int) -> str:
+    """Give this process the niceness `nice`, unless it already has a higher one (its
+    children inherit it; only root may lower it again) and, when it leads
+    its session, its session's autogroup's too: with autogroup scheduling the kernel shares
+    the CPU between sessions by those, and nice only orders a session's own processes.
+    Returns what was done, for the start-up line."""
+    if nice <= 0:
+        return "priority unchanged"
+    now = max(os.getpriority(os.PRIO_PROCESS, 0), nice)
+    os.setpriority(os.PRIO_PROCESS, 0, now)
+    if os.getsid(0) != os.getpid():
+        return f"nice {now}"
+    try:
+        Path("/proc/self/autogroup").write_text(str(nice))
+    except OSError:  # no autogroup scheduling, or a kernel without the file
+        return f"nice {now}"
+    return f"nice {now}, its session's autogroup too"
 
 
 def python_module(module: str, *args: str) -> list[str]:

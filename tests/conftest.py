@@ -52,6 +52,10 @@ from tests.support.workers import Workers
 # Every `referee serve` and `referee worker` a test starts (their environments start from
 # os.environ) signs with this process's test key, as the `config` fixture does.
 os.environ["REFEREE_SIGNING_KEY_FILE"] = str(signing_key_file())
+# ...and keeps the tests' CPU share: a worker at its default nice 10 would wait behind the
+# other test process on a loaded machine, and its bots' clocks with it. The default itself
+# is tested in tests/commands/test_worker_priority.py.
+os.environ["REFEREE_WORKER_NICE"] = "0"
 
 # ----- Redis -----------------------------------------------------------------------------
 

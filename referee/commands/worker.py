@@ -13,8 +13,17 @@ import redis
 
 import engines
 from referee import logs
-from referee.config import DEFAULT_CONCURRENCY, Config, ConfigError, positive_int, redacted_url
+from referee.config import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_WORKER_NICE,
+    Config,
+    ConfigError,
+    niceness,
+    positive_int,
+    redacted_url,
+)
 from referee.match import sandbox
+from referee.processes import lower_own_priority
 from tournament.store import HOSTED_QUEUE, MATCH_QUEUE
 from tournament.worker import MatchWorker
 
@@ -37,6 +46,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "bubblewrap sandbox (docs/bots.md, Hosted bots): needs bwrap on "
                              "PATH and cgroups this user may create; limits from "
                              "REFEREE_SANDBOX_*")
+    parser.add_argument("--nice", type=niceness, default=None,
+                        help="lower this worker's CPU priority by N, 0 to 19, so an API on "
+                             "the same machine answers first (default: $REFEREE_WORKER_NICE, "
+                             f"else {DEFAULT_WORKER_NICE}; 0: unchanged)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     sealer = config.sealer()  # no key file (and HMAC-only not chosen): one line too
     engines.names()  # load every engine before the first match
     concurrency = args.concurrency or config.worker_concurrency
+    priority = lower_own_priority(config.worker_nice if args.nice is None else args.nice)
     limits = _sandbox_limits() if args.hosted else None
     queues = [HOSTED_QUEUE, MATCH_QUEUE] if args.hosted else [MATCH_QUEUE]
     connection = redis.Redis.from_url(config.redis_url)
@@ -55,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     mode = "until the queues are empty" if args.burst else "until stopped"
     logs.announce(log, f"worker {worker.name} on queues {', '.join(queues)} at "
                        f"{redacted_url(config.redis_url)}, up to {concurrency} matches "
-                       f"at once, {mode}")
+                       f"at once, {priority}, {mode}")
     worker.work(burst=args.burst, logging_level="INFO")
     return 0
 

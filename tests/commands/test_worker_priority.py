@@ -1,0 +1,102 @@
+"""`referee worker` yields the CPU to an API on its machine by default (issue 31, "The API
+first, by default"): it gives itself nice 10, and its session's autogroup when it leads its
+session; `REFEREE_WORKER_NICE` and `--nice` choose another value."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from referee.config import Config, ConfigError
+from tests.support.apitest import ROOT, worker_command, worker_env
+
+
+def started_worker(redis_url: str, *args: str, nice: str | None,
+                   own_session: bool = True) -> tuple[subprocess.Popen, str]:
+    """A worker (not in burst mode) and the start-up line it printed."""
+    env = worker_env(redis_url)
+    env.pop("REFEREE_WORKER_NICE")  # the tests' own setting (tests/conftest.py)
+    if nice is not None:
+        env["REFEREE_WORKER_NICE"] = nice
+    proc = subprocess.Popen(worker_command(*args), env=env, cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=own_session)
+    for line in proc.stdout:
+        if "on queues" in line:
+            return proc, line
+    stop(proc)
+    raise AssertionError("the worker stopped before its start-up line")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+
+
+def niceness_of(pid: int) -> int:
+    """The nice value in /proc/<pid>/stat (field 19; the name may hold spaces)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[16])
+
+
+def autogroup_nice(pid: int) -> int | None:
+    """The nice value of the process's autogroup ("/autogroup-42 nice 10"), or None."""
+    path = Path(f"/proc/{pid}/autogroup")
+    return int(path.read_text().split()[-1]) if path.exists() else None
+
+
+def test_a_worker_gives_itself_nice_10_and_its_sessions_autogroup_by_default(redis_url):
+    proc, line = started_worker(redis_url, nice=None)
+    try:
+        assert "nice 10" in line, line
+        assert niceness_of(proc.pid) == max(10, os.getpriority(os.PRIO_PROCESS, 0))
+        if autogroup_nice(proc.pid) is not None:  # a kernel with autogroup scheduling
+            assert autogroup_nice(proc.pid) == 10
+            assert "autogroup" in line
+    finally:
+        stop(proc)
+
+
+def test_the_variable_and_the_option_choose_the_niceness(redis_url):
+    proc, line = started_worker(redis_url, nice="3")
+    try:
+        assert niceness_of(proc.pid) == 3 and "nice 3" in line
+    finally:
+        stop(proc)
+    proc, line = started_worker(redis_url, "--nice", "0", nice="3")
+    try:
+        assert niceness_of(proc.pid) == os.getpriority(os.PRIO_PROCESS, 0)
+        assert "priority unchanged" in line
+    finally:
+        stop(proc)
+
+
+def test_a_worker_in_anothers_session_leaves_that_sessions_autogroup_alone(redis_url):
+    """The autogroup is the whole session's: a worker started from a shell would lower the
+    shell's other jobs (an API among them) with it."""
+    before = autogroup_nice(os.getpid())
+    proc, line = started_worker(redis_url, nice=None, own_session=False)
+    try:
+        assert niceness_of(proc.pid) == max(10, os.getpriority(os.PRIO_PROCESS, 0))
+        assert autogroup_nice(os.getpid()) == before
+        assert "autogroup" not in line
+    finally:
+        stop(proc)
+
+
+@pytest.mark.parametrize("value", ["20", "-1", "high"])
+def test_a_bad_niceness_names_its_variable(value):
+    with pytest.raises(ConfigError, match="REFEREE_WORKER_NICE"):
+        Config.from_env({"REFEREE_WORKER_NICE": value})
+
+
+def test_a_bad_niceness_stops_the_worker_with_one_line_and_exit_2(redis_url):
+    env = {**worker_env(redis_url), "REFEREE_WORKER_NICE": "20"}
+    done = subprocess.run(worker_command("--burst"), env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "REFEREE_WORKER_NICE" in done.stderr

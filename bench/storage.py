@@ -132,8 +132,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a tiny run (smoke test)")
     args = parser.parse_args()
     counts = [int(n) for n in args.players.split(",")]
-    if args.quick:
-        args.matches, counts = 12, [2]
+    if args.quick:  # one game, one player count: the smoke test of the suite
+        args.matches, counts, args.games = 12, [2], args.games.split(",")[0]
     _support.header("Redis memory per finished match, and per archived match",
                     f"<= {GOAL_FINISHED:,} bytes per finished match (all included), "
                     f"<= {GOAL_ARCHIVED:,} bytes of own keys per archived match")

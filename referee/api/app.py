@@ -9,6 +9,7 @@ from referee.api import (
     accounts,
     bots,
     events,
+    export,
     games,
     health,
     ladders,
@@ -29,8 +30,8 @@ from tournament.store import Store
 
 # One module per resource: its blueprint `bp`, its schemas and its `PATHS` (openapi.yaml's
 # paths in this order)
-RESOURCES = (health, spec, metrics, games, accounts, bots, matches, moves, replays, log,
-             tournaments, ladders, ratings, events)
+RESOURCES = (health, spec, metrics, games, accounts, bots, matches, moves, replays, export,
+             log, tournaments, ladders, ratings, events)
 BLUEPRINTS = (*(resource.bp for resource in RESOURCES), ui.bp, ui.root)
 
 

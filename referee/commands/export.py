@@ -1,0 +1,265 @@
+"""`referee export --game G [--since T] [--format ndjson|parquet] OUT`: every decision of the
+game's finished matches as a training record (`referee.match.decisions`: match, step, seat,
+bot and version, observation, legal actions, action, the seat's final rank and score).
+
+It reads Redis (`REDIS_URL`; archived replays from `REFEREE_ARCHIVE_DIR`) with the
+operator's view: every finished match, whether or not its deal is public yet (the API's
+`GET /export/{game}` applies the readers' rights). Matches come in the order their results
+were logged, each match's records by step. `--since` keeps the matches finished at that
+time or later (ISO 8601, UTC unless it names a zone, or seconds since the epoch);
+`--cursor` starts where an earlier run (or a page of the API) ended: every run prints the
+cursor it ended at. `--jobs N` replays matches in N processes.
+
+NDJSON: one record per line (OUT `-` is standard output). Parquet (needs pyarrow: the
+`export` extra): one row per record, `action`, `legal_actions` and `observation` as JSON
+text, zstd-compressed. The file is written under a temporary name and renamed once whole.
+
+Exit status: 0 written; 1 Redis or a stored replay could not be read; 2 bad arguments (an
+unknown game, a bad `--since` or `--cursor`, Parquet without pyarrow).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import redis
+from tqdm import tqdm
+
+import engines
+from referee.config import Config
+from referee.match.compact import StoredReplayError
+from referee.match.decisions import FIELDS, MatchRecords, decisions
+from referee.match.rerun import RecordError
+from tournament.archive_files import ReplayArchive
+from tournament.export import Cursor, ExportError, Pass, Scanned, parse_since, passes
+from tournament.store import Store
+
+HELP = ("write every decision of a game's finished matches (observation, legal actions, "
+        "action, final rank and score) as NDJSON or Parquet, for training")
+FORMATS = ("ndjson", "parquet")
+ROW_GROUP = 20_000  # Parquet rows written at once
+NO_PYARROW = ("--format parquet needs pyarrow: pip install 'game-referee[export]' "
+              "(or write ndjson)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--game", required=True, help="the game: " + ", ".join(engines.names()))
+    parser.add_argument("--since", metavar="T", help="only matches finished at T or later: "
+                        "ISO 8601 (2026-05-01, 2026-05-01T12:00:00Z) or seconds since the "
+                        "epoch")
+    parser.add_argument("--format", choices=FORMATS, default="ndjson",
+                        help="ndjson (default): a record per line; parquet: a row per record")
+    parser.add_argument("--cursor", help="start where an earlier export ended (the cursor it "
+                                         "printed, or an API page's Referee-Next-Cursor)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="processes replaying matches (default 1)")
+    parser.add_argument("out", help="the file to write (ndjson: - for standard output)")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        game, since, cursor = _checked(args)
+        output = _output(args.format, args.out)
+    except ValueError as error:
+        print(f"referee: error: {error}", file=sys.stderr)
+        return 2
+    config = Config.from_env()
+    archive = ReplayArchive(config.archive_dir) if config.archive_dir else None
+    try:
+        summary = export(Store.from_url(config.redis_url, archive), game, output, args.out,
+                         cursor, since, args.jobs)
+    except (redis.RedisError, StoredReplayError, RecordError) as error:
+        print(f"referee: error: {error}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # `referee export ... - | head`: the reader has had enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    print(f"exported {summary.records} records of {summary.matches} matches to {args.out} "
+          f"in {summary.seconds:.1f} s ({summary.rate:,.0f} records/s); cursor: "
+          f"{summary.cursor.encode(game)}", file=sys.stderr)
+    return 0
+
+
+def _checked(args: argparse.Namespace) -> tuple[str, datetime | None, Cursor]:
+    """The game, `--since` and `--cursor` (ValueError saying what is wrong)."""
+    if args.game not in engines.names():
+        raise ValueError(f"unknown game {args.game!r}; known games: {', '.join(engines.names())}")
+    if args.jobs < 1:
+        raise ValueError("--jobs must be at least 1")
+    try:
+        since = None if args.since is None else parse_since(args.since)
+        cursor = Cursor() if args.cursor is None else Cursor.decode(args.cursor, args.game)
+    except ExportError as error:
+        raise ValueError(f"--{error.field}: {error.reason}") from None
+    return args.game, since, cursor
+
+
+# ----- what is written: one payload per pass, made where the pass is replayed ------------
+
+def ndjson_payload(item: Pass) -> tuple[int, bytes]:
+    """The pass's records as NDJSON lines: (records, bytes)."""
+    head = MatchRecords.of(item.record)
+    lines = [head.line(decision) for decision in decisions(item.record, item.seats, item.start)]
+    return len(lines), b"".join(lines)
+
+
+def parquet_payload(item: Pass) -> tuple[int, dict[str, list[Any]]]:
+    """The pass's records as columns (JSON fields as text): (records, columns)."""
+    found = list(decisions(item.record, item.seats, item.start))
+    return len(found), MatchRecords.of(item.record).columns(found)
+
+
+class NdjsonOut:
+    """Records appended to an NDJSON file (`-`: standard output)."""
+
+    payload = staticmethod(ndjson_payload)
+
+    def __init__(self, path: str):
+        self.stream = sys.stdout.buffer if path == "-" else open(path, "wb")  # noqa: SIM115
+
+    def write(self, payload: bytes) -> None:
+        self.stream.write(payload)
+
+    def close(self) -> None:
+        if self.stream is sys.stdout.buffer:
+            self.stream.flush()
+        else:
+            self.stream.close()
+
+
+class ParquetOut:
+    """Records gathered into row groups of a Parquet file."""
+
+    payload = staticmethod(parquet_payload)
+
+    def __init__(self, path: str):
+        import pyarrow as pa  # type: ignore[import-untyped]  # the `export` extra
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+        self.pa = pa
+        self.schema = parquet_schema(pa)
+        self.writer = pq.ParquetWriter(path, self.schema, compression="zstd")
+        self.pending: dict[str, list[Any]] = {name: [] for name in FIELDS}
+
+    def write(self, payload: dict[str, list[Any]]) -> None:
+        for name, values in payload.items():
+            self.pending[name] += values
+        if len(self.pending["step"]) >= ROW_GROUP:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.pending["step"]:
+            self.writer.write_table(self.pa.table(self.pending, schema=self.schema))
+            self.pending = {name: [] for name in FIELDS}
+
+    def close(self) -> None:
+        self._flush()
+        self.writer.close()
+
+
+def parquet_schema(pa: Any) -> Any:
+    """The columns of an exported Parquet file, in `FIELDS` order."""
+    types = {"num_players": pa.int32(), "step": pa.int32(), "seat": pa.int32(),
+             "bot_version": pa.int32(), "rank": pa.int32(), "score": pa.float64()}
+    return pa.schema([(name, types.get(name, pa.string())) for name in FIELDS])
+
+
+def _output(kind: str, out: str) -> type[NdjsonOut | ParquetOut]:
+    """How to open the output at a path (ValueError when it cannot be written so)."""
+    if kind == "parquet":
+        try:
+            import pyarrow.parquet  # type: ignore[import-untyped]  # noqa: F401
+        except ImportError:
+            raise ValueError(NO_PYARROW) from None
+        if out == "-":
+            raise ValueError("--format parquet writes a file, not standard output")
+        return ParquetOut
+    return NdjsonOut
+
+
+# ----- the export ---------------------------------------------------------------------------
+
+@dataclass
+class Summary:
+    records: int = 0
+    matches: int = 0
+    seconds: float = 0.0
+    cursor: Cursor = field(default_factory=Cursor)
+
+    @property
+    def rate(self) -> float:
+        return self.records / self.seconds if self.seconds else 0.0
+
+
+def export(store: Store, game: str, open_output: type[NdjsonOut | ParquetOut], out: str,
+           cursor: Cursor | None = None, since: datetime | None = None, jobs: int = 1
+           ) -> Summary:
+    """Write the records of `game` from `cursor` to the path `out` (every seat of every
+    finished match: the operator's view), replaying matches in `jobs` processes."""
+    cursor = cursor or Cursor()
+    summary = Summary(cursor=cursor)
+    started = time.perf_counter()
+    with _target(out) as path:
+        output = open_output(path)
+        try:
+            items = _passes(passes(store, game, cursor, since), summary)
+            with tqdm(unit=" records", disable=None, file=sys.stderr) as bar:
+                for records, payload in _replayed(items, output.payload, jobs):
+                    output.write(payload)
+                    summary.records += records
+                    summary.matches += 1
+                    bar.update(records)
+        finally:
+            output.close()
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _passes(items: Iterable[Pass | Scanned | Cursor], summary: Summary) -> Iterator[Pass]:
+    """The passes of `items`, keeping in `summary` the cursor after what was taken."""
+    for item in items:
+        if isinstance(item, Pass):
+            summary.cursor = item.after
+            yield item
+        else:
+            summary.cursor = item.cursor if isinstance(item, Scanned) else item
+
+
+def _replayed(items: Iterable[Pass], payload: Callable[[Pass], Any], jobs: int
+              ) -> Iterator[Any]:
+    """`payload(item)` of every item, in order, made in `jobs` processes."""
+    if jobs == 1:
+        yield from map(payload, items)
+        return
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        yield from pool.imap(payload, items, chunksize=4)
+
+
+@contextmanager
+def _target(out: str) -> Iterator[str]:
+    """A temporary path beside `out`, renamed to `out` once written whole (`-`: itself)."""
+    if out == "-":
+        yield out
+        return
+    folder = os.path.dirname(os.path.abspath(out))
+    handle, temporary = tempfile.mkstemp(prefix=".export-", dir=folder)
+    os.close(handle)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(temporary, 0o666 & ~umask)  # as `open` would have made it, not mkstemp's 0600
+    try:
+        yield temporary
+        os.replace(temporary, out)
+    finally:
+        Path(temporary).unlink(missing_ok=True)

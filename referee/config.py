@@ -3,7 +3,14 @@
 A value that does not parse is a `ConfigError` naming its variable; the `referee` command
 prints it as one line (`referee: error: ...`) and exits with status 2.
 
-- `REDIS_URL` (default `redis://127.0.0.1:6379/0`): the one Redis of API and workers
+- `REDIS_URL` (default `redis://127.0.0.1:6379/0`): the one Redis of API and workers, or
+  the primary of a Sentinel set, `redis+sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/
+  MASTER[/DB]`, which API and workers follow through a failover (docs/operations.md,
+  Redis Sentinel); `REDIS_SENTINELS` (`HOST:PORT,...`) with `REDIS_MASTER` say the same
+- `REDIS_WAIT_REPLICAS` (default 1 with Sentinel, else 0) and `REDIS_WAIT_TIMEOUT_MS`
+  (default 500): the writes that must not be lost at a failover (a counted result, a
+  rating, a signed tree head) wait until that many replicas hold them, at most that long
+  (Redis `WAIT`); 0 waits for none. The same as the URL's `?wait_replicas=N&wait_timeout_ms=T`
 - `REFEREE_ADMIN_TOKEN` (`referee serve` generates one when unset): admin writes
 - `REFEREE_METRICS_TOKEN` (optional): reads `GET /metrics` and nothing else, for the
   monitoring system (the admin token reads it too)
@@ -50,7 +57,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import redis
 
@@ -59,6 +66,10 @@ from referee.match.sealing import KeyFileError, Sealer
 from referee.match.urls import DEFAULT_BOT_HOSTS, bot_url_problem, host_problem, parse_allowlist
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+SENTINEL_SCHEME = "redis+sentinel"
+SENTINEL_PORT = 26379
+DEFAULT_WAIT_TIMEOUT_MS = 500
+WAIT_OPTIONS = {"wait_replicas": "REDIS_WAIT_REPLICAS", "wait_timeout_ms": "REDIS_WAIT_TIMEOUT_MS"}
 SIGNUP_MODES = ("closed", "invite", "open")
 DEFAULT_SIGNUP_RATE = (5, 3600)
 
@@ -126,7 +137,7 @@ class Config:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
         env = os.environ if environ is None else environ
         return cls(
-            redis_url=_setting(env, "REDIS_URL", parse_redis_url, DEFAULT_REDIS_URL),
+            redis_url=redis_url_from_env(env),
             admin_token=env.get("REFEREE_ADMIN_TOKEN", ""),
             metrics_token=env.get("REFEREE_METRICS_TOKEN", ""),
             secret=env.get("REFEREE_SECRET", ""),
@@ -192,10 +203,98 @@ def _setting(env: Mapping[str, str], name: str, parse: Callable[[str], T], defau
 
 
 def parse_redis_url(text: str) -> str:
-    """A URL redis-py accepts (`redis://`, `rediss://`, `unix://`, its query options),
-    checked without connecting."""
-    redis.ConnectionPool.from_url(text)
+    """A URL `redis_target` reads, checked without connecting."""
+    redis_target(text)
     return text
+
+
+@dataclass(frozen=True)
+class RedisTarget:
+    """What a Redis URL names: one Redis (`url`, as redis-py reads it), or the primary that
+    the Sentinels of `sentinels` name `master`; and how many replicas a write that must not
+    be lost waits for (`wait_replicas`, 0: none), at most `wait_timeout_ms`."""
+
+    url: str = ""
+    sentinels: tuple[tuple[str, int], ...] = ()
+    master: str = ""
+    db: int = 0
+    username: str | None = None
+    password: str | None = None
+    wait_replicas: int = 0
+    wait_timeout_ms: int = DEFAULT_WAIT_TIMEOUT_MS
+
+
+def redis_target(text: str) -> RedisTarget:
+    """Read a Redis URL: what redis-py accepts (`redis://`, `rediss://`, `unix://`, its
+    query options) or `redis+sentinel://[[USER]:PASSWORD@]HOST[:PORT][,HOST[:PORT]...]/
+    MASTER[/DB]`, either with `wait_replicas` and `wait_timeout_ms` (`WAIT_OPTIONS`);
+    ValueError saying what is wrong."""
+    parts = urlsplit(text)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    options = {key: value for key, value in query if key in WAIT_OPTIONS}
+    others = [(key, value) for key, value in query if key not in WAIT_OPTIONS]
+    sentinel = parts.scheme == SENTINEL_SCHEME
+    wait_replicas = natural(options.get("wait_replicas", "1" if sentinel else "0"))
+    wait_timeout_ms = positive_int(options.get("wait_timeout_ms", str(DEFAULT_WAIT_TIMEOUT_MS)))
+    if not sentinel:
+        url = urlunsplit(parts._replace(query=urlencode(others)))
+        redis.ConnectionPool.from_url(url)
+        return RedisTarget(url=url, wait_replicas=wait_replicas, wait_timeout_ms=wait_timeout_ms)
+    if others:
+        raise ValueError(f"a Sentinel URL takes no option {others[0][0]!r} (only "
+                         f"{' and '.join(WAIT_OPTIONS)})")
+    credentials, _, hosts = parts.netloc.rpartition("@")
+    username, _, password = credentials.partition(":")
+    master, _, db = parts.path.strip("/").partition("/")
+    if not hosts or not master:
+        raise ValueError(f"expected {SENTINEL_SCHEME}://HOST:PORT[,HOST:PORT...]/MASTER[/DB]")
+    return RedisTarget(sentinels=tuple(_host_port(host) for host in hosts.split(",")),
+                       master=unquote(master), db=natural(db or "0"),
+                       username=unquote(username) or None, password=unquote(password) or None,
+                       wait_replicas=wait_replicas, wait_timeout_ms=wait_timeout_ms)
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    """`HOST[:PORT]` (`[V6ADDRESS][:PORT]`) of a Sentinel, the port 26379 by default."""
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest.removeprefix(":")
+    else:
+        host, _, port = text.partition(":")
+    if not host:
+        raise ValueError(f"a Sentinel {text!r} without a host")
+    return host, positive_int(port) if port else SENTINEL_PORT
+
+
+def redis_url_from_env(env: Mapping[str, str]) -> str:
+    """REDIS_URL (or the Sentinel set of REDIS_SENTINELS and REDIS_MASTER) with the options
+    of REDIS_WAIT_REPLICAS and REDIS_WAIT_TIMEOUT_MS, checked; a ConfigError naming what is
+    wrong."""
+    sentinels, master = (env.get(name, "").strip() for name in ("REDIS_SENTINELS",
+                                                                  "REDIS_MASTER"))
+    source, url = "REDIS_URL", env.get("REDIS_URL", "").strip() or DEFAULT_REDIS_URL
+    if sentinels or master:
+        if env.get("REDIS_URL", "").strip():
+            raise ConfigError("REDIS_URL and REDIS_SENTINELS are both set: choose one")
+        if not (sentinels and master):
+            raise ConfigError("REDIS_SENTINELS and REDIS_MASTER go together (the Sentinels, "
+                              "and the name they know the primary by)")
+        source, url = "REDIS_SENTINELS", f"{SENTINEL_SCHEME}://{sentinels}/{master}/0"
+    for option, variable in WAIT_OPTIONS.items():
+        if value := env.get(variable, "").strip():
+            url = _with_option(url, option, value)
+            source = f"{source} with {variable}"
+    try:
+        return parse_redis_url(url)
+    except ValueError as error:
+        raise ConfigError(f"{source}={_shown(url)!r}: {error}") from None
+
+
+def _with_option(url: str, option: str, value: str) -> str:
+    parts = urlsplit(url)
+    query = [(key, old) for key, old in parse_qsl(parts.query, keep_blank_values=True)
+             if key != option]
+    return urlunsplit(parts._replace(query=urlencode([*query, (option, value)])))
 
 
 def _shown(text: str) -> str:
@@ -233,6 +332,13 @@ def parse_flag(text: str) -> bool:
 def positive_int(text: str) -> int:
     if not text.strip().isdigit() or int(text) < 1:
         raise ValueError(f"{text!r} is not a positive integer")
+    return int(text)
+
+
+def natural(text: str) -> int:
+    """0 or a positive integer."""
+    if not text.strip().isdigit():
+        raise ValueError(f"{text!r} is not 0 or a positive integer")
     return int(text)
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import redis.asyncio as aioredis
 import rq
 
 from referee.config import Config
 from tournament import driver
 from tournament.store import Progress, Store
+from tournament.store.connection import connect_async
 
 
 def play_match(payload: dict[str, Any]) -> dict[str, Any]:
@@ -26,7 +26,7 @@ def play_match(payload: dict[str, Any]) -> dict[str, Any]:
         raise RuntimeError("play_match runs as an rq job (rq.get_current_job() is None)")
 
     async def run() -> dict[str, Any]:
-        client = aioredis.Redis.from_url(config.redis_url)
+        client = connect_async(config.redis_url)
         try:
             context = driver.Context(Progress(client), Store(job.connection), config,
                                      config.sealer(), name=job.worker_name or "rq")

@@ -50,7 +50,22 @@ def _count_stored(store: Store, match_id: str, status: MatchStatus) -> bool:
 
 def count_outcome(store: Store, match: dict) -> bool:
     """Count a match that is over, finished or failed, as read; False when it is not over
-    (or was counted before: its replay, perhaps archived, is then not read)."""
+    (or was counted before: its replay, perhaps archived, is then not read). Every write of
+    the count, and of the result stored before it, is on a replica before this returns
+    (`Store.durably`). When writes must wait for a replica, the match is read again first,
+    from the primary that counts it (a failover may have lost its end), and again when the
+    primary changed meanwhile."""
+    if not store.waits_for_replicas():
+        return _count_over(store, match)
+
+    def count() -> bool:
+        current = store.get_match(match["id"])
+        return current is not None and _count_over(store, current)
+
+    return store.durably(count)
+
+
+def _count_over(store: Store, match: dict) -> bool:
     if match["status"] not in (MatchStatus.FINISHED, MatchStatus.FAILED):
         return False
     counted = False

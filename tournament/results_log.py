@@ -52,11 +52,17 @@ def current_size(store: Store) -> int:
 
 def signed_head(store: Store, sealer: Sealer) -> TreeHead:
     """The head of the whole tree: the last one signed while the tree and the key are the
-    same, else one signed now (and kept)."""
+    same, else one signed now (and kept) once a replica holds every leaf it covers
+    (`Store.durably`: a head signed over leaves a failover then loses would be a fork)."""
     size = current_size(store)
     last = store.last_head()
     if last is not None and last["tree_size"] == size and last["key_id"] == sealer.key_id:
         return cast(TreeHead, last)
+    return store.durably(lambda: _sign_head(store, sealer))
+
+
+def _sign_head(store: Store, sealer: Sealer) -> TreeHead:
+    size = current_size(store)
     nodes = _nodes(store, merkle.range_nodes(0, size), size)
     head: TreeHead = {"tree_size": size,
                       "root_hash": merkle.range_hash((0, size), nodes).hex(),

@@ -42,9 +42,6 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 import redis
-import redis.asyncio as aioredis
-from redis.backoff import ExponentialBackoff
-from redis.retry import Retry
 from rq.exceptions import StopRequested
 from rq.executions import Execution
 from rq.job import Job
@@ -59,6 +56,7 @@ from referee.match import sandbox
 from referee.match.sealing import Sealer
 from tournament import driver, hosted, ladder_upkeep, ladders, recovery, results_log, wakeups
 from tournament.store import Progress, Store
+from tournament.store.connection import connect_async, retrying_async
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -250,8 +248,7 @@ class MatchWorker(BaseWorker):
         return self.context
 
     async def _start_loop(self) -> driver.Context:
-        client = aioredis.Redis.from_url(
-            self.config.redis_url, retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3))
+        client = connect_async(self.config.redis_url, retry=retrying_async(3, cap_s=0.5))
         context = driver.Context(Progress(client), self.store, self.config, self.sealer,
                                  name=self.name, sandbox=self.hosted_limits)
         tasks = [(RENEW_EVERY_S, self._renew_leases), (recovery.SWEEP_EVERY_S, self._sweep),

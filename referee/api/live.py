@@ -46,6 +46,7 @@ from referee.match.replay import StepRecord
 from referee.match.rerun import FORFEIT
 from referee.match.step_views import SeenStep, Viewer, see_step
 from tournament.store import MatchStatus, Store, events_channel
+from tournament.store.connection import connect
 
 log = logging.getLogger(__name__)
 
@@ -334,9 +335,8 @@ class Live:
         included): a burst of clients connecting waits for one, up to POOL_WAIT_S (then
         503), rather than failing at once or taking the connections the rest of the API
         needs."""
-        pool = redis.BlockingConnectionPool.from_url(url, max_connections=LIVE_CONNECTIONS,
-                                                     timeout=POOL_WAIT_S)
-        return cls(Store(redis.Redis(connection_pool=pool)))
+        return cls(Store(connect(url, max_connections=LIVE_CONNECTIONS,
+                                 pool_wait_s=POOL_WAIT_S)))
 
     def __post_init__(self) -> None:
         self.hub = Hub(self.store.subscriber())

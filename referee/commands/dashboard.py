@@ -15,13 +15,14 @@ import hmac
 import logging
 import os
 import secrets
+from urllib.parse import urlsplit, urlunsplit
 
 from flask import Flask, Response, request
 from rq.serializers import JSONSerializer
 
 from referee import logs
 from referee.commands.serve import serve_app
-from referee.config import Config, redacted_url
+from referee.config import Config, redacted_url, redis_target
 
 HELP = "serve rq-dashboard (queues, jobs, workers) for the admin, under gunicorn"
 DEFAULT_PORT = 9181
@@ -35,6 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
 
 
+def without_wait_options(redis_url: str) -> str:
+    """The URL as rq-dashboard reads it (it knows redis+sentinel:// too, but not the WAIT
+    options, which only the referee's writes use)."""
+    target = redis_target(redis_url)
+    return target.url or urlunsplit(urlsplit(redis_url)._replace(query=""))
+
+
 def create_dashboard(redis_url: str, password: str) -> Flask:
     """rq-dashboard on the referee's Redis, behind basic auth (user `admin`, `password`)."""
     from rq_dashboard import web
@@ -42,7 +50,8 @@ def create_dashboard(redis_url: str, password: str) -> Flask:
 
     web.config.serializer = JSONSerializer  # the match jobs are JSON (tournament.jobs)
     app = make_flask_app(None, None, None, url_prefix="")
-    app.config.update(RQ_DASHBOARD_REDIS_URL=redis_url, RQ_DASHBOARD_DISABLE_DELETE=True)
+    app.config.update(RQ_DASHBOARD_REDIS_URL=without_wait_options(redis_url),
+                      RQ_DASHBOARD_DISABLE_DELETE=True)
     web.setup_rq_connection(app)
 
     @app.before_request

@@ -1,4 +1,5 @@
-"""`referee demo`: the main job. Starts Redis (unless REDIS_URL is set), the API under
+"""`referee demo`: the main job. Starts Redis (unless REDIS_URL is set; `--ha`: a primary,
+a replica and three Sentinels, which the rest follows through a failover), the API under
 gunicorn, two rq workers and the example bots; runs a small tournament of each game with a
 progress bar; prints each leaderboard; starts an Aladino ladder of the example bots, which
 plays on while the demo runs; where the sandbox can run (root, bubblewrap), makes its
@@ -33,7 +34,13 @@ from referee.config import Config
 from referee.match import sandbox
 from referee.match.sealing import append_new_key
 from referee.processes import Supervisor, python_module
-from referee.redis_server import RedisServer, RedisServerError, free_port, port_is_free
+from referee.redis_server import (
+    RedisServer,
+    RedisServerError,
+    SentinelSet,
+    free_port,
+    port_is_free,
+)
 
 HELP = "the main job: Redis, API, workers and bots, a tournament of each game, leaderboards"
 
@@ -61,6 +68,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=2026, help="seed of every tournament")
     parser.add_argument("--exit", action="store_true",
                         help="stop everything after printing the leaderboards")
+    parser.add_argument("--ha", action="store_true",
+                        help="Redis with failover: a primary, a replica and three Sentinels "
+                             "(redis-sentinel), data under the state folder; kill the primary "
+                             "and watch the rest carry on (docs/operations.md, Redis Sentinel)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,17 +85,27 @@ def run(args: argparse.Namespace) -> int:
     env.setdefault("REFEREE_SECRET", _persistent_secret(state_dir))
     if not env.get("REFEREE_SIGNING_KEY_FILE") and not env.get("REFEREE_HMAC_ONLY"):
         env["REFEREE_SIGNING_KEY_FILE"] = str(_persistent_key_file(state_dir))
-    redis_server = None
+    redis_server: RedisServer | SentinelSet | None = None
     supervisor = Supervisor(state_dir / "logs", env)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        if not env.get("REDIS_URL"):
+        if args.ha:
+            if env.get("REDIS_URL") or env.get("REDIS_SENTINELS"):
+                raise RuntimeError("--ha starts its own Redis: unset REDIS_URL and "
+                                   "REDIS_SENTINELS")
+            redis_server = SentinelSet(state_dir / "redis-ha").start()
+            env["REDIS_URL"] = redis_server.url
+            primary = "{}:{}".format(*redis_server.primary())
+            print(f"Redis: a primary ({primary}), a replica and three Sentinels at "
+                  f"{redis_server.url} (append-only data in {state_dir / 'redis-ha'}); the "
+                  f"replica takes over within seconds of the primary's death")
+        elif not env.get("REDIS_URL") and not env.get("REDIS_SENTINELS"):
             redis_server = RedisServer(state_dir / "redis", persistent=True).start()
             env["REDIS_URL"] = redis_server.url
             print(f"Redis: embedded redis-server at {redis_server.url} "
                   f"(append-only data in {state_dir / 'redis'})")
         else:
-            print("Redis: REDIS_URL from the environment")
+            print("Redis: REDIS_URL (or REDIS_SENTINELS) from the environment")
         base = _start_services(supervisor, args.port)
         _start_dashboard(supervisor, env["REFEREE_ADMIN_TOKEN"] if token_generated else None)
         api = Client(base, env["REFEREE_ADMIN_TOKEN"])

@@ -25,6 +25,7 @@ from referee.config import (
 from referee.match import sandbox
 from referee.processes import lower_own_priority
 from tournament.store import HOSTED_QUEUE, MATCH_QUEUE
+from tournament.store.connection import connect
 from tournament.worker import MatchWorker
 
 STARTUP_BACKOFF_S = (0.1, 2.0)
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     priority = lower_own_priority(config.worker_nice if args.nice is None else args.nice)
     limits = _sandbox_limits() if args.hosted else None
     queues = [HOSTED_QUEUE, MATCH_QUEUE] if args.hosted else [MATCH_QUEUE]
-    connection = redis.Redis.from_url(config.redis_url)
+    connection = connect(config.redis_url)  # rq sets its socket timeout
     worker = _when_redis_answers(
         lambda: MatchWorker(queues, connection, config, sealer, concurrency=concurrency,
                             hosted_limits=limits),

@@ -30,6 +30,7 @@ SCRIPTS = {
     "ladder.py": ["next_match, played", "_plan after a count", "first tau >= 0.9", "p99 ms"],
     "hosted.py": ["start to first answer", "hosted (HostedProgram.ask)",
                   "bridge (BotClient.decide)", "hosted / bridge"],
+    "remote_workers.py": ["CPU ms/dec", "matches/s", "ms each way", "Redis RTT ms"],
     "api_load.py": ["GET /ratings/aladino", "GET /matches?limit=20", "GET /matches/{id}",
                     "p99 ms", "errors"],
 }

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 import requests
 
+from referee.commands.dashboard import without_wait_options
 from referee.processes import stop_all
 from referee.redis_server import free_port, wait_for_port
 from tests.support.apitest import ADMIN, ROOT
@@ -83,3 +84,15 @@ def test_deleting_jobs_is_disabled(api, dashboard, refused_url):
     assert emptied.json()["status"] == "DISABLED"
     queues = requests.get(f"{base}/0/data/queues.json", auth=admin, timeout=30).json()
     assert queues["queues"][0]["count"] == 1
+
+
+@pytest.mark.parametrize(("url", "read"), [
+    ("redis://127.0.0.1:6379/0?wait_replicas=1&wait_timeout_ms=50", "redis://127.0.0.1:6379/0"),
+    ("redis://127.0.0.1:6379/0?socket_timeout=5", "redis://127.0.0.1:6379/0?socket_timeout=5"),
+    ("redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster/0?wait_replicas=2",
+     "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster/0"),
+])
+def test_the_dashboard_reads_the_redis_url_without_the_wait_options(url, read):
+    """rq-dashboard connects with redis-py's and its own Sentinel URL reader, which refuse the
+    options only the referee's durable writes use (REDIS_WAIT_*)."""
+    assert without_wait_options(url) == read

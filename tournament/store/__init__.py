@@ -3,7 +3,9 @@ read and write of them, one module per concept.
 
 - `keys`: every key builder, the fields of the hashes, the statuses, the channel messages
 - `scripts`: every Lua script, registered once per client
-- `codec`: values as JSON; `base`: the client every part shares, its connection limits
+- `codec`: values as JSON; `base`: the client every part shares, its connection limits,
+  `durably` (the writes that wait for a replica); `connection`: connecting to the
+  configured Redis or Sentinel set, the one place every process does
 - `matches`, `pull`, `bots`, `hosted` (uploaded bots' sources, builds, stderr),
   `tournaments`, `ladders`, `ratings` (counting, leaderboard), `work` (work lists),
   `timers`,
@@ -21,15 +23,14 @@ they were written; plain JSON written by earlier versions reads as it is).
 from __future__ import annotations
 
 import redis
-from redis.backoff import ExponentialBackoff
-from redis.retry import Retry
 
 from tournament.archive_files import ReplayArchive
 from tournament.store.accounts import Accounts
 from tournament.store.archive import ArchiveSide
-from tournament.store.base import MAX_CONNECTIONS, RETRIES, SOCKET_TIMEOUT_S
+from tournament.store.base import MAX_CONNECTIONS, RETRIES, RETRY_CAP_S, SOCKET_TIMEOUT_S
 from tournament.store.bots import Bots
 from tournament.store.codec import dumps, loads
+from tournament.store.connection import connect, retrying
 from tournament.store.hosted import Hosted
 from tournament.store.keys import (
     FINISHED,
@@ -97,16 +98,15 @@ class Store(Accounts, Bots, Matches, PullSeats, Tournaments, Ladders, Hosted, Ra
 
     @classmethod
     def from_url(cls, url: str, archive: ReplayArchive | None = None) -> Store:
-        """A client that retries briefly (under a second in all), so an unreachable Redis
-        turns into a quick 503 rather than a hanging request. Its socket timeout
-        (`SOCKET_TIMEOUT_S`) bounds a hung Redis and outlasts every blocking wait
+        """A client of what `url` names (a Redis, or a Sentinel set's primary:
+        `tournament.store.connection`) that retries briefly (under a second in all), so an
+        unreachable Redis turns into a quick 503 rather than a hanging request. Its socket
+        timeout (`SOCKET_TIMEOUT_S`) bounds a hung Redis and outlasts every blocking wait
         (`wait_applied`). `archive` reads the replays moved out of Redis (`referee
         archive`)."""
-        pool = redis.BlockingConnectionPool.from_url(
-            url, max_connections=MAX_CONNECTIONS, timeout=SOCKET_TIMEOUT_S,
-            socket_timeout=SOCKET_TIMEOUT_S,
-            retry=Retry(ExponentialBackoff(cap=0.4, base=0.05), RETRIES))
-        return cls(redis.Redis(connection_pool=pool), archive)
+        return cls(connect(url, max_connections=MAX_CONNECTIONS, pool_wait_s=SOCKET_TIMEOUT_S,
+                           socket_timeout=SOCKET_TIMEOUT_S,
+                           retry=retrying(RETRIES, RETRY_CAP_S)), archive)
 
     def ping(self) -> bool:
         try:

@@ -1,8 +1,10 @@
 """What every part of the `Store` works on: one Redis client, its scripts, the archive the
-replays moved out of Redis are read from, and the limits of its connections."""
+replays moved out of Redis are read from, the limits of its connections, and the writes
+that wait for a replica (`durably`)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
@@ -11,12 +13,15 @@ import redis
 from redis.client import Pipeline
 from redis.commands.core import Script
 
+from tournament.store.connection import ask_sentinels, target_of
+from tournament.store.keys import replication_fence_key
 from tournament.store.scripts import Scripts
 
 if TYPE_CHECKING:
     from tournament.archive_files import ReplayArchive
 
 RETRIES = 3
+RETRY_CAP_S = 0.4
 SOCKET_TIMEOUT_S = 15.0
 # Connections one client may hold at once: as many as an API process serves requests at
 # once (`referee serve --worker-connections`), each of which may block in a wait for its
@@ -24,6 +29,7 @@ SOCKET_TIMEOUT_S = 15.0
 # timeout) rather than failing.
 MAX_CONNECTIONS = 1000
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class StoreBase:
@@ -49,3 +55,46 @@ class StoreBase:
         # is what it answers without `value_from_callable`.
         return self.redis.transaction(  # type: ignore[return-value]
             apply, *watches, value_from_callable=True)  # type: ignore[arg-type]
+
+    def waits_for_replicas(self) -> bool:
+        """Whether `durably` waits for replicas (the client's URL asks for some)."""
+        return target_of(self.redis).wait_replicas > 0
+
+    def durably(self, write: Callable[[], T]) -> T:
+        """`write()` (idempotent: run again, it changes nothing it already did), held by as
+        many replicas as the client's URL asks (`RedisTarget.wait_replicas`; 0: just
+        `write()`) before this returns: writes that must not be lost at a failover.
+
+        The primary's replication id is read before, and after a WAIT sent behind one more
+        write of this client's (the fence): the WAIT covers everything the primary took
+        before the fence, `write()`'s writes among them, when the id is the same. When it
+        is not, a failover came in between, and the writes may have stayed on the old
+        primary: `write()` runs again, on the new one. A WAIT that times out with fewer
+        replicas (none is connected, or it lags) leaves the writes on the primary alone,
+        with a warning, unless the Sentinels name another primary by then (the one written
+        to was cut off and lived on for a while): then `write()` runs again on theirs."""
+        target = target_of(self.redis)
+        if not self.waits_for_replicas():
+            return write()
+        while True:
+            before = self.redis.info("replication")["master_replid"]
+            answer = write()
+            with self.redis.pipeline(transaction=False) as pipe:
+                pipe.incr(replication_fence_key())
+                pipe.wait(target.wait_replicas, target.wait_timeout_ms)
+                pipe.info("replication")
+                _, acknowledged, after = pipe.execute()
+            if after["master_replid"] == before and (
+                    acknowledged >= target.wait_replicas or not self._deposed(before)):
+                if acknowledged < target.wait_replicas:
+                    log.warning("a write that must not be lost is on the primary only: %d "
+                                "of %d replicas acknowledged it within %d ms", acknowledged,
+                                target.wait_replicas, target.wait_timeout_ms)
+                return answer
+            log.warning("the Redis primary changed during a write that must not be lost: "
+                        "written again on the new one")
+
+    def _deposed(self, replication_id: str) -> bool:
+        """Whether the Sentinels name a primary other than the one of `replication_id`."""
+        return (ask_sentinels(self.redis)
+                and self.redis.info("replication")["master_replid"] != replication_id)

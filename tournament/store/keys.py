@@ -357,6 +357,11 @@ def archive_cursor_key(game: str) -> str:
     return f"{PREFIX}archive:cursor:{game}"
 
 
+def replication_fence_key() -> str:
+    """A counter written only to carry a WAIT for the writes before it (`Store.durably`)."""
+    return f"{PREFIX}replication:fence"
+
+
 def rate_key(token_sha256: str, window: int, kind: str = "moves") -> str:
     """One fixed window of a rate limit: `kind` (moves, verify) and the sha256 of what is
     counted (a seat token, a client address)."""

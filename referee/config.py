@@ -237,7 +237,8 @@ def redis_target(text: str) -> RedisTarget:
     wait_replicas = natural(options.get("wait_replicas", "1" if sentinel else "0"))
     wait_timeout_ms = positive_int(options.get("wait_timeout_ms", str(DEFAULT_WAIT_TIMEOUT_MS)))
     if not sentinel:
-        url = urlunsplit(parts._replace(query=urlencode(others)))
+        # the query rebuilt by hand: urlunsplit writes unix:///path as unix:/path
+        url = text.split("?", 1)[0] + (f"?{urlencode(others)}" if others else "")
         redis.ConnectionPool.from_url(url)
         return RedisTarget(url=url, wait_replicas=wait_replicas, wait_timeout_ms=wait_timeout_ms)
     if others:

@@ -3,24 +3,15 @@ printed: its code is read from the doc and asked real decisions of every game.""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 
 import engines
-
-DOC = Path(__file__).resolve().parents[2] / "docs" / "bots.md"
+from tests.support.docs import run_python_block
 
 
 def documented_choose():
     """The `choose` of the doc's first Python block after its heading."""
-    text = DOC.read_text()
-    section = text[text.index("## Searching with the engines: `determinize`"):]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    namespace: dict = {}
-    exec(compile(code, str(DOC), "exec"), namespace)  # noqa: S102 - our own doc's code
-    return namespace["choose"]
+    return run_python_block("## Searching with the engines: `determinize`")["choose"]
 
 
 @pytest.mark.parametrize("game_name", engines.names())

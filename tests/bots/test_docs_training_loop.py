@@ -4,9 +4,6 @@ forfeit among them), each replayed through the engine."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 from referee.match.runner import FailurePolicy
 from tests.support.decision_records import (
     bot_seat,
@@ -16,18 +13,12 @@ from tests.support.decision_records import (
     silent_at,
     write_ndjson,
 )
-
-DOC = Path(__file__).resolve().parents[2] / "docs" / "bots.md"
+from tests.support.docs import run_python_block
 
 
 def documented_loop() -> dict:
     """The names the doc's first Python block after its heading defines."""
-    text = DOC.read_text()
-    section = text[text.index("## Training data: `referee export`"):]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    namespace: dict = {}
-    exec(compile(code, str(DOC), "exec"), namespace)  # noqa: S102 - our own doc's code
-    return namespace
+    return run_python_block("## Training data: `referee export`")
 
 
 def test_the_documented_loop_replays_every_exported_decision(tmp_path):

@@ -5,8 +5,6 @@ states that `resample_from_infostate` keeps, and the quick start of docs/bots.md
 from __future__ import annotations
 
 import random
-import re
-from pathlib import Path
 
 import numpy as np
 import pyspiel
@@ -16,8 +14,8 @@ import engines
 import engines.openspiel
 from engines import action_space, rewards
 from engines.openspiel import SEED_BYTES
+from tests.support.docs import python_block, run
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "bots.md"
 SETUPS = [pytest.param(name, variant, id=f"{name}-{variant['num_players']}p-"
                        f"{variant['options'].get('mode', '')}".rstrip("-"))
           for name in engines.names() for variant in engines.get(name).variants()]
@@ -182,10 +180,8 @@ def test_public_observers_see_the_spectators_view():
 
 
 def test_the_documented_openspiel_quick_start_runs(capsys):
-    text = DOC.read_text()
-    section = text[text.index("## OpenSpiel and PettingZoo: quick starts"):]
-    code = re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    code = python_block("## OpenSpiel and PettingZoo: quick starts", 0)
     assert "pyspiel.load_game" in code
-    exec(compile(code, str(DOC), "exec"), {})  # noqa: S102 - our own doc's code
+    run(code)
     returns = eval(capsys.readouterr().out)  # noqa: S307 - the printed returns
     assert sorted(returns) == [-1.0, 1.0] or returns == [0.0, 0.0]

@@ -4,9 +4,6 @@ action index space, and the quick start of docs/bots.md."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, seed_test
@@ -14,8 +11,8 @@ from pettingzoo.test import api_test, seed_test
 import engines
 import engines.pettingzoo
 from engines import action_space, rewards, tensor
+from tests.support.docs import python_block, run
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "bots.md"
 SETUPS = [pytest.param(name, variant, id=f"{name}-{variant['num_players']}p-"
                        f"{variant['options'].get('mode', '')}".rstrip("-"))
           for name in engines.names() for variant in engines.get(name).variants()]
@@ -98,11 +95,9 @@ def test_solo_has_one_agent():
 
 
 def test_the_documented_pettingzoo_quick_start_runs(capsys):
-    text = DOC.read_text()
-    section = text[text.index("## OpenSpiel and PettingZoo: quick starts"):]
-    code = re.findall(r"```python\n(.*?)```", section, re.S)[1]
+    code = python_block("## OpenSpiel and PettingZoo: quick starts", 1)
     assert "engines.pettingzoo.env" in code
-    exec(compile(code, str(DOC), "exec"), {})  # noqa: S102 - our own doc's code
+    run(code)
     final = eval(capsys.readouterr().out)  # noqa: S307 - the printed rewards
     assert set(final) == {"player_0", "player_1", "player_2"}
     assert sum(final.values()) == pytest.approx(0)

@@ -34,7 +34,7 @@ from referee.match.runner import FailurePolicy, PushSeat, run_match  # noqa: E40
 from referee.match.sealing import Sealer, append_new_key  # noqa: E402
 from referee.processes import python_module, spawn  # noqa: E402
 from referee.redis_server import RedisServer, free_port  # noqa: E402
-from tournament.store import bot_seats, new_match_meta  # noqa: E402
+from tournament.store import Store, bot_seats, new_match_meta, tournament_key  # noqa: E402
 from tournament.store.progress import Progress  # noqa: E402
 
 
@@ -109,6 +109,25 @@ def bot_match_meta(match_id: str, game: str, game_version: str, bots: list[tuple
     """A match between registered bots (id, seat name) as `POST /matches` stores it."""
     return new_match_meta(game, game_version, bot_seats(bots), options, seed, policy,
                           deadline_ms, deadline_ms, match_id=match_id)
+
+
+def wait_tournament(store: Store, meta: dict, timeout_s: float, poll_s: float = 0.02) -> None:
+    """Until every match of the tournament `meta` is counted; RuntimeError after
+    `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while store.redis.scard(tournament_key(meta["id"], "done")) < meta["total"]:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the tournament did not finish within {timeout_s:g} s")
+        time.sleep(poll_s)
+
+
+def tournament_match_ids(store: Store, meta: dict) -> list[str]:
+    return [i.decode() for i in store.redis.lrange(tournament_key(meta["id"], "matches"), 0, -1)]
+
+
+def tournament_decisions(store: Store, meta: dict) -> int:
+    """The decisions played in the tournament's matches."""
+    return sum(match["step"] for match in store.get_matches(tournament_match_ids(store, meta)))
 
 
 @contextmanager

@@ -175,14 +175,6 @@ def post_tournament(store: Store, matches: int, seed: int) -> dict:
         "policy": {}, "deadline_ms": 10000})
 
 
-def wait_over(store: Store, meta: dict, timeout_s: float = 1800) -> None:
-    deadline = time.monotonic() + timeout_s
-    while store.redis.scard(tournament_key(meta["id"], "done")) < meta["total"]:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the first tournament did not finish")
-        time.sleep(0.2)
-
-
 def report(spent: dict[str, list[float]], errors: dict[str, int], seconds: float,
            running: str, cpu: dict[str, float]) -> None:
     total = sum(len(values) for values in spent.values())
@@ -236,9 +228,8 @@ def main() -> None:
             children += start_workers(server.url, store, args.worker_nice)
             started = time.perf_counter()
             first = post_tournament(store, args.matches, seed=1)
-            wait_over(store, first)
-            match_ids = [i.decode() for i in store.redis.lrange(
-                tournament_key(first["id"], "matches"), 0, -1)]
+            _support.wait_tournament(store, first, timeout_s=1800, poll_s=0.2)
+            match_ids = _support.tournament_match_ids(store, first)
             print(f"played {len(match_ids):,} matches in {_support.elapsed(started):.0f} s")
             port = _support.free_port()
             children.append(_support.start(

@@ -35,7 +35,7 @@ from referee.redis_server import free_port, wait_for_port
 from tests.support.delay_proxy import start_proxy
 from tests.support.netns import Machine, Network
 from tournament import pairing, tournaments
-from tournament.store import Store, tournament_key
+from tournament.store import Store
 
 GAME = "aladino"
 BOTS = 4
@@ -74,15 +74,9 @@ def play(store: Store, bots: list[str], matches: int, seed: int) -> tuple[float,
     meta = tournaments.create_tournament(store, {
         "game": GAME, "bots": bots, "players": 2, "rounds": max(1, round(matches / per_round)),
         "seed": seed, "options": {}, "policy": {}, "deadline_ms": 10000})
-    done_key = tournament_key(meta["id"], "done")
-    deadline = time.monotonic() + 600
-    while store.redis.scard(done_key) < meta["total"]:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the tournament did not finish within 600 s")
-        time.sleep(0.02)
+    _support.wait_tournament(store, meta, timeout_s=600)
     spent = _support.elapsed(started)
-    ids = [i.decode() for i in store.redis.lrange(tournament_key(meta["id"], "matches"), 0, -1)]
-    return spent, meta["total"], sum(match["step"] for match in store.get_matches(ids))
+    return spent, meta["total"], _support.tournament_decisions(store, meta)
 
 
 def round_trip_ms(setup: Setup, url: str) -> float:

@@ -22,7 +22,7 @@ import _support
 import engines
 from referee.processes import python_module, stop_all
 from tournament import pairing, tournaments
-from tournament.store import Store, tournament_key
+from tournament.store import Store
 
 GOAL = 7.0
 GAME = "aladino"
@@ -44,16 +44,9 @@ def play_tournament(store: Store, rounds: int, seed: int) -> tuple[float, int, i
     meta = tournaments.create_tournament(store, {
         "game": GAME, "bots": [f"bench-{i}" for i in range(BOTS)], "players": 2,
         "rounds": rounds, "seed": seed, "options": {}, "policy": {}, "deadline_ms": 10000})
-    done_key = tournament_key(meta["id"], "done")
-    deadline = time.monotonic() + 110
-    while store.redis.scard(done_key) < meta["total"]:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the tournament did not finish within 110 s")
-        time.sleep(0.02)
+    _support.wait_tournament(store, meta, timeout_s=110)
     spent = _support.elapsed(started)
-    ids = [i.decode() for i in store.redis.lrange(tournament_key(meta["id"], "matches"), 0, -1)]
-    decisions = sum(match["step"] for match in store.get_matches(ids))
-    return spent, meta["total"], decisions
+    return spent, meta["total"], _support.tournament_decisions(store, meta)
 
 
 def main() -> None:

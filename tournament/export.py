@@ -185,9 +185,10 @@ def _pass(store: Store, match: dict[str, Any], index: int, start: Cursor,
     """The pass to read of the match at `index` from `start` (None: nothing may be read
     of it now, the cursor holds there)."""
     every = (1 << match["num_players"]) - 1
-    before, seats, step = start.done & every, start.doing & every, start.step
+    visible = every if secret_seats is None else secret_seats(match) & every
+    # A cursor is the client's to write: the seats it names are cut to the visible ones.
+    before, seats, step = start.done & every, start.doing & visible, start.step
     if not seats:
-        visible = every if secret_seats is None else secret_seats(match) & every
         seats, step = visible & ~before, 0
         if not seats:
             return None

@@ -22,6 +22,7 @@ from tests.support.decision_records import (
     read_ndjson,
     store_played,
 )
+from tournament.export import Cursor
 
 GAME = "aladino"
 BOT_URL = "http://127.0.0.1:9/bot"  # never called: the matches are played in the test
@@ -226,3 +227,18 @@ def test_bad_input_is_a_problem(api):
     problem(export(api, limit=0), 400, "request/invalid", "limit")
     problem(export(api, limit=10_001), 400, "request/invalid", "limit")
     problem(export(api, offset=3), 400, "request/invalid", "offset")
+
+
+@pytest.mark.parametrize("who", ["anonymous", "bob", "alice"])
+def test_a_forged_cursor_reads_no_seat_of_a_secret_deal(api, deals, who):
+    """A cursor is opaque, not secret: one written by hand that claims a pass over every
+    seat of `m-secret` (or over a seat the caller may not read) yields only what the
+    caller may read there: nothing, or the owner's own seat."""
+    _, held = follow(api, deals.get(who))
+    index = Cursor.decode(held, GAME).index  # where the cursor holds: m-secret
+    readable = steps_of(deals["secret"], {0}) if who == "alice" else []
+    for doing, done in ((0b11, 0), (0b10, 0), (0b10, 0b01)):
+        forged = Cursor(index, 0, done, doing).encode(GAME)
+        found, _ = follow(api, deals.get(who), cursor=forged)
+        leaked = [key(r) for r in found if key(r) not in readable]
+        assert leaked == [], (doing, done)

@@ -101,6 +101,7 @@ DEFAULT_CONCURRENCY = 100
 # workers on one machine): bots that answer at once make match play CPU-bound.
 DEFAULT_WORKER_NICE = 10
 MAX_NICE = 19
+MAX_PORT = 65535
 T = TypeVar("T")
 
 
@@ -264,7 +265,10 @@ def _host_port(text: str) -> tuple[str, int]:
         host, _, port = text.partition(":")
     if not host:
         raise ValueError(f"a Sentinel {text!r} without a host")
-    return host, positive_int(port) if port else SENTINEL_PORT
+    number = positive_int(port) if port else SENTINEL_PORT
+    if number > MAX_PORT:
+        raise ValueError(f"a Sentinel {text!r} with a port over {MAX_PORT}")
+    return host, number
 
 
 def redis_url_from_env(env: Mapping[str, str]) -> str:

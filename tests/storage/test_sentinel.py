@@ -50,6 +50,8 @@ def test_the_writes_wait_for_as_many_replicas_as_asked():
 @pytest.mark.parametrize(("env", "says"), [
     ({"REDIS_URL": "redis+sentinel://h1:1/"}, "MASTER"),
     ({"REDIS_URL": "redis+sentinel://:secret@h1:x/m"}, "'x' is not a positive integer"),
+    ({"REDIS_URL": "redis+sentinel://h1:26379,h2:99999/m"}, "port over 65535"),
+    ({"REDIS_SENTINELS": "[::1]:70000", "REDIS_MASTER": "m"}, "port over 65535"),
     ({"REDIS_URL": "redis+sentinel://h1/m?socket_timeout=1"}, "no option 'socket_timeout'"),
     ({"REDIS_SENTINELS": "h1:1"}, "REDIS_SENTINELS and REDIS_MASTER go together"),
     ({"REDIS_SENTINELS": "h1:1", "REDIS_MASTER": "m", "REDIS_URL": "redis://h/0"},

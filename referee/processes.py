@@ -85,8 +85,11 @@ def lower_own_priority(nice: int) -> str:
     os.setpriority(os.PRIO_PROCESS, 0, now)
     if os.getsid(0) != os.getpid():
         return f"nice {now}"
+    autogroup = Path("/proc/self/autogroup")
     try:
-        Path("/proc/self/autogroup").write_text(str(nice))
+        if not autogroup.read_text().startswith("/autogroup-"):
+            return f"nice {now}"  # in a cgroup of its own: the kernel ignores the autogroup
+        autogroup.write_text(str(nice))
     except OSError:  # no autogroup scheduling, or a kernel without the file
         return f"nice {now}"
     return f"nice {now}, its session's autogroup too"

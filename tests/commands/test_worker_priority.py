@@ -44,9 +44,12 @@ def niceness_of(pid: int) -> int:
 
 
 def autogroup_nice(pid: int) -> int | None:
-    """The nice value of the process's autogroup ("/autogroup-42 nice 10"), or None."""
+    """The nice value of the process's autogroup ("/autogroup-42 nice 10"), or None when the
+    kernel has no autogroups or the process is in a cgroup that overrides it (the file is
+    empty then)."""
     path = Path(f"/proc/{pid}/autogroup")
-    return int(path.read_text().split()[-1]) if path.exists() else None
+    words = path.read_text().split() if path.exists() else []
+    return int(words[-1]) if words else None
 
 
 def test_a_worker_gives_itself_nice_10_and_its_sessions_autogroup_by_default(redis_url):
@@ -57,6 +60,8 @@ def test_a_worker_gives_itself_nice_10_and_its_sessions_autogroup_by_default(red
         if autogroup_nice(proc.pid) is not None:  # a kernel with autogroup scheduling
             assert autogroup_nice(proc.pid) == 10
             assert "autogroup" in line
+        else:
+            assert "autogroup" not in line
     finally:
         stop(proc)
 

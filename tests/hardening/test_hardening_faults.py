@@ -22,6 +22,7 @@ from referee.redis_server import RedisServer
 from tests.support.apitest import ADMIN, ApiClient, drive_match, wait_finished
 from tests.support.live_server import wait_status
 from tests.support.tournament_checks import check_logged_once
+from tests.support.waiting import wait_for
 from tests.support.workers import Workers
 from tournament import ratings, results, wakeups
 from tournament.store import Store, lease_key, match_key, ratings_key, tournament_key
@@ -176,8 +177,9 @@ def test_a_killed_workers_match_continues_at_its_last_recorded_step(api, bad_bot
     assert store.current_attempt(match_id) == 1
     report = api.post("/replays/verify", json=record).get_json()
     assert report["valid"] and report["signature"] == "valid"
-    assert store.redis.lrange(ratings_key("aladino", "results"), 0, -1) == [
-        orjson.dumps(results.match_outcome(store, store.get_match(match_id)))]
+    counted = wait_for(lambda: store.redis.lrange(ratings_key("aladino", "results"), 0, -1),
+                       timeout=60, what="the match counted")  # just after it is stored
+    assert counted == [orjson.dumps(results.match_outcome(store, store.get_match(match_id)))]
 
 
 def test_a_driver_presumed_dead_that_wakes_up_writes_nothing(api, bad_bots, redis_url):

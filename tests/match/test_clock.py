@@ -88,10 +88,11 @@ def test_an_answer_after_the_deadline_is_a_timeout_charged_the_deadline():
 
 
 def test_a_local_match_on_a_clock_records_every_clock_and_verifies():
-    """A bot that answers deadline - 50 ms on every decision never loses on time; every
+    """A bot that answers deadline - 150 ms on every decision never loses on time (the
+    margin holds on a loaded machine, where the bot's thread may wait its turn); every
     step's clock is in the record, and a verifier charges the clocks again."""
-    control = TimeControl(600, 40, first_move_ms=200)
-    bot = TimedBot(margin_ms=50)
+    control = TimeControl(600, 60, first_move_ms=200)
+    bot = TimedBot(margin_ms=150)
     with bot.running() as url:
         record = run_match("aladino", 3, {}, [PushSeat(url), PushSeat(url)],
                            FailurePolicy(), "m-clock", time_control=control)
@@ -99,10 +100,10 @@ def test_a_local_match_on_a_clock_records_every_clock_and_verifies():
     assert all(step["fault"] is None for step in record["steps"]), record["steps"][:3]
     first = bot.decisions[0]
     assert first["deadline_ms"] == 800 and first["clock"] == {
-        "remaining_ms": [600, 600], "increment_ms": 40, "overdraft_ms": [0, 0],
+        "remaining_ms": [600, 600], "increment_ms": 60, "overdraft_ms": [0, 0],
         "deadline_ms": 800}
     later = bot.decisions[4]
-    assert later["clock"]["deadline_ms"] == later["deadline_ms"] < 200
+    assert later["clock"]["deadline_ms"] == later["deadline_ms"] < 600, "the clock ran down"
     assert all("clock" in step for step in record["steps"])
     assert verify(record).valid
     tampered = {**record, "steps": [dict(step) for step in record["steps"]]}

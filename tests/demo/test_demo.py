@@ -75,7 +75,7 @@ def test_demo_prints_a_leaderboard_per_game_serves_the_pages_and_stops_on_ctrl_c
                                                                   "aladino greedy (py)"}
     finally:
         process.send_signal(signal.SIGINT)
-        rest, _ = process.communicate(timeout=60)
+        rest, _ = process.communicate(timeout=120)  # 7 s at load 4; once over 60 s at load 8
     assert process.returncode == 0, rest
     assert "stopping" in rest
     try:

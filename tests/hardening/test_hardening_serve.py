@@ -3,7 +3,9 @@ header line (or a body byte) every 5 s, never stop `GET /health` from answering,
 requests are cut off by the server's limits; two servers on one machine do not share a
 gunicorn control socket (there is none).
 
-The bound on each `GET /health` (1 s) is generous for a loaded machine: the figures of the
+The bound on each `GET /health` (half of KEEPALIVE_S, the sooner of the two cut-offs: a
+server the attack held would answer only after it) is generous for a loaded machine,
+where the first answer beside 200 new sockets took 1.3 s at load 8: the figures of the
 100 ms goal are measured by `bench/slowloris.py` (docs/performance.md). The attacks hit this
 module's own `referee serve` (`live_server` is one per module), not another module's."""
 
@@ -16,7 +18,7 @@ from referee.commands.serve import BODY_S, KEEPALIVE_S
 from tests.support.live_server import LiveServer
 
 SLOW_SOCKETS = 200
-HEALTH_BOUND_S = 1.0
+HEALTH_BOUND_S = KEEPALIVE_S / 2
 
 
 def test_health_answers_while_200_sockets_trickle_their_headers(live_server):

@@ -21,6 +21,7 @@ import redis
 from flask import Flask
 from openapi_core import OpenAPI
 from werkzeug.serving import make_server
+from xdist.scheduler import LoadFileScheduling
 
 from bots.python import random_bot
 from bots.python.aladino_bot import choose_greedy
@@ -56,6 +57,46 @@ os.environ["REFEREE_SIGNING_KEY_FILE"] = str(signing_key_file())
 # other test process on a loaded machine, and its bots' clocks with it. The default itself
 # is tested in tests/commands/test_worker_priority.py.
 os.environ["REFEREE_WORKER_NICE"] = "0"
+
+# ----- scheduling over the test processes ------------------------------------------------
+LONG_FILES = ("tests/tournament/test_ladders.py", "tests/test_packaging.py",
+              "tests/engines/test_conformance.py", "tests/tournament/test_failover.py",
+              "tests/hardening/test_hardening_schemathesis.py")
+"""Files that take minutes: handed out first, so that the run does not end on one of them
+while the other process idles."""
+SPREAD_FILES = ("tests/bench/test_bench_scripts.py",)
+"""Files whose tests are independent subprocesses (no module fixtures): handed out one
+test at a time, last, to fill the gaps."""
+
+
+def _turn(item: pytest.Item) -> int:
+    path = item.nodeid.split("::")[0]
+    return 0 if path in LONG_FILES else 2 if path in SPREAD_FILES else 1
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The order files are handed out in (`FileScheduling` keeps the collection's)."""
+    items.sort(key=_turn)
+
+
+class FileScheduling(LoadFileScheduling):
+    """pytest-xdist's `--dist loadfile` (scripts/test), a file's tests in one process with
+    its module fixtures, but in the collection's order (its default sorts the files by
+    their number of tests, which left the longest files, of few tests, for the end) and
+    `SPREAD_FILES` test by test."""
+
+    def __init__(self, config: pytest.Config, log: object = None) -> None:
+        config.option.loadscopereorder = False
+        super().__init__(config, log)
+
+    def _split_scope(self, nodeid: str) -> str:
+        path = nodeid.split("::")[0]
+        return nodeid if path in SPREAD_FILES else path
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> FileScheduling | None:
+    return FileScheduling(config, log) if config.getvalue("dist") == "loadfile" else None
+
 
 # ----- Redis -----------------------------------------------------------------------------
 

@@ -413,6 +413,11 @@ def log_from_view(log: Sequence[Event], seat: int | None,
 
 
 def _merged(event: Event, key: str | None) -> Event:
-    entry = {k: v for k, v in event.items() if k != "_private"}
-    entry.update(event["_private"].get(key, {}))
+    """`event` without `_private`, with `key`'s details after its other fields. (A copy
+    less the one key: a dict comprehension over the fields costs about four times more, on
+    every private entry of every observation.)"""
+    entry = event.copy()
+    details = entry.pop("_private").get(key)
+    if details:
+        entry.update(details)
     return entry

@@ -10,6 +10,10 @@ methods. An earlier version of a game is a `Game` too (engines.legacy).
 Every state holds `log`, the events so far, each `{"event": kind, ...}`, and `end`, null
 until the game is over and then its end record `{"reason", "seat", "text"}`; the game's
 last event is `{"event": "end", **end}`.
+
+States share what `apply` did not change: the log's entries, and the parts of the state
+that a game's `_copy_for_apply` does not copy (parts its actions replace rather than change
+in place, `replace_item`). Treat a state as a value; `to_json` gives a private deep copy.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from .types import Action, End, Event, JsonObject, Observation, Result, State, V
 __all__ = [  # the shapes of engines.types too, for code that imports them from here
     "OVER", "Action", "End", "Event", "Game", "JsonObject", "Observation", "Result", "Rules",
     "State", "Variant", "clone", "end_game", "log_event", "log_from_view", "ranks_from_scores",
-    "visible_log",
+    "replace_item", "shallow_copy", "visible_log",
 ]
 
 OVER = "over"
@@ -208,10 +212,10 @@ class Rules(Game):
     def apply(self, state: State, action: object) -> State:
         """InvalidAction for an action the action schema rejects, IllegalAction for one the
         rules forbid now."""
-        canonical = self.canonical_action(action)
+        canonical = self._check_action(action)  # canonical_action, one call less
         if self.current_seat(state) is None:
             raise IllegalAction("the game is over: no more actions are accepted")
-        new_state = _clone_for_apply(state)
+        new_state = self._copy_for_apply(state)
         rng = Rng(new_state["rng"])
         self._apply(new_state, canonical, rng)
         new_state["rng"] = rng.state
@@ -296,6 +300,12 @@ class Rules(Game):
         if not isinstance(seat, int) or not 0 <= seat < self.seats(state):
             raise InvalidAction(f"seat must be an integer from 0 to {self.seats(state) - 1}")
 
+    def _copy_for_apply(self, state: State) -> State:
+        """The copy of `state` that `_apply` changes: a deep copy but for the log's entries.
+        A game copies less, faster, when it knows what its actions change in place: it
+        copies those parts onto a `shallow_copy` and replaces the others (`replace_item`)."""
+        return _clone_for_apply(state)
+
     @cached_property
     def _check_action(self) -> Callable[[object], JsonObject]:
         return compile_action_check(self.action_schema)
@@ -338,6 +348,23 @@ def _clone_for_apply(state: State) -> State:
     copy: State = clone({k: v for k, v in state.items() if k != "log"})
     copy["log"] = list(state["log"])
     return copy
+
+
+def shallow_copy(state: State) -> State:
+    """A new state dict holding the same values but a new log list (at the end, where a deep
+    copy puts it: a state's JSON keeps the order of its keys)."""
+    copy = state.copy()  # faster than dict(state) on a dict that has lost keys
+    log = copy.pop("log")
+    copy["log"] = list(log)
+    return copy
+
+
+def replace_item(state: State, key: str, index: Any, value: Any) -> None:
+    """`state[key][index] = value` on a copy of the list or dict `state[key]`, which takes
+    its place: for the parts a state shares with the state before (`Rules._copy_for_apply`)."""
+    part = state[key].copy()
+    part[index] = value
+    state[key] = part
 
 
 def log_event(state: State, kind: str, fields: Mapping[str, Any] | None = None,
@@ -386,6 +413,11 @@ def log_from_view(log: Sequence[Event], seat: int | None,
 
 
 def _merged(event: Event, key: str | None) -> Event:
-    entry = {k: v for k, v in event.items() if k != "_private"}
-    entry.update(event["_private"].get(key, {}))
+    """`event` without `_private`, with `key`'s details after its other fields. (A copy
+    less the one key: a dict comprehension over the fields costs about four times more, on
+    every private entry of every observation.)"""
+    entry = event.copy()
+    details = entry.pop("_private").get(key)
+    if details:
+        entry.update(details)
     return entry

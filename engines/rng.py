@@ -20,13 +20,7 @@ def seed_state(seed: int | str) -> int:
         for byte in seed.encode():
             value = (value * 131 + byte) & _MASK
         seed = value
-    return _mix(int(seed) & _MASK)
-
-
-def _mix(z: int) -> int:
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-    return z ^ (z >> 31)
+    return Rng((int(seed) - _GOLDEN) & _MASK).next64()  # the mix of the seed itself
 
 
 class Rng:
@@ -38,8 +32,10 @@ class Rng:
         self.state = state
 
     def next64(self) -> int:
-        self.state = (self.state + _GOLDEN) & _MASK
-        return _mix(self.state)
+        self.state = z = (self.state + _GOLDEN) & _MASK
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+        return z ^ (z >> 31)
 
     def below(self, n: int) -> int:
         """Uniform integer in [0, n) without modulo bias."""

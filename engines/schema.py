@@ -259,10 +259,14 @@ def _compile_values(schema: Schema) -> Check:
     if schema.get("type") not in (None, "string") or not all(_flat(v) for v in values):
         raise ValueError("an enum lists strings, numbers or flat arrays of them")
     literals = {_freeze(value): value for value in values}
+    strings = {value: value for value in values if type(value) is str}  # the common case
     what = f"must be {_choices(values, schema.get('description'))}"
 
     def check(value: Any) -> Any:
-        literal = literals.get(_freeze(value), _MISSING) if _flat(value) else _MISSING
+        if type(value) is str:
+            literal = strings.get(value, _MISSING)
+        else:
+            literal = literals.get(_freeze(value), _MISSING) if _flat(value) else _MISSING
         if literal is _MISSING:
             raise _Refused(f"{what}, got {_show(value)}")
         return list(literal) if type(literal) is list else literal
@@ -326,8 +330,14 @@ def _compile_tuple(item_checks: list[Check]) -> Check:
     def check(value: Any) -> list[Any]:
         if type(value) is not list or len(value) != size:
             raise _Refused(f"must be an array of {size} items, got {_show(value)}")
-        return [_at(i, item_check, item)
-                for i, (item_check, item) in enumerate(zip(item_checks, value, strict=True))]
+        items = []
+        for i, (item_check, item) in enumerate(zip(item_checks, value, strict=True)):
+            try:  # `_at`, written out: every [col, row] of an action comes here
+                items.append(item_check(item))
+            except _Refused as refusal:
+                refusal.path.append(i)
+                raise
+        return items
 
     return check
 
@@ -365,7 +375,11 @@ def _compile_object(schema: Schema, keywords: set[str], preset: dict[str, Any] |
         out = dict(preset)
         for key, sub, needed in fields:
             if key in value:
-                out[key] = _at(key, sub, value[key])
+                try:  # `_at`, written out: every field of every action comes here
+                    out[key] = sub(value[key])
+                except _Refused as refusal:
+                    refusal.path.append(key)
+                    raise
             elif needed:
                 raise _Refused(f'needs the field "{key}"')
         if len(out) != len(value):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engines.types import State
 
-from .components import DIRECTIONS, NEIGHBOUR, TOKENS
+from .components import RAY, TOKENS
 
 
 def destination(state: State, direction: int) -> int | None:
@@ -13,11 +13,9 @@ def destination(state: State, direction: int) -> int | None:
     Empty spaces are passed over uncounted; at the wall Aladdin stops on the last token reached.
     """
     cells, roll = state["cells"], state["roll"]
-    cell: int = state["aladdin"]
     counted, last_token = 0, None
-    while counted < roll:
-        cell = NEIGHBOUR[cell][direction]
-        if cell < 0:
+    for cell in RAY[state["aladdin"]][direction]:
+        if counted >= roll:
             break
         if cells[cell] is not None:
             counted += 1
@@ -26,7 +24,26 @@ def destination(state: State, direction: int) -> int | None:
 
 
 def legal_directions(state: State) -> list[int]:
-    return [d for d in range(len(DIRECTIONS)) if destination(state, d) is not None]
+    """The directions with a token along them: where `destination` is not None (the roll
+    is 1 or more)."""
+    cells = state["cells"]
+    return [d for d, ray in enumerate(RAY[state["aladdin"]]) if _token_along(cells, ray)]
+
+
+def can_move(state: State) -> bool:
+    """Some direction is legal (`legal_directions` is not empty)."""
+    cells = state["cells"]
+    for ray in RAY[state["aladdin"]]:  # noqa: SIM110 (a loop costs less than a generator)
+        if _token_along(cells, ray):
+            return True
+    return False
+
+
+def _token_along(cells: list[int | None], ray: tuple[int, ...]) -> bool:
+    for cell in ray:  # noqa: SIM110 (a loop costs less than a generator)
+        if cells[cell] is not None:
+            return True
+    return False
 
 
 def shows_character(state: State, token: int) -> bool:

@@ -35,6 +35,17 @@ NEIGHBOUR = tuple(
     tuple(CELL_INDEX.get((q + dq, r + dr), -1) for dq, dr in DIRECTIONS) for q, r in CELLS
 )
 
+
+def _ray(cell: int, direction: int) -> tuple[int, ...]:
+    spaces = []
+    while (cell := NEIGHBOUR[cell][direction]) >= 0:
+        spaces.append(cell)
+    return tuple(spaces)
+
+
+# RAY[cell][direction]: the spaces from `cell` to the wall in that direction, nearest first.
+RAY = tuple(tuple(_ray(cell, d) for d in range(len(DIRECTIONS))) for cell in range(len(CELLS)))
+
 # Per kind and value: (plain tokens, character on the extra token or None), rules/aladino.md.
 _MIX = {1: (2, "carpet"), 2: (2, "titi"), 3: (2, "princess"), 4: (3, None), 5: (1, "sorcerer")}
 

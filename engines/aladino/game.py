@@ -9,6 +9,7 @@ from engines.types import JsonObject, Result, State
 from . import flow, scoring, view
 from .actions import PHASES
 from .components import ALADDIN, TOKENS
+from .copies import copy_for_apply
 from .describe import description
 from .determinize import determinize
 from .schemas import ACTIONS, OBSERVATION
@@ -37,6 +38,9 @@ class AladinoGame(Rules):
         state["scores"] = [0] * state["num_players"]
         state["pending"] = None
         flow.start_turn(state, rng, seat=0)
+
+    def _copy_for_apply(self, state: State) -> State:
+        return copy_for_apply(state)
 
     def current_seat(self, state: State) -> int | None:
         seat: int | None = None if state["phase"] == OVER else state["turn"]

@@ -49,7 +49,7 @@ def view(state: State) -> View:
         "turn": state["turn"],
         "roll": state["roll"],
         "aladdin": list(CELLS[state["aladdin"]]),
-        "cave": [space_view(state, c) for c in range(len(CELLS))],
+        "cave": cave_view(state),
         "boards": [board_view(board) for board in state["boards"]],
         "favourites": [favourite_of(p) for p in range(state["num_players"])],
         "scores": list(state["scores"]),
@@ -58,19 +58,23 @@ def view(state: State) -> View:
     }
 
 
-def space_view(state: State, cell: int) -> Space:
-    token = state["cells"][cell]
-    space: Space = {"space": list(CELLS[cell]), "token": None}
-    if token is not None:
-        if state["up"][token]:
-            space["token"] = {"face": "up", **token_json(TOKENS[token])}
-        else:
-            space["token"] = {"face": "down", "back": back(TOKENS[token])}
-    return space
+# Per token id, its JSON on a board, face up and face down in the cave: made once, copied
+# into each view (a view is built at every decision: 61 spaces, every board).
+TOKEN_JSON = tuple(token_json(token) for token in TOKENS)
+FACE_UP_JSON = tuple(FaceUp(face="up", **token_json(token)) for token in TOKENS)
+FACE_DOWN_JSON = tuple(FaceDown(face="down", back=back(token)) for token in TOKENS)
+
+
+def cave_view(state: State) -> list[Space]:
+    """Every space of the cave, with the face of its token where it is up."""
+    up = state["up"]
+    return [{"space": list(CELLS[cell]), "token": None if token is None
+             else FACE_UP_JSON[token].copy() if up[token] else FACE_DOWN_JSON[token].copy()}
+            for cell, token in enumerate(state["cells"])]
 
 
 def board_view(board: Board) -> BoardView:
-    return [[[token_json(TOKENS[t]) for t in square] for square in row] for row in board]
+    return [[[TOKEN_JSON[t].copy() for t in square] for square in row] for row in board]
 
 
 def hidden_variant(state: State, rng: Rng) -> State:

@@ -15,8 +15,18 @@ from engines.rng import Rng
 from engines.types import State
 
 from . import flow
-from .block import colour_reason, door_spaces, index, is_full, open_space_reason, open_spaces, space
+from .block import (
+    colour_reason,
+    door_spaces,
+    index,
+    is_full,
+    neighbour_colours,
+    open_space_reason,
+    open_spaces,
+    space,
+)
 from .buying import BuyAction, buy, buy_options
+from .components import CARD_COLOUR
 from .flow import HAND_LIMIT, finish_action, finish_setup, pass_turn, player, set_phase
 from .powers import (
     activate,
@@ -148,12 +158,13 @@ def do_buy(state: State, action: BuyAction, rng: Rng) -> None:
 
 def legal_places(state: State) -> list[PlaceAction]:
     holder = player(state)
-    spaces = open_spaces(holder["block"])
+    block = holder["block"]
+    spaces = [(idx, neighbour_colours(block, idx)) for idx in open_spaces(block)]
     return [
         {"type": "place", "card": card, "space": space(idx)}
         for card in holder["hand"]
-        for idx in spaces
-        if colour_reason(holder["block"], idx, card) is None
+        for idx, refused in spaces
+        if CARD_COLOUR[card] not in refused
     ]
 
 

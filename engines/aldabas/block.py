@@ -8,7 +8,7 @@ list of 12 integers.
 
 from __future__ import annotations
 
-from .components import CARD_COLOUR, COLS, ROWS, kind
+from .components import CARD_COLOUR, CARD_KIND, COLS, ROWS
 
 Block = list[int | None]
 VAULT = 0
@@ -47,6 +47,9 @@ def _neighbours(idx: int) -> tuple[int, ...]:
 
 # NEIGHBOURS[idx]: the spaces beside, above and below `idx`, computed once.
 NEIGHBOURS = tuple(_neighbours(idx) for idx in range(COLS * ROWS))
+# NEEDS[idx]: the spaces that must be filled before a door goes in `idx` (left, below).
+NEEDS = tuple(tuple(n for n in (left_of(idx), below(idx)) if n is not None)
+              for idx in range(COLS * ROWS))
 
 
 def open_space_reason(block: Block, idx: int) -> str | None:
@@ -72,7 +75,28 @@ def colour_reason(block: Block, idx: int, card: int) -> str | None:
 
 
 def open_spaces(block: Block) -> list[int]:
-    return [i for i in SPACES if open_space_reason(block, i) is None]
+    """The spaces where `open_space_reason` is None (in plain loops: legal_actions asks for
+    them at every decision of a turn)."""
+    spaces = []
+    for idx in SPACES:
+        if block[idx] is None:
+            for need in NEEDS[idx]:
+                if not filled(block, need):
+                    break
+            else:
+                spaces.append(idx)
+    return spaces
+
+
+def neighbour_colours(block: Block, idx: int) -> set[str]:
+    """The colours of the doors beside, above and below `idx` (the colours `colour_reason`
+    refuses there)."""
+    colours = set()
+    for other in NEIGHBOURS[idx]:
+        door = block[other]
+        if other != VAULT and door is not None:
+            colours.add(CARD_COLOUR[door])
+    return colours
 
 
 def is_full(block: Block) -> bool:
@@ -81,7 +105,11 @@ def is_full(block: Block) -> bool:
 
 def count_in_block(block: Block, door: str) -> int:
     """How many doors of type `door` (e.g. "N2") the block holds."""
-    return sum(1 for card in block if card is not None and kind(card) == door)
+    count = 0
+    for card in block:  # a loop costs less than a generator
+        if card is not None and CARD_KIND[card] == door:
+            count += 1
+    return count
 
 
 def soldier_count(block: Block) -> int:

@@ -39,8 +39,9 @@ class BuyAction(TypedDict):
 def buy_options(state: State, holder: Holder, action_type: Literal["buy", "builder_buy"]
                 ) -> list[BuyAction]:
     options: list[BuyAction] = []
+    funds = holder["purse"] + holder["vault_coins"]
     for slot, (card, price) in enumerate(zip(state["dock"], costs(state, holder), strict=True)):
-        if card is None:
+        if card is None or price > funds:  # (no way to pay: an empty payment_range)
             continue
         for from_vault in payment_range(holder, price):
             options.append({"type": action_type, "slot": slot, "from_vault": from_vault})

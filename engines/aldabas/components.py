@@ -79,6 +79,8 @@ def _build_cards() -> list[tuple[str, str, bool]]:
 CARDS = _build_cards()
 CARD_TYPE: list[DoorType] = [DOOR_TYPES[t] for t, _, _ in CARDS]
 CARD_COLOUR: list[str] = [c for _, c, _ in CARDS]
+CARD_KIND: list[str] = [t for t, _, _ in CARDS]
+"""Per card id, its door type's id (`kind`)."""
 NO_SOLIDAD: list[bool] = [n for _, _, n in CARDS]
 SOLO_DECK: list[int] = [i for i, n in enumerate(NO_SOLIDAD) if not n]
 FULL_DECK: list[int] = list(range(len(CARDS)))

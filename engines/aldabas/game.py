@@ -20,6 +20,7 @@ from .components import (
     SOLO_SUPPLY,
     STARTING_HAND,
 )
+from .copies import copy_for_apply
 from .describe import MAX_EXTRA, description
 from .determinize import PRIVATE_EVENT_FIELDS, determinize
 from .flow import start_setup
@@ -121,10 +122,14 @@ class AldabasGame(Rules):
         rival["vault_cards"] = [deal(state)]
         rival["hand"] = [deal(state) for _ in range(RIVAL_HAND + extra)]
         state["rival"] = rival
-        log_event(state, "rival_setup", {"goals": rival["goals"], "hand": rival["hand"],
+        log_event(state, "rival_setup", {"goals": list(rival["goals"]),
+                                         "hand": list(rival["hand"]),
                                          "dock": list(state["dock"])})
 
     # ----- play ----------------------------------------------------------------------------
+    def _copy_for_apply(self, state: State) -> State:
+        return copy_for_apply(state)
+
     def current_seat(self, state: State) -> int | None:
         seat: int | None = None if state["phase"] == OVER else state["active"]
         return seat

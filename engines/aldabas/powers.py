@@ -3,7 +3,7 @@ decision inside them (rulebook "Place One Door" and "The Doors")."""
 
 from __future__ import annotations
 
-from engines.base import log_event
+from engines.base import log_event, replace_item
 from engines.errors import IllegalAction
 from engines.types import State
 
@@ -145,13 +145,15 @@ def keep_drawn(state: State, card: int) -> None:
 
 
 def steal(state: State, victims: list[int]) -> None:
-    """Two coins from one rival's purse, or one each from two rivals' purses."""
+    """Two coins from one rival's purse, or one each from two rivals' purses. (Other seats'
+    holdings are shared with the state before, engines.aldabas.copies: a robbed one is
+    replaced, not changed.)"""
     thief = player(state)
     taken = []
     for victim in victims:
-        purse = state["players"][victim]
-        if purse["purse"] > 0:
-            purse["purse"] -= 1
+        robbed = state["players"][victim]
+        if robbed["purse"] > 0:
+            replace_item(state, "players", victim, {**robbed, "purse": robbed["purse"] - 1})
             thief["purse"] += 1
             taken.append(victim)
     log_event(state, "steal", {"seat": state["active"], "from": taken})

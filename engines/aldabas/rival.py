@@ -7,6 +7,7 @@ from engines.types import State
 
 from .block import SPACES, below, is_full, left_of, soldier_count
 from .components import CARD_TYPE, influence, kind
+from .copies import copy_holder
 from .table import (
     RIVAL,
     RivalHolder,
@@ -111,6 +112,9 @@ def advance_dock(state: State) -> None:
 
 
 def rival_turn(state: State) -> None:
+    """The Rival's three steps, on a copy of its holdings (the state before keeps its own:
+    engines.aldabas.copies)."""
+    state["rival"] = copy_holder(state["rival"])
     log_event(state, "turn", {"seat": RIVAL, "turn": state["turn_number"]})
     claim(state)
     build(state)

@@ -13,8 +13,16 @@ from engines.rng import Rng
 from engines.types import State
 
 from . import bidding, flow, routes, trade
-from .components import CARDS, MAP_ROUTES, ROUTES, buy_cost, destroy_cost
-from .routes import accessible_maps, build_gold, open_route_matches, open_routes
+from .components import (
+    BUY_COST,
+    CARD_TYPE,
+    CHEAPEST_BUY,
+    CHEAPEST_DESTROY,
+    DESTROY_COST,
+    MAP_ROUTES,
+    ROUTES,
+)
+from .routes import accessible_maps, build_gold, cards_by_type, open_routes
 from .trade import OfferAction
 
 
@@ -72,7 +80,7 @@ def do_free_route(state: State, action: RouteAction, rng: Rng) -> None:
         raise IllegalAction("the two free routes are built on your own map")
     if state["owner"][route] is not None:
         raise IllegalAction(f"route {route} is already built")
-    state["setup_queue"].pop(0)
+    state["setup_queue"] = state["setup_queue"][1:]
     log_event(state, "free_route", {"seat": seat, "route": route})
     routes.place_route(state, seat, route)
 
@@ -80,10 +88,11 @@ def do_free_route(state: State, action: RouteAction, rng: Rng) -> None:
 # ----- bidding ---------------------------------------------------------------------------
 def legal_opens(state: State) -> list[OpenAuctionAction]:
     seat = bidding.opener_seat(state)
+    amounts = range(bidding.max_bid(state, seat) + 1)
     return [
         {"type": "open_auction", "item": item, "amount": amount}
         for item in bidding.open_items(state, seat)
-        for amount in range(bidding.max_bid(state, seat) + 1)
+        for amount in amounts
     ]
 
 
@@ -127,14 +136,18 @@ def do_name_shah(state: State, action: NameShahAction, rng: Rng) -> None:
 
 # ----- the action phase --------------------------------------------------------------------
 def legal_builds(state: State) -> list[BuildAction]:
+    """Per open route a card of the hand matches, if its gold is there: each such card."""
     seat = flow.acting_seat(state)
     gold = state["gold"][seat]
-    return [
-        {"type": "build", "route": r, "card": card}
-        for r, cards in open_route_matches(state, seat).items()
-        if build_gold(state, seat, r) <= gold
-        for card in sorted(cards)
-    ]
+    by_type = cards_by_type(state["hands"][seat])
+    actions: list[BuildAction] = []
+    for route in open_routes(state, seat):
+        first, second = ROUTES[route]["types"]
+        affordable = gold > 0 or build_gold(state, seat, route) == 0  # it costs 0 or 1
+        if (first in by_type or second in by_type) and affordable:
+            for card in sorted(by_type.get(first, []) + by_type.get(second, [])):
+                actions.append({"type": "build", "route": route, "card": card})
+    return actions
 
 
 def do_build(state: State, action: BuildAction, rng: Rng) -> None:
@@ -145,9 +158,11 @@ def do_build(state: State, action: BuildAction, rng: Rng) -> None:
 def legal_buys(state: State) -> list[RouteAction]:
     seat = flow.acting_seat(state)
     gold = state["gold"][seat]
-    held = {CARDS[card]["type"] for card in state["hands"][seat]}
+    if gold < CHEAPEST_BUY:  # no route to look at
+        return []
+    held = {CARD_TYPE[card] for card in state["hands"][seat]}
     return [{"type": "buy", "route": r} for r in open_routes(state, seat)
-            if buy_cost(r) <= gold and held.isdisjoint(ROUTES[r]["types"])]
+            if BUY_COST[r] <= gold and held.isdisjoint(ROUTES[r]["types"])]
 
 
 def do_buy(state: State, action: RouteAction, rng: Rng) -> None:
@@ -158,10 +173,12 @@ def do_buy(state: State, action: RouteAction, rng: Rng) -> None:
 def legal_destroys(state: State) -> list[RouteAction]:
     seat = flow.acting_seat(state)
     gold, owner = state["gold"][seat], state["owner"]
+    if gold < CHEAPEST_DESTROY:  # no route to look at
+        return []
     return [
         {"type": "destroy", "route": r}
         for c in accessible_maps(state, seat) for r in MAP_ROUTES[c]
-        if owner[r] not in (None, seat) and destroy_cost(r) <= gold
+        if owner[r] not in (None, seat) and DESTROY_COST[r] <= gold
     ]
 
 

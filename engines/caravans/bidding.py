@@ -11,7 +11,7 @@ enough gold) passes automatically; nobody bids on their own right of passage.
 
 from __future__ import annotations
 
-from engines.base import log_event
+from engines.base import log_event, replace_item
 from engines.errors import IllegalAction
 from engines.types import Event, State
 
@@ -46,11 +46,13 @@ def finished(state: State) -> bool:
 
 def open_items(state: State, seat: int) -> list[str]:
     """Items `seat` may open an auction on, in a fixed order."""
-    done = set(state["bidding"]["auctioned"])
     own = state["colours"][seat]
     items = [f"card:{card}" for card in state["face_up"]]
-    items += [f"rop:{c}" for c in state["colours"] if state["rop"][c] is None and c != own]
-    items += list(SPECIAL_ITEMS)
+    for colour in state["colours"]:
+        if state["rop"][colour] is None and colour != own:
+            items.append(f"rop:{colour}")
+    items += SPECIAL_ITEMS
+    done = state["bidding"]["auctioned"]
     return [item for item in items if item not in done]
 
 
@@ -147,7 +149,7 @@ def sell_item(state: State) -> None:
     winner, amount, item = auction["high"], auction["amount"], auction["item"]
     state["gold"][winner] -= amount
     if amount > 0:
-        state["camel_up"][winner] = False
+        replace_item(state, "camel_up", winner, False)
     log_event(state, "won", {"seat": winner, "item": item, "paid": amount,
                              "camel_up": state["camel_up"][winner]})
     if item == "shah":
@@ -160,10 +162,12 @@ def sell_item(state: State) -> None:
 def give_item(state: State, seat: int, item: str) -> None:
     if item.startswith("card:"):
         card = int(item[5:])
-        state["face_up"].remove(card)
+        face_up = list(state["face_up"])
+        face_up.remove(card)
+        state["face_up"] = face_up
         receive_card(state, seat, card)
     elif item.startswith("rop:"):
-        state["rop"][item[4:]] = seat
+        replace_item(state, "rop", item[4:], seat)
     else:
         state[item] = seat
 
@@ -188,5 +192,5 @@ def discard_unsold_cards(state: State) -> None:
     """Face-up cards nobody won are discarded."""
     if state["face_up"]:
         log_event(state, "discard_unsold", {"cards": list(state["face_up"])})
-    state["discard"].extend(state["face_up"])
+    state["discard"] = state["discard"] + state["face_up"]
     state["face_up"] = []

@@ -87,6 +87,8 @@ DEGREE: dict[str, int] = {city: len(ids) for city, ids in CITY_ROUTES.items()}
 MAP_ROUTES: dict[str, list[str]] = {
     colour: [r for r, route in ROUTES.items() if route["map"] == colour] for colour in COLOURS
 }
+CARD_TYPE: list[str] = [card["type"] for card in CARDS]
+"""Per card id, its city type."""
 MAP_CITIES: dict[str, list[str]] = {
     colour: [f"{colour}.{t}" for t in CITY_TYPES] for colour in COLOURS
 }
@@ -100,6 +102,12 @@ def buy_cost(route_id: str) -> int:
 
 def destroy_cost(route_id: str) -> int:
     return 2 * buy_cost(route_id)
+
+
+BUY_COST = {route: buy_cost(route) for route in ROUTES}
+DESTROY_COST = {route: destroy_cost(route) for route in ROUTES}
+"""`buy_cost` and `destroy_cost` per route, computed once."""
+CHEAPEST_BUY, CHEAPEST_DESTROY = min(BUY_COST.values()), min(DESTROY_COST.values())
 
 
 def components() -> dict[str, Any]:

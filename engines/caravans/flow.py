@@ -52,7 +52,7 @@ def start_turn(state: State) -> None:
     state["turn"] += 1
     state["camel_up"] = [True] * n
     revealed = state["deck"][:n]
-    del state["deck"][:n]
+    state["deck"] = state["deck"][n:]
     state["face_up"] = revealed
     state["final_turn"] = not state["deck"]
     state["phase"] = BIDDING

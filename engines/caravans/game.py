@@ -9,6 +9,7 @@ from engines.types import Action, JsonObject, Result, State
 from . import flow, scoring, view
 from .actions import PHASES
 from .components import CARDS, COLOURS, FREE_ROUTES, MAP_ROUTES, STARTING_CARDS, STARTING_GOLD
+from .copies import copy_for_apply
 from .describe import OPEN_ACTION_TYPES, description
 from .determinize import PRIVATE_EVENT_FIELDS, determinize
 from .schemas import ACTIONS, OBSERVATION
@@ -60,6 +61,9 @@ class CaravansGame(Rules):
         log_event(state, "setup", {"gold": STARTING_GOLD, "rop": dict(state["rop"]), "shah": 0,
                                    "deck": len(state["deck"])},
                   private={seat: {"hand": sorted(hand)} for seat, hand in enumerate(hands)})
+
+    def _copy_for_apply(self, state: State) -> State:
+        return copy_for_apply(state)
 
     def current_seat(self, state: State) -> int | None:
         return flow.current_seat(state)

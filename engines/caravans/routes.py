@@ -8,20 +8,21 @@ the city is removed; whoever thereby drops to half or less elsewhere loses contr
 
 from __future__ import annotations
 
-from engines.base import log_event
+from engines.base import log_event, replace_item
 from engines.errors import IllegalAction
 from engines.types import State
 
 from .components import (
+    BUY_COST,
+    CARD_TYPE,
     CARDS,
     CITY_ROUTES,
     DEGREE,
+    DESTROY_COST,
     MAP_CITIES,
     MAP_ROUTES,
     ROUTES,
     SEA,
-    buy_cost,
-    destroy_cost,
 )
 from .hands import take_from_hand
 
@@ -34,7 +35,12 @@ def check_route_in_play(state: State, route: str) -> None:
 def accessible_maps(state: State, seat: int) -> list[str]:
     """Your own map and every map whose right of passage you hold."""
     colours: list[str] = state["colours"]
-    return [c for c in colours if c == colours[seat] or state["rop"][c] == seat]
+    own, passages = colours[seat], state["rop"]
+    maps = []
+    for colour in colours:  # a loop: cheaper than a comprehension over four colours
+        if colour == own or passages[colour] == seat:
+            maps.append(colour)
+    return maps
 
 
 def check_access(state: State, seat: int, route: str) -> None:
@@ -64,7 +70,7 @@ def has_majority(state: State, seat: int, city: str) -> bool:
 
 def place_route(state: State, seat: int, route: str) -> None:
     """Give `route` to `seat` and claim every city this gives them a majority of."""
-    state["owner"][route] = seat
+    replace_item(state, "owner", route, seat)
     for city in ROUTES[route]["cities"]:
         if state["control"].get(city) != seat and has_majority(state, seat, city):
             claim_city(state, seat, city)
@@ -72,14 +78,16 @@ def place_route(state: State, seat: int, route: str) -> None:
 
 def claim_city(state: State, seat: int, city: str) -> None:
     """Control marker, gold equal to the degree, removal of the opponents' routes into it."""
-    state["control"][city] = seat
+    replace_item(state, "control", city, seat)
     state["gold"][seat] += DEGREE[city]
     removed = [r for r in CITY_ROUTES[city] if state["owner"][r] not in (None, seat)]
     log_event(state, "claim", {"seat": seat, "city": city, "gold": DEGREE[city],
                                "removed": removed})
     losers = {state["owner"][r] for r in removed}
+    owner = dict(state["owner"])
     for r in removed:
-        state["owner"][r] = None
+        owner[r] = None
+    state["owner"] = owner
     touched = {c for r in removed for c in ROUTES[r]["cities"]}
     for loser in sorted(losers):
         drop_lost_control(state, loser, touched)
@@ -89,21 +97,22 @@ def drop_lost_control(state: State, seat: int, cities: set[str]) -> None:
     """Remove `seat`'s control markers where they now own half of the routes or fewer."""
     for city in sorted(cities):
         if state["control"].get(city) == seat and not has_majority(state, seat, city):
-            del state["control"][city]
+            state["control"] = {c: s for c, s in state["control"].items() if c != city}
             log_event(state, "control_lost", {"seat": seat, "city": city})
 
 
 def remove_route(state: State, route: str) -> None:
     """A destroyed route becomes unowned; its owner may lose control at either end."""
     loser = state["owner"][route]
-    state["owner"][route] = None
+    replace_item(state, "owner", route, None)
     drop_lost_control(state, loser, set(ROUTES[route]["cities"]))
 
 
 # ----- the route actions --------------------------------------------------------------
 def matching_cards(state: State, seat: int, route: str) -> list[int]:
     """The cards of `seat`'s hand whose type is one of the route's two cities."""
-    return [card for card in state["hands"][seat] if CARDS[card]["type"] in ROUTES[route]["types"]]
+    types = ROUTES[route]["types"]
+    return [card for card in state["hands"][seat] if CARD_TYPE[card] in types]
 
 
 def open_routes(state: State, seat: int) -> list[str]:
@@ -112,9 +121,12 @@ def open_routes(state: State, seat: int) -> list[str]:
     return [r for c in accessible_maps(state, seat) for r in MAP_ROUTES[c] if owner[r] is None]
 
 
-def open_route_matches(state: State, seat: int) -> dict[str, list[int]]:
-    """Every unowned route `seat` may work on, with the matching cards of their hand."""
-    return {r: matching_cards(state, seat, r) for r in open_routes(state, seat)}
+def cards_by_type(hand: list[int]) -> dict[str, list[int]]:
+    """The cards of a hand by city type, lowest id first."""
+    by_type: dict[str, list[int]] = {}
+    for card in sorted(hand):
+        by_type.setdefault(CARD_TYPE[card], []).append(card)
+    return by_type
 
 
 def reachable_route(state: State, seat: int, route: str) -> str:
@@ -147,7 +159,7 @@ def build(state: State, seat: int, route: str, card: int) -> None:
     cost = build_gold(state, seat, route)
     pay(state, seat, cost, f"building {route}")
     take_from_hand(state, seat, card)
-    state["discard"].append(card)
+    state["discard"] = [*state["discard"], card]
     log_event(state, "build", {"seat": seat, "route": route, "card": card, "paid": cost})
     place_route(state, seat, route)
 
@@ -159,7 +171,7 @@ def buy(state: State, seat: int, route: str) -> None:
     if matching_cards(state, seat, route):
         raise IllegalAction(f"you hold a matching card for {route}: build it; buying outright is "
                             "for a player who does not have a card matching either city")
-    cost = buy_cost(route)
+    cost = BUY_COST[route]
     pay(state, seat, cost, f"buying {route}")
     log_event(state, "buy", {"seat": seat, "route": route, "paid": cost})
     place_route(state, seat, route)
@@ -173,7 +185,7 @@ def destroy(state: State, seat: int, route: str) -> None:
         raise IllegalAction(f"route {route} belongs to nobody: there is nothing to destroy")
     if victim == seat:
         raise IllegalAction("players may not destroy their own routes")
-    cost = destroy_cost(route)
+    cost = DESTROY_COST[route]
     pay(state, seat, cost, f"destroying {route}")
     log_event(state, "destroy", {"seat": seat, "route": route, "victim": victim, "paid": cost})
     remove_route(state, route)
@@ -186,6 +198,6 @@ def sell_passage(state: State, seat: int, colour: str) -> None:
     if state["rop"][colour] != seat:
         raise IllegalAction(f"you do not hold the {colour} right of passage")
     value = sum(1 for city in MAP_CITIES[colour] if city in state["control"])
-    state["rop"][colour] = None
+    replace_item(state, "rop", colour, None)
     state["gold"][seat] += value
     log_event(state, "sell_passage", {"seat": seat, "colour": colour, "gold": value})

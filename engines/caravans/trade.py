@@ -14,12 +14,12 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 
-from engines.base import clone, log_event
+from engines.base import clone, log_event, replace_item
 from engines.errors import IllegalAction
 from engines.types import State
 
 from .components import CARDS, MAX_OFFERS_PER_PHASE
-from .hands import receive_card, take_from_hand
+from .hands import own_list, receive_card, take_from_hand
 
 TOKENS = ("eyes", "pirate_queen", "shah")
 Bundle = dict[str, Any]
@@ -78,9 +78,10 @@ def apply_offer(state: State, seat: int, action: OfferAction) -> None:
     check_can_ask(state, seat, to, take)
     state["actions"]["offers"][seat] += 1
     state["actions"]["offer"] = {"from": seat, "to": to, "give": give, "take": take}
+    known = own_list(state, "known", seat)
     for card in give["cards"]:
-        if card not in state["known"][seat]:
-            state["known"][seat].append(card)
+        if card not in known:
+            known.append(card)
     log_event(state, "offer", {"seat": seat, "to": to, "give": clone(give),
                                "take": clone(take)})
 
@@ -178,7 +179,7 @@ def hand_over(state: State, giver: int, receiver: int, bundle: Bundle, cards: li
         take_from_hand(state, giver, card)
         receive_card(state, receiver, card)
     for colour in bundle["passages"]:
-        state["rop"][colour] = receiver
+        replace_item(state, "rop", colour, receiver)
     for token in TOKENS:
         if bundle[token]:
             state[token] = receiver

@@ -1,8 +1,10 @@
 """One conformance suite for every registered game, mode and player count (design.md §3)."""
 
+import functools
 import json
 import random
 
+import orjson
 import pytest
 from jsonschema import Draft202012Validator
 
@@ -189,6 +191,38 @@ def test_apply_never_mutates_its_input(game, variant):
         for action in game.legal_actions(state)[:5]:
             game.apply(state, action)
             assert _canon(state) == before
+
+
+@pytest.mark.parametrize(("game", "variant"), VARIANTS)
+def test_no_apply_changes_any_earlier_state(game, variant):
+    """States share the parts an action does not change (engines.base, `_copy_for_apply`):
+    over random playouts, where from every state a few sibling actions and a grandchild of
+    each are applied too, as well as the previous state's actions (stale now, refused mostly
+    midway through `apply`), every state made keeps the JSON it had when it was made."""
+    canon = functools.partial(orjson.dumps, option=orjson.OPT_SORT_KEYS)  # a faster _canon
+    for seed in range(10):
+        made: list[tuple[dict, bytes]] = []
+        listed: list[dict] = []
+        for state in _playout(game, variant, 700 + seed):
+            made.append((state, canon(state)))
+            if game.is_over(state):
+                break
+            actions = game.legal_actions(state)
+            for action in actions[:3]:
+                child = game.apply(state, action)
+                made.append((child, canon(child)))
+                if not game.is_over(child):
+                    grandchild = game.apply(child, game.legal_actions(child)[-1])
+                    made.append((grandchild, canon(grandchild)))
+            for stale in listed[:10]:
+                try:
+                    sibling = game.apply(state, stale)
+                except engines.IllegalAction:
+                    continue
+                made.append((sibling, canon(sibling)))
+            listed = actions
+        changed = [i for i, (state, json) in enumerate(made) if canon(state) != json]
+        assert not changed, f"seed {700 + seed}: states {changed[:5]} changed after they were made"
 
 
 @pytest.mark.parametrize(("game", "variant"), VARIANTS)

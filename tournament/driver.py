@@ -90,20 +90,22 @@ class Context:
 
 
 async def drive(context: Context, match_id: str) -> dict[str, Any]:
-    """Continue the match as far as it can go now; a summary of where it stands."""
-    loaded = await context.persist(context.progress.load, match_id)
-    if loaded is None:
-        raise LookupError(f"no match {match_id}")
-    if loaded.match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
-        await context.in_thread(results.count_outcome, context.store, loaded.match)
-        return _summary(match_id, loaded.match["status"])
+    """Continue the match as far as it can go now; a summary of where it stands. The
+    match is read once, under its lease (a match over has none to hold: its lease is
+    taken for as long as its outcome is counted)."""
     holder = f"{context.name}/{uuid.uuid4().hex[:12]}"
     if not await context.persist(context.progress.take_lease, match_id, holder):
         log.info("match busy: another driver holds it", extra={"match_id": match_id})
         return _summary(match_id, "busy")
     context.leases[match_id] = holder
     try:
-        return await _drive_leased(context, match_id, holder)
+        loaded = await context.persist(context.progress.load, match_id)
+        if loaded is None:
+            raise LookupError(f"no match {match_id}")
+        if loaded.match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
+            await context.in_thread(results.count_outcome, context.store, loaded.match)
+            return _summary(match_id, loaded.match["status"])
+        return await _drive_leased(context, loaded, holder)
     except LeaseLost:
         log.warning("match %s: lease lost, another driver continues it", match_id)
         return _summary(match_id, "superseded")
@@ -112,14 +114,9 @@ async def drive(context: Context, match_id: str) -> dict[str, Any]:
         await context.persist(context.progress.release_lease, match_id, holder)
 
 
-async def _drive_leased(context: Context, match_id: str, holder: str) -> dict[str, Any]:
-    progress = context.progress
-    loaded = await context.persist(progress.load, match_id)  # as of the lease
-    if loaded is None:
-        raise LookupError(f"no match {match_id}")
-    match = loaded.match
-    if match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
-        return _summary(match_id, match["status"])
+async def _drive_leased(context: Context, loaded: Loaded, holder: str) -> dict[str, Any]:
+    progress, match = context.progress, loaded.match
+    match_id = match["id"]
     bots = _seated_bots(match)
     cap = context.config.bot_max_matches
     if bots and not await context.persist(progress.take_bot_slots, match_id, bots, cap):
@@ -157,7 +154,8 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
                            FailurePolicy.from_dict(match["policy"]), match_id, started_at,
                            version=match["game_version"],
                            time_control=TimeControl.from_dict(match.get("time_control")))
-    play.resume(loaded.steps, loaded.state or play.state)
+    play.resume(loaded.steps, loaded.state or play.state, loaded.state_step)
+    pulled = len(seats) < len(match["seats"])  # a pull seat's client reads the live state
     while (seat := play.to_move) is not None:
         payload = play.payload(seat, seat_deadline_ms(match, seat))
         deadline_ms = payload["deadline_ms"]
@@ -170,7 +168,8 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
                 return _summary(match_id, "parked")
         entry = play.advance(seat, reply, payload["legal_actions"])
         bot = match["seats"][seat].get("bot_id") or PULL_SEAT
-        await context.persist(progress.record, match_id, holder, entry, play.state_json,
+        live = play.state_json or (play.live_json() if pulled else b"")
+        await context.persist(progress.record, match_id, holder, entry, live,
                               play.to_move, seat not in seats, match["game"], bot,
                               play.clocks.snapshot() if play.clocks else None)
         _send_updates(play, seats)
@@ -178,7 +177,7 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
             _log_fault(match_id, bot, entry, fault["code"])
     record = play.finish(context.sealer)
     index = await context.persist(progress.finish, match_id, holder, record,
-                                  match["num_players"])
+                                  match["num_players"], play.leaf_data)
     log.info("match finished", extra={"match_id": match_id, "steps": len(record["steps"]),
                                       "duration_ms": _duration_ms(record)})
     await context.in_thread(results.count_finished, context.store, match_id)

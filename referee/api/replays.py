@@ -111,7 +111,9 @@ class ReplaySeatSchema(SeatInfoSchema):
 
 
 class ReplaySchema(Schema):
-    format = required(fields.String, validate=validate.OneOf([replay.FORMAT]))
+    format = required(fields.String, validate=validate.OneOf([replay.FORMAT_V2, replay.FORMAT]),
+                      metadata={"description": "`referee-replay/3` for what this referee "
+                                "writes; `referee-replay/2` for a record stored before"})
     match_id = required(fields.String)
     game = required(fields.String, validate=known_game)
     game_version = required(fields.String, metadata={

@@ -24,6 +24,7 @@ fault code the runner's failure policy understands.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import socket
 import ssl
 import struct
@@ -37,7 +38,7 @@ import orjson
 from urllib3.util import parse_url
 
 from referee.errors import RefereeError
-from referee.match.signing import signature_header
+from referee.match.signing import RequestSigner
 from referee.match.urls import DEFAULT_BOT_HOSTS, address_allowed
 
 PROTOCOL = "referee/1"
@@ -168,46 +169,97 @@ class _Connection:
     arrived. On plain TCP (Linux) that time is the kernel's receive timestamp
     (`SO_TIMESTAMPNS`): a chunk that arrived while the event loop was busy elsewhere is
     dated when it arrived, not when it was read, and a last drain after the deadline finds
-    an answer that came in time. Under TLS (asyncio streams) it is when the chunk was read."""
+    an answer that came in time. Under TLS (asyncio streams) it is when the chunk was read.
+
+    The socket stays registered with the event loop while the connection lives (no epoll
+    change per decision); what it reads is kept for the answer awaited, and anything it
+    reads between an answer and the next request (a bot speaking out of turn, or closing)
+    drops the connection, so the next request makes a new one."""
 
     def __init__(self, sock: socket.socket):
         self.sock = sock
         self.closed = False
         self.stamped = _enable_timestamps(sock)
+        self.loop = asyncio.get_running_loop()
+        self.chunks: deque[tuple[bytes, int] | OSError] = deque()  # read, not taken yet
+        self.waiter: asyncio.Future[None] | None = None
+        self.expecting = False  # a request was written: what arrives is its answer
+        self.loop.add_reader(sock.fileno(), self._on_readable)  # for the connection's life
 
     def usable(self) -> bool:
         """Still open (the bot may have closed it since the last answer)."""
         return not self.closed
 
-    async def send(self, data: bytes) -> None:
-        await asyncio.get_running_loop().sock_sendall(self.sock, data)
+    async def send(self, data: bytes, deadline_ms: int) -> None:
+        """Write a request: at once when the socket takes it whole (nearly always), else
+        the rest within the deadline."""
+        self.expecting = True
+        try:
+            sent = self.sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        if sent < len(data):
+            async with asyncio.timeout(deadline_ms / 1000):
+                await self.loop.sock_sendall(self.sock, memoryview(data)[sent:])
 
-    async def recv(self) -> tuple[bytes, int]:
-        """The next chunk (b"" once the bot closed) and when it arrived (monotonic ns)."""
-        loop = asyncio.get_running_loop()
-        while True:
-            chunk = self.recv_nowait()
-            if chunk is not None:
-                return chunk
-            ready = loop.create_future()
-            loop.add_reader(self.sock.fileno(), _set_once, ready)
+    async def recv(self, until: float) -> tuple[bytes, int]:
+        """The next chunk (b"" once the bot closed) and when it arrived (monotonic ns);
+        TimeoutError at `until` (the loop's time)."""
+        while not self.chunks:
+            if self.closed:
+                return b"", time.monotonic_ns()
+            self.waiter = self.loop.create_future()
+            timer = self.loop.call_at(until, _time_out, self.waiter)
             try:
-                await ready
+                await self.waiter
             finally:
-                loop.remove_reader(self.sock.fileno())
+                timer.cancel()
+                self.waiter = None
+        return self._take()
 
     def recv_nowait(self) -> tuple[bytes, int] | None:
         """A chunk already received, or None when there is none yet."""
-        try:
-            data, ancillary, _, _ = self.sock.recvmsg(_CHUNK, _ANCILLARY_BYTES)
-        except (BlockingIOError, InterruptedError):
-            return None
-        if not data:
-            self.closed = True
-        return data, _arrival_ns(ancillary)
+        if not self.chunks:
+            self._on_readable()
+        return self._take() if self.chunks else None
+
+    def answered(self) -> None:
+        """The answer is whole: anything the bot sends before the next request is out of
+        turn, and drops the connection."""
+        self.expecting = False
+
+    def _take(self) -> tuple[bytes, int]:
+        chunk = self.chunks.popleft()
+        if isinstance(chunk, OSError):
+            raise chunk
+        return chunk
+
+    def _on_readable(self) -> None:
+        """The event loop's callback: read what arrived, for the answer awaited."""
+        while not self.closed:
+            try:
+                data, ancillary, _, _ = self.sock.recvmsg(_CHUNK, _ANCILLARY_BYTES)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError as error:
+                self.chunks.append(error)
+                self._stop_reading()
+                break
+            self.chunks.append((data, _arrival_ns(ancillary)))
+            if not data:
+                self._stop_reading()
+        if self.chunks and not self.expecting:
+            self.close()  # out of turn, or closed between answers: a new connection next
+        elif self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+    def _stop_reading(self) -> None:
+        self.closed = True
+        self.loop.remove_reader(self.sock.fileno())
 
     def close(self) -> None:
-        self.closed = True
+        if not self.closed:
+            self._stop_reading()
         self.sock.close()
 
 
@@ -220,25 +272,30 @@ class _TlsConnection:
     def usable(self) -> bool:
         return not self.writer.is_closing() and not self.reader.at_eof()
 
-    async def send(self, data: bytes) -> None:
-        self.writer.write(data)
-        await self.writer.drain()
+    async def send(self, data: bytes, deadline_ms: int) -> None:
+        async with asyncio.timeout(deadline_ms / 1000):
+            self.writer.write(data)
+            await self.writer.drain()
 
-    async def recv(self) -> tuple[bytes, int]:
-        data = await self.reader.read(_CHUNK)
+    async def recv(self, until: float) -> tuple[bytes, int]:
+        async with asyncio.timeout_at(until):
+            data = await self.reader.read(_CHUNK)
         return data, time.monotonic_ns()
 
     def recv_nowait(self) -> tuple[bytes, int] | None:
         return None
 
+    def answered(self) -> None:
+        """Nothing to do: the next read is the next answer's."""
+
     def close(self) -> None:
         self.writer.close()
 
 
-def _set_once(ready: asyncio.Future[None]) -> None:
-    """The reader's callback: a wait cancelled meanwhile is left as it is."""
-    if not ready.done():
-        ready.set_result(None)
+def _time_out(waiter: asyncio.Future[None]) -> None:
+    """The deadline's callback: a wait over meanwhile is left as it is."""
+    if not waiter.done():
+        waiter.set_exception(TimeoutError())
 
 
 # Linux's SO_TIMESTAMPNS (the socket module does not name it) and its control message: a
@@ -291,7 +348,7 @@ class BotClient:
                  allowlist: tuple[str, ...] = tuple(DEFAULT_BOT_HOSTS.split(","))):
         self.url = url
         self.deadline_ms = deadline_ms
-        self.secret = secret
+        self.signer = RequestSigner(secret) if secret else None
         self.allowlist = allowlist
         parts = parse_url(url)
         self.scheme = parts.scheme or "http"
@@ -413,7 +470,8 @@ class BotClient:
 
     async def _open(self) -> _Connection | _TlsConnection:
         loop = asyncio.get_running_loop()
-        addresses = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
+        addresses = (_numeric_addresses(self.host, self.port)
+                     or await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM))
         refused: list[str] = []
         for family, kind, proto, _, address in addresses:
             if not address_allowed(str(address[0]), self.allowlist):
@@ -441,27 +499,27 @@ class BotClient:
     async def _roundtrip(self, connection: _Connection | _TlsConnection, body: bytes,
                          deadline_ms: int) -> tuple[int, bytes, float]:
         head = self.head + b"Content-Length: %d\r\n" % len(body)
-        if self.secret:
+        if self.signer is not None:
             head += (f"Referee-Signature: "
-                     f"{signature_header(self.secret, body, int(time.time()))}\r\n").encode()
+                     f"{self.signer.header(body, int(time.time()))}\r\n").encode()
         writing = time.monotonic_ns()
         try:
-            async with asyncio.timeout(deadline_ms / 1000):
-                await connection.send(head + b"\r\n" + body)
+            await connection.send(head + b"\r\n" + body, deadline_ms)
         except TimeoutError:
             raise _TimedOut(float(deadline_ms)) from None
         sent = time.monotonic_ns()
+        until = asyncio.get_running_loop().time() + deadline_ms / 1000
         answer = _Answer()
         try:
-            async with asyncio.timeout(deadline_ms / 1000):
-                while not answer.done:
-                    answer.take(*await connection.recv())
+            while not answer.done:
+                answer.take(*await connection.recv(until))
         except TimeoutError:
             # a last look at what arrived in time but was not read yet (a busy loop)
             while not answer.done and (chunk := connection.recv_nowait()) is not None:
                 answer.take(*chunk)
             if not answer.done or answer.arrived_ns - sent > deadline_ms * 1_000_000:
                 raise _TimedOut(max((time.monotonic_ns() - sent) / 1e6, deadline_ms)) from None
+        connection.answered()
         if not answer.keep_alive:
             self._drop()
         # On loopback the write can return after the bot has answered (the kernel delivers
@@ -474,6 +532,20 @@ class BotClient:
         if self.connection is not None:
             self.connection.close()
             self.connection = None
+
+
+def _numeric_addresses(host: str, port: int) -> list[tuple[int, int, int, str, tuple]]:
+    """What `getaddrinfo` answers for an IP address written as such, without it (the loop
+    asks it in a thread); empty for a name (or a scoped IPv6 address: it decides)."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return []
+    if address.version == 4:
+        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (host, port))]
+    if "%" in host:
+        return []
+    return [(socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (host, port, 0, 0))]
 
 
 def judge_answer(raw: bytes, text: str, elapsed: float) -> BotReply:

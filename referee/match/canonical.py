@@ -10,10 +10,12 @@ digits, as JSON itself allows.
 
 `jcs` writes with orjson whenever orjson's bytes are provably the same once its doubles
 are rewritten as ECMAScript writes them (ASCII only, no escapes: then keys sort alike and
-strings are written alike; integers are written alike): engine states, hashed at every
-step, and step records take that path, at C speed but for the few doubles; anything else
-goes through the exact writer below, which leaves strings and doubles to the `rfc8785`
-package.
+strings are written alike; integers are written alike): engine states and step records
+take that path, at C speed but for the few doubles. orjson writes every double with a
+fraction or a signed exponent (`3.0`, `1e+21`, `5e-324`) and no integer with either, so a
+few byte searches find the doubles, or show there is none;
+anything else goes through the exact writer below, which leaves strings and doubles to
+the `rfc8785` package.
 
 `sorted_json(value)` is the canonical form of `referee-replay/1` records (orjson, sorted
 keys), kept so that those records verify exactly as they always did.
@@ -29,13 +31,15 @@ import rfc8785
 
 CanonicalizationError = rfc8785.CanonicalizationError
 
-# in orjson's ASCII output without escapes: a string, or a number
-_STRING = re.compile(rb'"[^"]*"')
-_STRING_OR_NUMBER = re.compile(rb'"[^"]*"|-?[0-9][0-9.eE+-]*')
-_DOUBLE_MARK = re.compile(rb"[.eE]")  # in a number token
-# a number with a fraction or an exponent where a value starts (first, or after `:`, `,`
-# or `[`); inside a string it is a false alarm, which only costs the slower check below
-_DOUBLE_VALUE = re.compile(rb"(?:^|[:,\[])-?[0-9]+(?:\.[0-9]|[eE])")
+# In orjson's ASCII output without escapes: the bytes of a double that no integer has, a
+# number token and its bytes, and what comes before a value.
+_DOUBLE_MARKS = (b".", b"+", b"-")
+_DOUBLE_MARK = re.compile(rb"[0-9](?:\.|e[+-])")
+_NUMBER = re.compile(rb"-?[0-9][0-9.e+-]*")
+_DIGITS = frozenset(b"0123456789")
+_NUMBER_BYTES = frozenset(b"0123456789.e+-")
+_VALUE_STARTS = frozenset(b":,[")
+_E = ord("e")
 
 
 def sorted_json(value: Any) -> bytes:
@@ -51,15 +55,54 @@ def jcs(value: Any) -> bytes:
         return _write(value)
     if not fast.isascii() or b"\\" in fast:
         return _write(value)
-    if not _DOUBLE_VALUE.search(fast) or not _DOUBLE_VALUE.search(_STRING.sub(b'""', fast)):
+    if not _has_double(fast):
         return fast  # no double: orjson's bytes are RFC 8785's
-    return _STRING_OR_NUMBER.sub(_ecmascript_number, fast)
+    return _ecmascript_doubles(fast)
+
+
+def _has_double(fast: bytes) -> bool:
+    """Whether orjson's bytes (ASCII, no escapes) may hold a double: a `.` after a digit,
+    or a `+`/`-` after a digit's `e`, in a number that starts where a value may (first, or
+    after `:`, `,` or `[`), which no number inside a string does unless the string holds
+    such text (then the rewriting, exact, finds nothing to change). The marks are single
+    bytes, found at C speed; the few found are looked at in Python."""
+    for mark in _DOUBLE_MARKS:
+        at = fast.find(mark, 1)
+        while at != -1:
+            if (fast[at - 1] in _DIGITS if mark == b"." else
+                    at > 1 and fast[at - 1] == _E and fast[at - 2] in _DIGITS):
+                start = at - 1
+                while start >= 0 and fast[start] in _NUMBER_BYTES:
+                    start -= 1
+                if start < 0 or fast[start] in _VALUE_STARTS:
+                    return True
+            at = fast.find(mark, at + 1)
+    return False
+
+
+def _ecmascript_doubles(fast: bytes) -> bytes:
+    """orjson's bytes with every double written as ECMAScript writes it (3.0 -> 3). With no
+    escapes, every `"` delimits a string: the even pieces between them are outside strings,
+    and only those that hold a double are rewritten."""
+    pieces = fast.split(b'"')
+    for index in range(0, len(pieces), 2):
+        if _DOUBLE_MARK.search(pieces[index]):
+            pieces[index] = _NUMBER.sub(_ecmascript_number, pieces[index])
+    return b'"'.join(pieces)
 
 
 def _ecmascript_number(token: re.Match) -> bytes:
-    """A number of orjson's output as ECMAScript writes it (3.0 -> 3); strings as they are."""
+    """A number token as ECMAScript writes it: an integer as it is; a double orjson wrote
+    without an exponent has ECMAScript's digits (both write the shortest that read back
+    the same double), but an integral one loses its `.0` (and -0 its sign); any other
+    goes through `rfc8785`."""
     text = token.group()
-    if text[0] == 34 or not _DOUBLE_MARK.search(text):  # a string, or an integer
+    if not _DOUBLE_MARK.search(text):
+        return text
+    if b"e" not in text:
+        if text.endswith(b".0"):
+            text = text[:-2]
+            return b"0" if text == b"-0" else text
         return text
     return rfc8785.dumps(float(text))
 

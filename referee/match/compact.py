@@ -6,8 +6,10 @@ so the stored form leaves them out; the steps are stored as columns (seats, acti
 faults, times: each compresses better among its kind) and the whole is deflated with a
 preset dictionary (below). Reading it back re-runs the engine to put the hashes in again
 (about 50 us a step). The record read back is the record that was sealed, so its chain and
-signature still hold; a stored form whose re-run does not give the sealed chain head is
-refused rather than served (`StoredReplayError`).
+signature still hold (a `referee-replay/3` record's steps all carry their state hash once
+read back: those between its checkpoints, which it does not sign, are computed too); a
+stored form whose re-run does not give the sealed chain head is refused rather than served
+(`StoredReplayError`).
 
 A small JSON value of a match hash (its meta, its result, an archived match's summary:
 `pack`/`unpack`) is deflated with the same dictionary when that makes it shorter: a few
@@ -100,9 +102,12 @@ def decode_steps(data: bytes) -> Record:
 
 
 def _columnar(step: Any, index: int) -> bool:
-    """Whether a step can be stored in the columns: the usual members, in their order,
-    then any of the optional ones, none null."""
+    """Whether a step can be stored in the columns: the usual members, in their order (its
+    state hash, when it has one, where read back puts it), then any of the optional ones,
+    none null."""
     keys = tuple(step)
+    if "state_hash" not in step:
+        keys = (*keys[:len(ROW_KEYS) - 1], "state_hash", *keys[len(ROW_KEYS) - 1:])
     return (keys[:len(ROW_KEYS)] == ROW_KEYS and step["step"] == index
             and all(key in OPTIONAL_COLUMNS and step[key] is not None
                     for key in keys[len(ROW_KEYS):]))
@@ -125,21 +130,10 @@ def _restore_hashes(record: Record) -> None:
         engine = rerun.engine_for(record)
     except rerun.RecordError as error:
         raise StoredReplayError(str(error)) from None
-    digests = [replay.state_hash(after, record["format"])
-               for _, after in rerun.rerun(engine, record)]
-    record["steps"] = [_with_hash(step, digest)
-                       for step, digest in zip(record["steps"], digests, strict=True)]
+    record["steps"] = rerun.with_state_hashes(engine, record)
     chain = record.get("chain")
     if chain and chain["head"] != replay.chain_head(record):
         raise StoredReplayError("the stored replay does not re-run to its sealed chain head")
-
-
-def _with_hash(step: Any, digest: str) -> Any:
-    """The step with its `state_hash` where a step record has it: after `elapsed_ms`."""
-    items = list(step.items())
-    keys = [key for key, _ in items]
-    at = keys.index("elapsed_ms") + 1 if "elapsed_ms" in keys else len(items)
-    return dict([*items[:at], ("state_hash", digest), *items[at:]])
 
 
 # ----- small values -------------------------------------------------------------------

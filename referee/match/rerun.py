@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import engines
 from engines.base import State
 from referee.errors import RefereeError
+from referee.match import replay
 from referee.match.replay import ForfeitRecord, Record, StepRecord
 
 FORFEIT = "forfeit"
@@ -57,6 +58,14 @@ def rerun(engine: engines.Game, record: Record, apply: StepApplier = state_after
     for step in record["steps"]:
         state = apply(engine, state, step)
         yield step, state
+
+
+def with_state_hashes(engine: engines.Game, record: Record) -> list[Step]:
+    """The record's steps, each with the hash of the state it led to (re-run): how a
+    record is read back whose steps were stored without them, or were played without them
+    (a `referee-replay/3` match between its checkpoints)."""
+    return [replay.with_state_hash(step, replay.state_hash(after, record["format"]))
+            for step, after in rerun(engine, record)]
 
 
 def state_before(engine: engines.Game, record: Record, step: int) -> State:

@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Protocol
 
+import orjson
+
 import engines
 from engines.base import Action, JsonObject, Result, State
 from engines.rng import Rng, seed_state
@@ -39,7 +41,7 @@ from referee.match import replay
 from referee.match.botclient import DEFAULT_DEADLINE_MS, PROTOCOL, BotClient, BotReply, Fault
 from referee.match.clock import Clocks, TimeControl
 from referee.match.replay import FaultRecord, ForfeitRecord, Record, SeatInfo, StepRecord
-from referee.match.rerun import FORFEIT, Tally
+from referee.match.rerun import FORFEIT, Tally, state_after
 from referee.match.sealing import Sealer
 from referee.match.urls import DEFAULT_BOT_HOSTS
 
@@ -150,8 +152,10 @@ class MatchPlay:
         self.engine = engine
         self.record = record
         self.state = state
-        self.state_json = b""  # the canonical JSON of `state` once a step is played
+        self.state_json = b""  # the canonical JSON of `state` when its step was hashed
+        self.every_state_hash = False  # hash every step's state, not only the checkpoints'
         self.log_before = 0  # the length of the state's log before the last step played
+        self.leaf_data = b""  # the sealed record's leaf in the results log, once finished
         self.policy = FailurePolicy.from_dict(record["policy"])
         self.tally = Tally(record["strikes"], record["forfeit"])  # kept in the record too
         control = TimeControl.from_dict(record.get("time_control"))
@@ -179,9 +183,12 @@ class MatchPlay:
             record["started_at"] = started_at
         return cls(engine, record, state)
 
-    def resume(self, steps: list[StepRecord], state: State) -> None:
-        """Continue after `steps`, already played and recorded, that led to `state`."""
+    def resume(self, steps: list[StepRecord], state: State, state_step: int) -> None:
+        """Continue after `steps`, already played and recorded, whose first `state_step`
+        led to `state` (the others are played again from there)."""
         self.record["steps"] = list(steps)
+        for played in steps[state_step:]:
+            state = state_after(self.engine, state, played)
         self.state = state
         self.tally = Tally.of(len(self.record["seats"]), steps)
         self.record["strikes"], self.record["forfeit"] = self.tally.strikes, self.tally.forfeit
@@ -223,10 +230,15 @@ class MatchPlay:
         self.log_before = len(self.state["log"])
         action, fault, self.state = _judge(self.engine, self.state, reply, self.policy,
                                            self.record["seed"], step, legal_actions, strikes)
-        self.state_json = replay.canonical_form(self.record["format"])(self.state)
+        last = (fault is not None and fault["policy"] == FORFEIT
+                or self.engine.current_seat(self.state) is None)
+        digest = None
+        self.state_json = b""
+        if self.every_state_hash or replay.checkpoint(self.record["format"], step, last):
+            self.state_json = replay.canonical_form(self.record["format"])(self.state)
+            digest = hashlib.sha256(self.state_json).hexdigest()
         entry = replay.step_record(step=step, seat=seat, action=action, fault=fault,
-                                   elapsed_ms=reply.elapsed_ms,
-                                   state_digest=hashlib.sha256(self.state_json).hexdigest())
+                                   elapsed_ms=reply.elapsed_ms, state_digest=digest)
         if self.clocks is not None:
             entry["clock"] = self.clocks.record()
         _add_debug(entry, reply)
@@ -234,6 +246,15 @@ class MatchPlay:
         self.tally.count(entry)
         self.record["forfeit"] = self.tally.forfeit
         return entry
+
+    def live_json(self) -> bytes:
+        """The JSON of `state`: the canonical JSON when its step was hashed, else orjson's."""
+        if self.state_json:
+            return self.state_json
+        try:
+            return orjson.dumps(self.state)
+        except TypeError:  # an integer beyond 64 bits
+            return replay.canonical_form(self.record["format"])(self.state)
 
     def update_seats(self) -> list[int]:
         """The seats to tell of the step just played: every seat but the one to move next
@@ -257,7 +278,8 @@ class MatchPlay:
         self.record["result"] = (forfeit_result(len(self.record["seats"]), forfeit) if forfeit
                                  else self.engine.result(self.state))
         self.record["finished_at"] = finished_at or replay.utc_now()
-        return replay.seal(self.record, sealer)
+        record, self.leaf_data = replay.sealed(self.record, sealer)
+        return record
 
 
 async def play(match: MatchPlay, seats: Sequence[Seat], on_step: StepCallback | None = None
@@ -283,6 +305,7 @@ def run_match(game: str, seed: int, options: JsonObject, seats: Sequence[Seat],
     are closed at the end."""
     match = MatchPlay.start(game, seed, options, [seat.info() for seat in seats], policy,
                             match_id, time_control=time_control)
+    match.every_state_hash = True  # a record read back has them all: this one too
 
     async def play_and_close() -> None:
         try:

@@ -7,7 +7,8 @@ A viewer is a seat or the spectator (no seat). Its view of a state is the engine
 played, the seat that played it sees it whole; any other viewer sees no action (it may hold
 a secret, such as an Aldabas vault door: the log entries the step added say what that
 viewer learnt of it) and of a fault only its code and policy. The admin (`whole`) sees
-every step whole.
+every step whole. Every step shown carries its state hash, computed here for a running
+match's steps that were played without one (between its checkpoints, `replay.checkpoint`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 import engines
 from engines.base import JsonObject, State
+from referee.match import replay
 from referee.match.replay import StepRecord
 from referee.match.rerun import state_after
 
@@ -48,6 +50,8 @@ def see_step(engine: engines.Game, state: State, view: JsonObject, played: StepR
     """The step `played` from `state`, as `viewer` (whose view of `state` is `view`) knows
     it: the record masked for that viewer, with the entries it added to the viewer's log."""
     after = state_after(engine, state, played)
+    if "state_hash" not in played:  # a running match's step between its checkpoints
+        played = replay.with_state_hash(played, replay.state_hash(after))
     view_after = engine.observation(after, viewer.seat)
     events = view_after["log"][len(view["log"]):]
     if viewer.whole or viewer.seat == played["seat"]:

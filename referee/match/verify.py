@@ -2,7 +2,8 @@
 
 `verify(record, keys)` answers a `Report`: the first problem found while re-running the
 match (a step out of order, a seat that was not to move, an illegal action, a state hash
-that differs, an inconsistent fault record, a result that differs), whether the hash chain
+that differs, or is missing where the record's format signs it, an inconsistent fault
+record, a result that differs), whether the hash chain
 holds, and whether the signature holds for one of `keys` (a `sealing.Verifier`: public
 Ed25519 keys, HMAC secrets). A record is valid when the re-run finds no problem, the chain
 holds, and the signature holds; with no key at hand the signature is not checked (and may
@@ -134,16 +135,29 @@ def _rerun(engine: engines.Game, record: Record, progress: _Progress) -> None:
     tally = rerun.Tally.of(record["num_players"])
     checked = _StepChecker(_policy(record), record["seed"], tally)
     clocks = _clocks(record)
+    last = len(record["steps"]) - 1
     for index, (step, after) in enumerate(rerun.rerun(engine, record, checked, state)):
-        if replay.state_hash(after, record["format"]) != step["state_hash"]:
-            raise _Mismatch(index, "state_hash",
-                            "the state after this step does not match the recorded hash")
+        _check_state_hash(record["format"], step, after, index, index == last)
         if clocks is not None:
             _check_clock(clocks, step, index)
         tally.count(step)
         progress.steps = index + 1
         state = after
     _check_end(engine, record, state, tally)
+
+
+def _check_state_hash(record_format: str, step: StepRecord, after: State, index: int,
+                      last: bool) -> None:
+    """The step's state hash, if it has one, is the re-run state's; a step whose hash the
+    format signs (every step before `referee-replay/3`, a checkpoint since) has one."""
+    recorded = step.get("state_hash")
+    if recorded is None:
+        if replay.checkpoint(record_format, index, last):
+            raise _Mismatch(index, "state_hash", "the step has no state hash, which its "
+                                                 f"format ({record_format}) signs here")
+    elif replay.state_hash(after, record_format) != recorded:
+        raise _Mismatch(index, "state_hash",
+                        "the state after this step does not match the recorded hash")
 
 
 def _clocks(record: Record) -> Clocks | None:

@@ -16,6 +16,7 @@ SCRIPTS = {
     "referee_overhead.py": ["in-process overall:", "referee worker overall:", "ratio"],
     "concurrency_models.py": ["asyncio + httptools", "threads + requests", "us/dec"],
     "execution.py": ["CPU ms/decision", "matches at once", "asked again", "idle pull"],
+    "throughput.py": ["referee m/s", "engine m/s", "ratio", "http", "stdio", "lowest ratio"],
     "replay_verify_speed.py": ["speed-up", "overall against"],
     "tournament_throughput.py": ["matches/s", "speed-up", "CPU ms/dec"],
     "api_latency.py": ["GET /ratings/aladino", "GET /matches/{id}", "p99 ms"],

@@ -76,6 +76,14 @@ def record() -> dict:
     return sealed(SEALER)
 
 
+@pytest.fixture(scope="module")
+def long_record() -> dict:
+    """A sealed 2-player Caravans record of more than two checkpoints."""
+    played = run_match("caravans", 7, {}, [FirstChoiceSeat(), FirstChoiceSeat()],
+                       FailurePolicy.uniform("random"), "m-sealing-long")
+    return orjson.loads(replay.canonical(replay.seal(played, SEALER)))
+
+
 def raw_signature(value: str) -> bytes:
     """The bytes of base64url text without padding, decoded here (not by the module)."""
     assert B64URL_UNPADDED.fullmatch(value) and "=" not in value
@@ -114,20 +122,45 @@ def test_an_ed25519_signature_is_unpadded_base64url_that_cryptography_verifies(r
         public.verify(value, replay.signed_bytes({**record, "seed": record["seed"] + 1}))
 
 
-def test_the_signed_bytes_are_the_rfc8785_json_of_the_record_but_signature_and_log(record):
+def signed_form(record: dict) -> dict:
+    """The record as `referee-replay/3` signs it, written from the contract alone: a step
+    keeps its state hash on every 16th step (15, 31, ...) and on the last."""
+    steps = record["steps"]
+    return {**record, "steps": [
+        step if (index + 1) % 16 == 0 or index == len(steps) - 1
+        else {k: v for k, v in step.items() if k != "state_hash"}
+        for index, step in enumerate(steps)]}
+
+
+def test_the_signed_bytes_are_the_rfc8785_json_of_the_record_but_signature_and_log(
+        long_record):
     """Any client reproduces them: for a record of ASCII strings and integers, RFC 8785 is
     sorted keys and no whitespace (Python's json writes 0.0 where RFC 8785 writes 0, so
-    the durations are made integers first)."""
-    whole = copy.deepcopy(record)
+    the durations are made integers first), over the record's signed form."""
+    whole = copy.deepcopy(long_record)
     for step in whole["steps"]:
         step["elapsed_ms"] = round(step["elapsed_ms"]) + 3
     whole["log"] = {"index": 3}
-    rest = {k: v for k, v in whole.items() if k not in ("signature", "log")}
+    assert whole["format"] == "referee-replay/3" and len(whole["steps"]) > 32
+    rest = {k: v for k, v in signed_form(whole).items() if k not in ("signature", "log")}
     expected = json.dumps(rest, sort_keys=True, separators=(",", ":")).encode()
     assert replay.signed_bytes(whole) == expected
-    logged = {k: v for k, v in whole.items() if k != "log"}
+    logged = {k: v for k, v in signed_form(whole).items() if k != "log"}
     assert replay.leaf_data(whole) == hashlib.sha256(
         json.dumps(logged, sort_keys=True, separators=(",", ":")).encode()).digest()
+
+
+def test_the_chain_links_the_signed_form_of_every_step(long_record):
+    """link(-1) is the initial state hash, link(i) = sha256(link(i-1) + RFC 8785 of step i's
+    signed form): a client's chain from the contract is the record's (its durations are
+    whole: RFC 8785 writes 0.0 as 0, as Python's json writes 0)."""
+    link = bytes.fromhex(long_record["initial_state_hash"])
+    for step in signed_form(long_record)["steps"]:
+        assert step["elapsed_ms"] == int(step["elapsed_ms"])
+        whole = {**step, "elapsed_ms": int(step["elapsed_ms"])}
+        link = hashlib.sha256(link + json.dumps(whole, sort_keys=True,
+                                                separators=(",", ":")).encode()).digest()
+    assert long_record["chain"]["head"] == link.hex()
 
 
 # ----- key files ---------------------------------------------------------------------------------

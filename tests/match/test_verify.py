@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import hashlib
 import random
@@ -13,15 +14,16 @@ import engines
 from referee.match import replay
 from referee.match.botclient import BotReply
 from referee.match.canonical import jcs
-from referee.match.runner import FailurePolicy, run_match
+from referee.match.runner import FailurePolicy, MatchPlay, run_match
 from referee.match.sealing import Sealer, SigningKey, Verifier
 from referee.match.verify import UnsupportedReplay, verify
-from tests.support.apitest import V1_RECORD, V1_SECRET, replay_states
+from tests.support.apitest import V1_RECORD, V1_SECRET, V2_RECORD, V2_SECRET, replay_states
 from tests.support.botserver import illegal_answer
 
 SEALER = Sealer((SigningKey.generate(),))
 KEYS = Verifier.of([SEALER.keys[0].public_raw])  # only the public key
 V1_KEYS = Verifier.of(hmac_secrets=[V1_SECRET])
+V2_KEYS = Verifier.of(hmac_secrets=[V2_SECRET])
 
 
 class InProcessSeat:
@@ -159,12 +161,51 @@ def test_a_changed_record_field_is_named(recorded, field, change):
 
 
 def test_a_changed_hash_is_named_at_its_step(recorded):
-    def change(r):
-        r["steps"][7]["state_hash"] = "0" * 64
+    """Step 7's hash is not signed (referee-replay/3 signs every 16th step's and the last's)
+    but the re-run checks it; step 15's is signed: the chain breaks too."""
+    for index, chain in ((7, "valid"), (15, "invalid")):
+        def change(r, index=index):
+            r["steps"][index]["state_hash"] = "0" * 64
 
-    report = verify(tampered(recorded, change), KEYS)
-    assert (report.problem.step, report.problem.field) == (7, "state_hash")
-    assert report.chain == "invalid"
+        report = verify(tampered(recorded, change), KEYS)
+        assert (report.problem.step, report.problem.field) == (index, "state_hash")
+        assert report.chain == chain and not report.valid
+
+
+def test_steps_without_their_unsigned_hashes_verify_but_a_checkpoint_needs_its_own(recorded):
+    """A record as the driver seals it carries the hashes of its checkpoints only: it is the
+    same record (chain and signature hold); a checkpoint's hash dropped is named."""
+    last = len(recorded["steps"]) - 1
+    bare = tampered(recorded, lambda r: [
+        step.pop("state_hash") for index, step in enumerate(r["steps"])
+        if (index + 1) % replay.CHECKPOINT_EVERY and index != last])
+    report = verify(bare, KEYS)
+    assert report.valid and report.chain == "valid" and report.signature == "valid", report
+    assert report.steps_checked == len(recorded["steps"])
+    for index in (15, last):
+        missing = tampered(bare, lambda r, index=index: r["steps"][index].pop("state_hash"))
+        report = verify(missing, KEYS)
+        assert (report.problem.step, report.problem.field) == (index, "state_hash")
+        assert "no state hash" in report.problem.reason and report.chain == "invalid"
+
+
+def test_a_match_played_as_the_driver_plays_it_verifies():
+    """MatchPlay without `every_state_hash` (the worker's): checkpoints hashed, the rest
+    not, and the sealed record verifies."""
+    seats = [InProcessSeat(n, 0.05) for n in range(2)]
+    play = MatchPlay.start("caravans", 9, {}, [seat.info() for seat in seats],
+                           FailurePolicy.uniform("random"), "m-driver-like")
+
+    async def moves() -> None:
+        while (seat := play.to_move) is not None:
+            payload = play.payload(seat, 1000)
+            play.advance(seat, await seats[seat].decide(payload), payload["legal_actions"])
+
+    asyncio.run(moves())
+    record = play.finish(SEALER)
+    hashed = [step["step"] for step in record["steps"] if "state_hash" in step]
+    assert hashed == [*range(15, len(record["steps"]) - 1, 16), len(record["steps"]) - 1]
+    assert verify(record, KEYS).valid
 
 
 def test_swapped_steps_are_named(recorded):
@@ -206,8 +247,8 @@ def test_a_replay_of_another_game_version_is_refused(recorded):
         verify(other, KEYS)
 
 
-def test_new_records_are_format_2_hashed_with_rfc8785(recorded):
-    assert recorded["format"] == replay.FORMAT == "referee-replay/2"
+def test_new_records_are_format_3_hashed_with_rfc8785(recorded):
+    assert recorded["format"] == replay.FORMAT == "referee-replay/3"
     state = replay_states(recorded)[0]
     assert recorded["initial_state_hash"] == hashlib.sha256(jcs(state)).hexdigest()
 
@@ -244,7 +285,24 @@ def test_a_referee_replay_1_record_is_checked_with_its_own_canonical_form():
     assert verify(moved, V1_KEYS).problem.field == "seed"
 
 
+def test_a_referee_replay_2_record_made_before_format_3_still_verifies():
+    """The committed file was written by the referee as it was before format 3 (every
+    step's state hash signed; HMAC): it verifies, and every hash is still checked."""
+    record = orjson.loads(V2_RECORD.read_bytes())
+    assert record["format"] == "referee-replay/2" and sum(record["strikes"]) == 2
+    report = verify(record, V2_KEYS)
+    assert report.valid and report.chain == "valid" and report.signature == "valid", report
+    assert report.steps_checked == len(record["steps"])
+    changed = tampered(record, lambda r: r["steps"][7].update(state_hash="0" * 64))
+    report = verify(changed, V2_KEYS)
+    assert (report.problem.step, report.problem.field) == (7, "state_hash")
+    assert report.chain == "invalid" and report.signature == "invalid"
+    dropped = tampered(record, lambda r: r["steps"][7].pop("state_hash"))
+    assert verify(dropped, V2_KEYS).problem.field == "state_hash"
+
+
 def test_an_unknown_format_is_refused(recorded):
     other = tampered(recorded, lambda r: r.update(format="referee-replay/9"))
-    with pytest.raises(UnsupportedReplay, match="referee-replay/1, referee-replay/2"):
+    with pytest.raises(UnsupportedReplay,
+                       match="referee-replay/1, referee-replay/2, referee-replay/3"):
         verify(other, KEYS)

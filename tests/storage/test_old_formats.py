@@ -1,6 +1,7 @@
 """Records stored by earlier versions of the referee stay readable, verifiable and
-archivable: plain JSON match fields and replays, the `RZ1` stored form, and
-`referee-replay/1` records (orjson canonical form, seeds above 2**53)."""
+archivable: plain JSON match fields and replays, the `RZ1` stored form, `referee-replay/1`
+records (orjson canonical form, seeds above 2**53) and `referee-replay/2` records (every
+step's state hash signed)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from referee.api.app import create_app
 from referee.match import compact
-from tests.support.apitest import V1_RECORD, V1_SECRET, ApiClient
+from tests.support.apitest import V1_RECORD, V1_SECRET, V2_RECORD, V2_SECRET, ApiClient
 from tournament import archive
 from tournament.store import Store, match_key
 
@@ -57,9 +58,13 @@ def test_an_old_stored_match_reads_verifies_and_archives(api, store, archive_dir
     assert api.get(f"/matches/{match_id}/replay").get_json() == served
 
 
-def test_a_referee_replay_1_record_in_redis_reads_back_verifies_and_archives(
-        config, store, archive_dir, openapi):
-    record = orjson.loads(V1_RECORD.read_bytes())
+@pytest.mark.parametrize(("path", "secret", "stored_form"), [
+    (V1_RECORD, V1_SECRET, plain_json),  # as the referee stored it before the RZ forms
+    (V2_RECORD, V2_SECRET, compact.encode),  # RZ2, before referee-replay/3
+], ids=["referee-replay/1", "referee-replay/2"])
+def test_a_record_of_an_earlier_format_in_redis_reads_back_verifies_and_archives(
+        config, store, archive_dir, openapi, path, secret, stored_form):
+    record = orjson.loads(path.read_bytes())
     match_id = record["match_id"]
     seats = [{k: v for k, v in seat.items() if k != "deadline_ms"} for seat in record["seats"]]
     meta = {"id": match_id, "game": record["game"], "game_version": record["game_version"],
@@ -70,13 +75,16 @@ def test_a_referee_replay_1_record_in_redis_reads_back_verifies_and_archives(
         "meta": orjson.dumps(meta), "status": "finished", "step": len(record["steps"]),
         "to_move": b"null", "result": orjson.dumps(record["result"]), "forfeit": b"null",
         "started_at": record["started_at"], "finished_at": record["finished_at"]})
-    store.redis.zadd("referee:matches:aladino", {match_id: 1.0})
-    store.redis.sadd("referee:ratings:aladino:counted", match_id)
-    store.redis.set(match_key(match_id, "replay"), orjson.dumps(record))
+    store.redis.zadd(f"referee:matches:{record['game']}", {match_id: 1.0})
+    store.redis.sadd(f"referee:ratings:{record['game']}:counted", match_id)
+    store.redis.set(match_key(match_id, "replay"), stored_form(record))
     assert store.get_replay(match_id) == record
-    api = ApiClient(create_app(replace(config, secret=V1_SECRET)), openapi)  # its key
+    api = ApiClient(create_app(replace(config, secret=secret)), openapi)  # its key
     verified = api.post("/replays/verify", json=record).get_json()
     assert verified["valid"] and verified["signature"] == "valid", verified
+    if record["format"] == "referee-replay/2":  # served as documented (v1 seeds exceed it)
+        served = api.get(f"/matches/{match_id}/replay").get_json()
+        assert {k: v for k, v in served.items() if k != "log"} == record
     report = archive.archive_finished(store, archive.ReplayArchive(archive_dir), timedelta(0))
     assert report.archived == 1 and report.failed == []
     assert store.get_replay(match_id) == record

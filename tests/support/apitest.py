@@ -41,6 +41,9 @@ SECRET = "test-secret"
 # key it was signed with.
 V1_RECORD = SUPPORT / "data" / "replay-v1-aladino.json"
 V1_SECRET = "v1-fixture-secret"
+# A `referee-replay/2` record (every step's state hash signed), written before format 3.
+V2_RECORD = SUPPORT / "data" / "replay-v2-caravans.json"
+V2_SECRET = "v2-fixture-secret"
 
 
 @cache

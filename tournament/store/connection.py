@@ -148,6 +148,7 @@ def connect_async(url: str, *, retry: AsyncRetry | None = None) -> AsyncClient:
     it takes; a dead peer is noticed by `KEEPALIVE`); `retry` as `connect`'s."""
     target = redis_target(url)
     options: dict[str, Any] = {
+        "socket_timeout": None,  # redis-py's default is 5 s: a task and a timer per write
         "socket_connect_timeout": CONNECT_TIMEOUT_S, "socket_keepalive": True,
         "socket_keepalive_options": KEEPALIVE, "redis_connect_func": _load_scripts_async,
         "retry": retry or AsyncRetry(ExponentialBackoff(), 0)}

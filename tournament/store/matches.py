@@ -6,12 +6,12 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Mapping
-from typing import Any, TypedDict, Unpack
+from typing import Any, TypedDict, Unpack, cast
 
 import redis
 from redis.typing import EncodableT, FieldT
 
-from referee.match import compact
+from referee.match import compact, replay, rerun
 from referee.match.replay import Record, StepRecord, utc_now
 from tournament.store.base import StoreBase
 from tournament.store.codec import binary, decoded, dumps, loads, text
@@ -196,8 +196,21 @@ class Matches(StoreBase):
         return [i.decode() for i in ids], total
 
     def steps(self, match_id: str) -> list[StepRecord]:
-        return [loads(raw) for raw in self.redis.lrange(match_key(match_id, MatchPart.STEPS),
-                                                        0, -1)]
+        """A running match's steps so far, each with its state hash: those its driver did
+        not hash (`referee-replay/3`, between checkpoints) computed here, re-run from the
+        match's seed."""
+        with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hgetall(match_key(match_id))
+            pipe.lrange(match_key(match_id, MatchPart.STEPS), 0, -1)
+            fields, stored = pipe.execute()
+        steps: list[StepRecord] = [loads(raw) for raw in stored]
+        match = match_fields(fields)
+        if match is None or all("state_hash" in step for step in steps):
+            return steps
+        played = cast(Record, {"format": replay.FORMAT, "steps": steps, **{
+            key: match[key] for key in ("game", "game_version", "num_players", "seed",
+                                        "options")}})
+        return rerun.with_state_hashes(rerun.engine_for(played), played)
 
     def get_replay(self, match_id: str) -> Record | None:
         """The finished match's sealed replay, from Redis or from the archive

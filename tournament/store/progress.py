@@ -3,8 +3,9 @@
 Every write of a driver is fenced by the match's lease (`match:{id}:lease`, holding the
 driver's name): a Lua script checks the holder before it writes, so a driver presumed dead
 (its lease expired, another worker took the match over) can never write a step, park or
-finish the match. A step is recorded together with the state after it, atomically, which
-is what lets any worker continue the match from its last recorded step.
+finish the match. A step is recorded atomically, with the state after it when the driver
+keeps it (every step of a match with a pull seat, the checkpoints of others: `record`),
+which is what lets any worker continue the match from its last recorded step.
 
 The scripts are in `tournament.store.scripts`; they read the time from Redis (`TIME`), so
 a pull seat's deadline does not depend on the clocks of the machines that park and resume
@@ -19,6 +20,7 @@ from typing import Any
 import orjson
 import redis.asyncio as aioredis
 from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError
 
 from referee.errors import RefereeError
 from referee.match import compact, merkle, replay
@@ -44,6 +46,7 @@ from tournament.store.matches import match_fields
 from tournament.store.metrics import decision_increments, record_match_status
 from tournament.store.pull import SIGNAL_TTL_S
 from tournament.store.scripts import Scripts
+from tournament.store.steps import Argument, StepWriter, resp
 
 LEASE_TTL_MS = 6000
 
@@ -59,6 +62,7 @@ class Loaded:
     match: dict[str, Any]  # as `Store.get_match` reads it
     state: dict[str, Any] | None  # the live state (None: none recorded)
     steps: list[StepRecord]
+    state_step: int = 0  # the steps the live state is after (it may lag behind `steps`)
 
 
 class Progress:
@@ -67,6 +71,7 @@ class Progress:
     def __init__(self, client: aioredis.Redis):
         self.redis = client
         self.scripts = Scripts(client.register_script)
+        self.steps = StepWriter(client)  # the scripts' calls (`_run`), pipelined
 
     async def load(self, match_id: str) -> Loaded | None:
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -77,12 +82,13 @@ class Progress:
         match = match_fields(fields)
         if match is None:
             return None
-        state = loads(live)["state"] if live else None
-        return Loaded(match, state, [orjson.loads(step) for step in steps])
+        state = loads(live) if live else None
+        return Loaded(match, state and state["state"], [orjson.loads(step) for step in steps],
+                      state["step"] if state else 0)
 
     async def take_lease(self, match_id: str, holder: str) -> bool:
-        return bool(await self.scripts.take_lease(keys=[lease_key(match_id), running_key()],
-                                                  args=[holder, LEASE_TTL_MS, match_id]))
+        return bool(await self._run(self.scripts.take_lease, [lease_key(match_id), running_key()],
+                                    [holder, LEASE_TTL_MS, match_id]))
 
     async def renew_leases(self, leases: dict[str, str]) -> list[str]:
         """Renew every lease held (match id -> holder) in one round trip; the ids of those
@@ -97,15 +103,15 @@ class Progress:
                 if answer == 0]
 
     async def release_lease(self, match_id: str, holder: str) -> None:
-        await self.scripts.release_lease(keys=[lease_key(match_id), running_key()],
-                                         args=[holder, match_id])
+        await self._run(self.scripts.release_lease, [lease_key(match_id), running_key()],
+                        [holder, match_id])
 
     async def start(self, match_id: str, game: str, holder: str,
                     started_at: str) -> str:
         """Mark the match running under this driver; its `started_at` (the first one's).
         Its first start counts in the cluster's metrics."""
-        answer = await self.scripts.start(keys=[match_key(match_id), lease_key(match_id)],
-                                          args=[holder, match_id, started_at])
+        answer = await self._run(self.scripts.start, [match_key(match_id), lease_key(match_id)],
+                                 [holder, match_id, started_at])
         if not answer:
             raise LeaseLost(match_id)
         first_started_at, first = answer
@@ -120,20 +126,24 @@ class Progress:
                      clocks: dict[str, Any] | None = None) -> None:
         """Record a step with the state after it, and count its decision in the cluster's
         metrics, in one round trip (idempotent: a step already recorded by this very write,
-        before a lost connection, is not recorded twice). `state_json`: the state's
-        canonical JSON, as hashed for the step; `clocks`: the match's clocks after it
-        (`Clocks.snapshot`), kept with the live state for the pull seats' observations."""
+        before a lost connection, is not recorded twice), sent by `steps` with the steps
+        the other matches recorded meanwhile. `state_json`: the state's JSON, kept as
+        the live state (b"": the live state is left as it is, a few steps behind: a driver
+        that continues the match plays the steps after it again); `clocks`: the match's
+        clocks after it (`Clocks.snapshot`), kept with the live state for the pull seats'
+        observations."""
         step = entry["step"]
-        live = b'{"step":%d,"state":%b%b}' % (
+        live = state_json and b'{"step":%d,"state":%b%b}' % (
             step + 1, state_json, b',"clocks":' + orjson.dumps(clocks) if clocks else b"")
         counts = decision_increments(game, bot, entry["elapsed_ms"] / 1000,
                                      entry["fault"]["code"] if entry["fault"] else None)
-        answer = await self.scripts.record(
-            keys=[match_key(match_id), match_key(match_id, MatchPart.STEPS),
-                  match_key(match_id, MatchPart.LIVE), lease_key(match_id),
-                  applied_key(match_id, step), events_channel(match_id)],
-            args=[holder, step, orjson.dumps(entry), live, orjson.dumps(to_move),
-                  "1" if pull_move_played else "0", SIGNAL_TTL_S, orjson.dumps(counts)])
+        keys = [match_key(match_id), match_key(match_id, MatchPart.STEPS),
+                match_key(match_id, MatchPart.LIVE), lease_key(match_id),
+                applied_key(match_id, step), events_channel(match_id)]
+        args: list[Argument] = [holder, step, orjson.dumps(entry), live, orjson.dumps(to_move),
+                                "1" if pull_move_played else "0", SIGNAL_TTL_S,
+                                orjson.dumps(counts)]
+        answer = await self._run(self.scripts.record, keys, args)
         if answer == 0:
             raise LeaseLost(match_id)
         if answer == -1:
@@ -141,9 +151,9 @@ class Progress:
 
     async def park(self, match_id: str, holder: str, seat: int, step: int) -> bool:
         """Park the match at a pull seat's decision; False when a move is already waiting."""
-        answer = await self.scripts.park(
-            keys=[match_key(match_id), lease_key(match_id), running_key(),
-                  inbox_key(match_id, seat)], args=[holder, match_id, step])
+        answer = await self._run(self.scripts.park, [
+            match_key(match_id), lease_key(match_id), running_key(), inbox_key(match_id, seat)],
+            [holder, match_id, step])
         if answer == 0:
             raise LeaseLost(match_id)
         return answer == 1
@@ -171,11 +181,13 @@ class Progress:
             asked_at, (seconds, micros) = await pipe.execute()
         return int(asked_at or 0), seconds * 1000 + micros // 1000
 
-    async def finish(self, match_id: str, holder: str, record: Record, seats: int) -> int:
+    async def finish(self, match_id: str, holder: str, record: Record, seats: int,
+                     leaf_data: bytes | None = None) -> int:
         """Store the sealed replay and the result, log it (its leaf appended to the results
         log), drop what only a running match needs and release the lease, atomically; the
-        record's index in the log."""
-        leaf = merkle.leaf_hash(replay.leaf_data(record))
+        record's index in the log. `leaf_data`: the record's `replay.leaf_data`, when the
+        caller has it (`replay.sealed`)."""
+        leaf = merkle.leaf_hash(leaf_data or replay.leaf_data(record))
         answer = await self._fenced(self.scripts.end_match, _end_keys(match_id, seats), [
             holder, match_id, MatchStatus.FINISHED.value, compact.encode(record), leaf,
             MatchField.RESULT, compact.pack(record["result"]),
@@ -195,15 +207,23 @@ class Progress:
         round trip; False when a bot already plays `cap` other matches. A slot whose match
         has no lease (its driver finished, parked or died) is free again."""
         prefix, suffix = lease_key_pattern()
-        return bool(await self.scripts.take_slots(
-            keys=[playing_key(bot) for bot in sorted(set(bot_ids))],
-            args=[match_id, cap, prefix, suffix]))
+        return bool(await self._run(self.scripts.take_slots,
+                                    [playing_key(bot) for bot in sorted(set(bot_ids))],
+                                    [match_id, cap, prefix, suffix]))
 
     async def release_bot_slots(self, match_id: str, bot_ids: list[str]) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
             for bot in sorted(set(bot_ids)):
                 pipe.srem(playing_key(bot), match_id)
             await pipe.execute()
+
+    async def _run(self, script: AsyncScript, keys: list[str], args: list[Argument]) -> Any:
+        """`script`'s answer, run on `steps`' connection (EVALSHA; loaded first on a Redis
+        that lacks it)."""
+        try:
+            return await self.steps.call(resp(["EVALSHA", script.sha, len(keys), *keys, *args]))
+        except NoScriptError:
+            return await script(keys=keys, args=args)
 
     async def _fenced(self, script: AsyncScript, keys: list[str], args: list[Any],
                       status: tuple[str, MatchStatus] | None = None) -> Any:

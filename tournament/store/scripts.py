@@ -111,10 +111,11 @@ return {redis.call('HGET', KEYS[1], '$STARTED_AT'), first}
 """)
 
 # KEYS: match, steps, live, lease, applied signal, events channel; ARGV: holder, step index,
-# step JSON, live JSON, to_move JSON, "1" to signal a pull client that its move was played,
-# the signal's TTL, and the JSON list of [hash, field, amount] increments counting the
-# decision in the cluster's metrics (`tournament.store.metrics`). Followers of the match
-# (GET /matches/{id}/events) hear the new step's number.
+# step JSON, live JSON ("" to leave the live state), to_move JSON, "1" to signal a pull
+# client that its move was played, the signal's TTL, and the JSON list of [hash, field,
+# amount] increments counting the decision in the cluster's metrics
+# (`tournament.store.metrics`). Followers of the match (GET /matches/{id}/events) hear the
+# new step's number.
 RECORD = lua("""
 if redis.call('GET', KEYS[4]) ~= ARGV[1] then return 0 end
 local index = tonumber(ARGV[2])
@@ -122,7 +123,7 @@ local length = redis.call('LLEN', KEYS[2])
 if length == index + 1 and redis.call('LINDEX', KEYS[2], -1) == ARGV[3] then return 1 end
 if length ~= index then return -1 end
 redis.call('RPUSH', KEYS[2], ARGV[3])
-redis.call('SET', KEYS[3], ARGV[4])
+if ARGV[4] ~= '' then redis.call('SET', KEYS[3], ARGV[4]) end
 local t = redis.call('TIME')
 redis.call('HSET', KEYS[1], '$STEP', index + 1, '$TO_MOVE', ARGV[5],
            '$ASKED_AT', t[1] * 1000 + math.floor(t[2] / 1000))

@@ -1,0 +1,98 @@
+"""The drivers' scripts on one kept connection (`tournament.store.steps.StepWriter`), against
+a real Redis: calls made at once are pipelined and each gets its own answer, an error reply
+fails its own call only, a lost connection fails the calls in flight and the next call
+works on a new one, and a Redis that lost its scripts still records a step."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+
+from tournament.store.progress import Progress
+from tournament.store.steps import StepWriter, resp
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+def test_calls_made_at_once_share_the_connection_and_get_their_own_answers(redis_url):
+    async def calls() -> tuple[list, int]:
+        client = aioredis.Redis.from_url(redis_url)
+        writer = StepWriter(client)
+        answers = await asyncio.gather(*(writer.call(resp(["INCRBY", "writer:n", n]))
+                                         for n in range(1, 51)))
+        clients = await client.client_list()
+        await client.aclose()
+        return answers, len(clients)
+
+    answers, connections = run(calls())
+    assert answers == [n * (n + 1) // 2 for n in range(1, 51)]  # in the order sent
+    assert connections <= 2  # the writer's one, and the one that listed them
+
+
+def test_an_error_reply_fails_its_own_call_only(redis_url):
+    async def calls() -> list:
+        client = aioredis.Redis.from_url(redis_url)
+        writer = StepWriter(client)
+        await client.set("writer:text", "not a number")
+        answers = await asyncio.gather(writer.call(resp(["INCR", "writer:m"])),
+                                       writer.call(resp(["INCR", "writer:text"])),
+                                       writer.call(resp(["INCR", "writer:m"])),
+                                       return_exceptions=True)
+        await client.aclose()
+        return answers
+
+    first, error, third = run(calls())
+    assert (first, third) == (1, 2) and isinstance(error, ResponseError)
+
+
+def test_a_lost_connection_fails_the_calls_in_flight_and_the_next_uses_a_new_one(redis_url):
+    async def calls() -> tuple[BaseException, int]:
+        client = aioredis.Redis.from_url(redis_url)
+        writer = StepWriter(client)
+        await writer.call(resp(["SET", "writer:k", "1"]))
+        killer = redis.Redis.from_url(redis_url)
+        blocked = asyncio.ensure_future(writer.call(resp(["BLPOP", "writer:never", 30])))
+        await asyncio.sleep(0.2)
+        killer.client_kill_filter(_type="normal", skipme=True)
+        killer.close()
+        lost = await asyncio.gather(blocked, return_exceptions=True)
+        answer = await writer.call(resp(["INCR", "writer:k"]))
+        await client.aclose()
+        return lost[0], answer
+
+    lost, answer = run(calls())
+    assert isinstance(lost, redis.ConnectionError), lost
+    assert answer == 2
+
+
+def test_a_step_is_recorded_after_redis_lost_its_scripts(redis_url):
+    """SCRIPT FLUSH (a restart, a new primary): the step's EVALSHA answers NOSCRIPT, and the
+    script is loaded and run instead."""
+    entry = {"step": 0, "seat": 0, "action": {"type": "x"}, "fault": None, "elapsed_ms": 1.0}
+
+    async def record() -> list:
+        client = aioredis.Redis.from_url(redis_url)
+        progress = Progress(client)
+        await client.set("referee:match:m-flush:lease", "holder")
+        await client.script_flush()
+        await progress.record("m-flush", "holder", entry, b"", 1, False, "aladino", "bot")
+        steps = await client.lrange("referee:match:m-flush:steps", 0, -1)
+        live = await client.get("referee:match:m-flush:live")
+        await client.aclose()
+        return [steps, live]
+
+    steps, live = run(record())
+    assert len(steps) == 1 and live is None  # b"": the live state is left as it was
+
+
+@pytest.mark.parametrize("argument", [b"bytes", "text é", 42])
+def test_commands_are_packed_as_the_redis_protocol(argument):
+    data = argument if isinstance(argument, bytes) else str(argument).encode()
+    assert resp(["SET", "k", argument]) == b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n%b\r\n" % (
+        len(data), data)

@@ -402,13 +402,14 @@ def log_from_view(log: Sequence[Event], seat: int | None,
     """A state's log rebuilt from `visible_log(state, seat)`: each entry's
     `private_fields[kind]` that it shows go back under `_private` for `seat`, so
     `visible_log` gives `log` back (other seats' private details are not in `log`)."""
-    entries: list[Event] = []
-    for event in log:
-        hidden = [key for key in private_fields.get(event["event"], ()) if key in event]
-        entry: Event = clone({k: v for k, v in event.items() if k not in hidden})
-        if hidden and seat is not None:
-            entry["_private"] = {str(seat): clone({key: event[key] for key in hidden})}
-        entries.append(entry)
+    entries: list[Event] = clone(list(log))  # one round trip for the whole log
+    for entry in entries:
+        fields = private_fields.get(entry["event"])
+        hidden = [key for key in fields if key in entry] if fields else None
+        if hidden:
+            private = {key: entry.pop(key) for key in hidden}
+            if seat is not None:
+                entry["_private"] = {str(seat): private}
     return entries
 
 

@@ -60,7 +60,8 @@ os.environ["REFEREE_WORKER_NICE"] = "0"
 
 # ----- scheduling over the test processes ------------------------------------------------
 LONG_FILES = ("tests/tournament/test_ladders.py", "tests/test_packaging.py",
-              "tests/engines/test_conformance.py", "tests/tournament/test_failover.py",
+              "tests/engines/test_conformance.py", "tests/engines/test_determinize.py",
+              "tests/tournament/test_failover.py",
               "tests/hardening/test_hardening_schemathesis.py")
 """Files that take minutes: handed out first, so that the run does not end on one of them
 while the other process idles."""

@@ -8,8 +8,8 @@ bot in every seat (bots/python/playout_policies.py; random moves for a game with
 where the observations show running scores (Aladino), the playout stops HORIZON moves on and
 those scores stand for the result.
 Every node credits the reward of the seat that moved into it (max^n): its rank among the
-seats, blended with its score margin over the best other seat (solo: its score alone), the
-margins normalised over the search.
+seats, blended with its score margin over the best other seat (solo: its score alone; a
+playout cut HORIZON moves on: that margin alone), the margins normalised over the search.
 
 - The root's moves are legal in every determinization, so the root move is chosen first
   (UCB1, untried moves first, the greedy bot's move before the others, progressively
@@ -56,7 +56,8 @@ EXPAND_AFTER = 10
 GREEDY_PRIOR, PUCT_C = 0.75, 1.0
 """Below the root: the greedy move's prior (the rest shared evenly), PUCT's constant."""
 MARGIN_WEIGHT = 0.3
-"""The share of the normalised score margin in a reward (the rank has the rest)."""
+"""The share of the normalised score margin in the reward of a whole game (the rank has the
+rest)."""
 HORIZON = 4
 """The moves a playout plays in a game whose observations show the running scores (Aladino)
 before those scores stand for the result: lower-variance, and five times more playouts."""
@@ -152,8 +153,9 @@ class Search:
         self.iterations = 0
         self.seeds: list[int] = []
         solo = self.game.seats(self.game.determinize(observation, 0)) == 1
-        self.margin_weight = 1.0 if solo else MARGIN_WEIGHT  # solo: the score is all
         self.horizon = HORIZON if isinstance(observation.get("scores"), list) else None
+        # Solo, the score is all; a few moves on, who leads rarely changes: the margin is all.
+        self.margin_weight = 1.0 if solo or self.horizon else MARGIN_WEIGHT
 
     def run(self, stop: float = math.inf, iterations: int | None = None) -> None:
         while (iterations is None or self.iterations < iterations) and (

@@ -32,6 +32,7 @@ SCRIPTS = {
     "hosted.py": ["start to first answer", "hosted (HostedProgram.ask)",
                   "bridge (BotClient.decide)", "hosted / bridge"],
     "remote_workers.py": ["CPU ms/dec", "matches/s", "ms each way", "Redis RTT ms"],
+    "search_bots.py": ["a move): decision", "LLR", "solo ranking 1:"],
     "api_load.py": ["GET /ratings/aladino", "GET /matches?limit=20", "GET /matches/{id}",
                     "p99 ms", "errors"],
 }

@@ -39,9 +39,9 @@ from pathlib import Path
 
 import _support
 import redis
-import requests
 
 import engines
+from referee.client import Client
 from referee.processes import python_module, stop_all
 from referee.redis_server import free_port
 
@@ -70,20 +70,12 @@ class Stack:
         self.workers = [_support.start(python_module("referee.cli", "worker"), env=self.env)
                         for _ in range(workers)]
         _support.wait_workers(self.client, workers)
-        self.session = requests.Session()
-        self.session.headers["Authorization"] = f"Bearer {ADMIN}"
+        self.referee = Client(f"http://127.0.0.1:{self.port}", ADMIN)
         assert server.process is not None  # a started server
         self.redis_pid = server.process.pid
 
-    def call(self, method: str, path: str, body: dict | None = None) -> dict:
-        response = self.session.request(method, f"http://127.0.0.1:{self.port}{path}",
-                                        json=body, timeout=60)
-        if response.status_code >= 400:
-            raise RuntimeError(f"{method} {path}: {response.status_code} {response.text}")
-        return response.json()
-
     def register(self, urls: list[str]) -> list[str]:
-        return [self.call("POST", "/bots", {"name": f"instant {time.monotonic_ns()}",
+        return [self.referee.post("/bots", {"name": f"instant {time.monotonic_ns()}",
                                             "url": url, "games": engines.names()})["id"]
                 for url in urls]
 
@@ -91,7 +83,7 @@ class Stack:
              ) -> tuple[float, int]:
         """Post `matches` matches at once and wait for them all: (seconds, decisions)."""
         started = time.perf_counter()
-        ids = [self.call("POST", "/matches", {
+        ids = [self.referee.post("/matches", {
             "game": game, "seats": seats_of(bots, variant["num_players"], seed),
             "options": variant["options"], "seed": seed, "deadline_ms": 10000})["id"]
             for seed in range(matches)]

@@ -59,20 +59,23 @@ os.environ["REFEREE_SIGNING_KEY_FILE"] = str(signing_key_file())
 os.environ["REFEREE_WORKER_NICE"] = "0"
 
 # ----- scheduling over the test processes ------------------------------------------------
-LONG_FILES = ("tests/tournament/test_ladders.py", "tests/test_packaging.py",
-              "tests/engines/test_conformance.py", "tests/engines/test_determinize.py",
-              "tests/tournament/test_failover.py",
-              "tests/hardening/test_hardening_schemathesis.py")
-"""Files that take minutes: handed out first, so that the run does not end on one of them
-while the other process idles."""
-SPREAD_FILES = ("tests/bench/test_bench_scripts.py",)
-"""Files whose tests are independent subprocesses (no module fixtures): handed out one
-test at a time, last, to fill the gaps."""
+LONG_FILES = ("tests/hardening/test_hardening_schemathesis.py", "tests/test_packaging.py",
+              "tests/tournament/test_ladders.py", "tests/ops/test_install.py",
+              "tests/engines/test_conformance.py", "tests/demo/test_demo.py",
+              "tests/tournament/test_failover.py", "tests/engines/test_determinize.py")
+"""Files that take minutes, the longest first: handed out first, in this order, so that the
+run does not end on one of them while the other process idles."""
+SPREAD_FILES = ("tests/hardening/test_hardening_schemathesis.py",
+                "tests/bench/test_bench_scripts.py")
+"""Files whose tests need no module fixtures (each starts its own servers): handed out one
+test at a time, and, unless they are long too, last, to fill the gaps."""
 
 
-def _turn(item: pytest.Item) -> int:
+def _turn(item: pytest.Item) -> tuple[int, int]:
     path = item.nodeid.split("::")[0]
-    return 0 if path in LONG_FILES else 2 if path in SPREAD_FILES else 1
+    if path in LONG_FILES:
+        return 0, LONG_FILES.index(path)
+    return 2 if path in SPREAD_FILES else 1, 0
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

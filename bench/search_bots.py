@@ -38,6 +38,8 @@ ADMIN_TOKEN = "bench-admin-token"
 ELO0, ELO1 = 0.0, 50.0
 SETUPS = {"aladino": ("aladino", 2, {}), "aldabas": ("aldabas", 2, {}),
           "caravans": ("caravans", 2, {}), "solo": ("aldabas", 1, {"mode": "solo"})}
+QUICK_SETUPS = ("caravans", "solo")
+"""The smoke test's: one 2-player SPRT and the solo ranking."""
 MOVE_MS = {"aladino": 800.0, "aldabas": 300.0, "caravans": 300.0, "solo": 300.0}
 DEADLINE_MS = 2000
 
@@ -134,8 +136,9 @@ def run_setup(base: str, setup: str, move_ms: float, max_matches: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--setups", default=",".join(SETUPS),
-                        help="of " + ", ".join(SETUPS))
+    parser.add_argument("--setups", default=None,
+                        help="of " + ", ".join(SETUPS) + " (default: all; --quick: "
+                        + ", ".join(QUICK_SETUPS) + ")")
     parser.add_argument("--move-ms", type=move_times, default=MOVE_MS,
                         help="the search's time per decision, per setup: setup=ms,...")
     parser.add_argument("--max-matches", type=int, default=400)
@@ -143,7 +146,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.move_ms, args.max_matches = dict.fromkeys(MOVE_MS, 20.0), 2
-    setups = [setup for setup in args.setups.split(",") if setup]
+    chosen = args.setups or ",".join(QUICK_SETUPS if args.quick else SETUPS)
+    setups = [setup for setup in chosen.split(",") if setup]
     times = ", ".join(f"{setup} {args.move_ms[setup]:g}" for setup in setups)
     _support.header(f"ISMCTS (ms a move: {times}) against the greedy bots",
                     f"SPRT [{ELO0:g}, {ELO1:g}] accepts H1 in every 2-player setup; "

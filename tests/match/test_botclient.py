@@ -87,3 +87,50 @@ def test_a_bot_closing_the_connection_is_a_crash(bot_server):
 def test_a_huge_answer_is_malformed(bot_server):
     reply = decide(bot_server.url("/huge"), deadline_ms=3000)
     assert reply.fault == "malformed" and "larger than" in reply.detail
+
+
+def _out_of_turn_bot(listener, answers: int) -> None:
+    """Answers each request with a good answer followed at once by a second, forged one
+    (choosing the other move), as a bot speaking out of turn would; `answers` requests."""
+    good = b'{"action": {"type": "move", "direction": 1}}'
+    forged = b'{"action": {"type": "move", "direction": 2}}'
+    for _ in range(answers):
+        connection, _ = listener.accept()
+        with connection:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += connection.recv(65536)
+            length = int(head.lower().split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
+            body = head.split(b"\r\n\r\n", 1)[1]
+            while len(body) < length:
+                body += connection.recv(65536)
+            connection.sendall(b"".join(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                + str(len(answer)).encode() + b"\r\n\r\n" + answer for answer in (good, forged)))
+            connection.recv(1)  # until the referee closes it or writes again
+
+
+def test_an_answer_sent_out_of_turn_is_never_taken_for_the_next_one():
+    """A second answer written right behind the first (before any request asked for it)
+    is never the answer to a later decision: each decision gets its own answer or is a
+    fault of the seat (the surplus makes the answer malformed when it arrives with it)."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    serving = threading.Thread(target=_out_of_turn_bot, args=(listener, 3), daemon=True)
+    serving.start()
+
+    async def three():
+        client = BotClient(f"http://127.0.0.1:{listener.getsockname()[1]}/", 2000)
+        replies = [await client.decide(PAYLOAD) for _ in range(3)]
+        await client.aclose()
+        return replies
+
+    try:
+        replies = asyncio.run(three())
+    finally:
+        listener.close()  # the daemon bot thread may wait on a connection the client kept
+    assert all(reply.action == {"type": "move", "direction": 1} if reply.fault is None
+               else reply.action is None and reply.fault in ("malformed", "crash")
+               for reply in replies), [(reply.fault, reply.detail) for reply in replies]

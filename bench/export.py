@@ -10,8 +10,8 @@ then stored finished in a throw-away redis-server (replay, result, results log).
 exported to a file as NDJSON with 1 and 2 processes (`--jobs`), as Parquet, and through the
 API's page reader (`tournament.export.read_page`, pages of 10,000 records, the admin's
 view). A last pass over the same records splits one export's time into its parts: reading
-the replays from Redis, the engine re-playing the moves (`apply`), the engine's observations
-(`observation`, legal actions included), and writing the records' JSON.
+the replays from Redis, the engine re-playing the moves (`apply`), the observations as JSON
+(engines.observation_json, legal actions included), and writing the records' JSON.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ import time
 from pathlib import Path
 
 import _support
-import orjson
 import redis.asyncio as aioredis
 
 import engines
+from engines.observation_json import ObservationWriter
 from referee.commands.export import NdjsonOut, ParquetOut, export
 from referee.match.botclient import BotReply
-from referee.match.decisions import Decision, MatchRecords, ViewWriter
+from referee.match.decisions import Decision, MatchRecords
 from referee.match.rerun import engine_for, initial_state, state_after
 from referee.match.runner import FailurePolicy, MatchPlay
 from tournament.export import Cursor, read_page
@@ -125,15 +125,15 @@ def breakdown(store: Store, records: list[dict]) -> None:
              "write JSON": 0.0, "engine apply": 0.0}
     count = written = 0
     for record in read:
-        engine, head, writer = engine_for(record), MatchRecords.of(record), ViewWriter()
+        engine, head = engine_for(record), MatchRecords.of(record)
+        writer = ObservationWriter(engine)
         state = initial_state(engine, record)
         for step in record["steps"]:
             began = clock()
-            view = engine.observation(state, step["seat"])
+            seen = writer.write(state, step["seat"])
             observed = clock()
-            legal = orjson.dumps(view["legal_actions"])
-            decision = Decision(step["step"], step["seat"], writer.write(view, step["seat"], legal),
-                                legal, step["action"], None)
+            decision = Decision(step["step"], step["seat"], seen.observation,
+                                seen.legal_actions_json, step["action"], None)
             written += len(head.line(decision))
             wrote = clock()
             state = state_after(engine, state, step)

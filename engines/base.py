@@ -21,7 +21,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -30,6 +30,9 @@ from .phases import Phases
 from .rng import Rng, seed_state
 from .schema import compile_action_check
 from .types import Action, End, Event, JsonObject, Observation, Result, State, Variant
+
+if TYPE_CHECKING:
+    from .observation_json import Memo
 
 __all__ = [  # the shapes of engines.types too, for code that imports them from here
     "OVER", "Action", "End", "Event", "Game", "JsonObject", "Observation", "Result", "Rules",
@@ -226,17 +229,27 @@ class Rules(Game):
         a spectator (`seat=None`) gets only what every seat sees."""
         if seat is not None:
             self.check_seat(state, seat)
-        to_move = self.current_seat(state)
+        return self.observed(state, seat, self._view(state, seat),
+                             self.shown_legal_actions(state, seat), visible_log(state, seat))
+
+    def shown_legal_actions(self, state: State, seat: int | None) -> list[Action]:
+        """The legal actions an observation of `seat` shows: none unless it is to move."""
+        return self.legal_actions(state) if seat is not None and self.current_seat(
+            state) == seat else []
+
+    def observed(self, state: State, seat: int | None, view: Mapping[str, Any],
+                 legal_actions: Any, log: Any) -> JsonObject:
+        """An observation from its parts: the game's view, then what every game shows
+        (engines.observation_json gives the legal actions and the log as JSON here)."""
         common: Observation = {
             "game": self.name,
             "seat": seat,
-            "to_move": to_move,
-            "legal_actions": self.legal_actions(state) if seat is not None and to_move == seat
-            else [],
-            "log": visible_log(state, seat),
+            "to_move": self.current_seat(state),
+            "legal_actions": legal_actions,
+            "log": log,
             "end": state["end"],
         }
-        return {**self._view(state, seat), **common}
+        return {**view, **common}
 
     def result(self, state: State) -> Result:
         if not self.is_over(state):
@@ -328,6 +341,11 @@ class Rules(Game):
         """The game-specific part of an observation: public state plus the seat's secrets
         (none for a spectator, `seat=None`)."""
 
+    def _view_parts(self, state: State, seat: int | None, memo: Memo) -> Mapping[str, Any]:
+        """`_view`, its costly parts as JSON kept in `memo` by the state parts they are made
+        from (engines.observation_json); by default the view itself."""
+        return self._view(state, seat)
+
     @abstractmethod
     def _result(self, state: State) -> Result:
         """Scores, ranks and details of a finished game (`Rules.result` adds the end)."""
@@ -393,8 +411,12 @@ def visible_log(state: State, seat: int | None) -> list[Event]:
     details are the state's own (logged entries are never changed: read, do not modify);
     the others are new dicts."""
     key = None if seat is None else str(seat)
-    return [event if "_private" not in event else _merged(event, key)
-            for event in state["log"]]
+    return [visible_entry(event, key) for event in state["log"]]
+
+
+def visible_entry(event: Event, key: str | None) -> Event:
+    """One entry of `visible_log` (`key`: the seat as a string, None for a spectator)."""
+    return event if "_private" not in event else _merged(event, key)
 
 
 def log_from_view(log: Sequence[Event], seat: int | None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engines.base import OVER, Rules
+from engines.observation_json import Memo
 from engines.rng import Rng
 from engines.types import JsonObject, Result, State
 
@@ -48,6 +49,9 @@ class AladinoGame(Rules):
 
     def _view(self, state: State, seat: int | None) -> view.View:
         return view.view(state)
+
+    def _view_parts(self, state: State, seat: int | None, memo: Memo) -> view.View:
+        return view.view_parts(state, memo)
 
     def _result(self, state: State) -> Result:
         return scoring.result(state)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from engines.base import OVER, Rules, log_event
 from engines.errors import InvalidSetup
+from engines.observation_json import Memo
 from engines.rng import Rng
 from engines.types import JsonObject, Result, State, Variant
 
@@ -26,7 +29,7 @@ from .determinize import PRIVATE_EVENT_FIELDS, determinize
 from .flow import start_setup
 from .schemas import ACTIONS, OBSERVATION
 from .table import RivalHolder, deal, draw, new_holder
-from .view import View, hidden_variant, seat_view
+from .view import View, hidden_variant, seat_view, view_parts
 
 RIVAL_GOALS = 3
 SOLO_OPTIONS = {"rival_extra_hand": 0, "extra_supply": 0}
@@ -136,6 +139,9 @@ class AldabasGame(Rules):
 
     def _view(self, state: State, seat: int | None) -> View:
         return seat_view(state, seat)
+
+    def _view_parts(self, state: State, seat: int | None, memo: Memo) -> dict[str, Any]:
+        return view_parts(state, seat, memo)
 
     def hidden_variant(self, state: State, seat: int, rng: Rng) -> State:
         return hidden_variant(state, seat, rng)

@@ -3,9 +3,13 @@ else leaks: `hidden_variant` re-deals everything the seat can not see."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NotRequired, TypedDict
 
+import orjson
+
 from engines.base import clone
+from engines.observation_json import Memo
 from engines.rng import Rng
 from engines.types import End, State
 
@@ -104,7 +108,19 @@ class View(TypedDict):
 
 def seat_view(state: State, seat: int | None) -> View:
     """A seat's view; a spectator (`seat=None`) has no `you` part."""
-    view: View = {
+    view = seat_view_with(state, seat, [public_player(n, p)
+                                        for n, p in enumerate(state["players"])])
+    if seat is not None:
+        view["you"] = own_view(state["players"][seat])
+    if state["rival"] is not None:
+        view["rival"] = rival_view(state["rival"])
+    return view
+
+
+def seat_view_with(state: State, seat: int | None, players: Any) -> View:
+    """The view around its players' public parts (as dicts, or as JSON fragments); the
+    seat's secrets and the Rival are the caller's to fill in."""
+    return {
         "mode": state["mode"],
         "phase": state["phase"],
         "active": state["active"],
@@ -118,11 +134,24 @@ def seat_view(state: State, seat: int | None) -> View:
         "discard": list(state["discard"]),
         "dock": dock_view(state),
         "end_trigger": clone(state["end_trigger"]),
-        "players": [public_player(n, p) for n, p in enumerate(state["players"])],
-        "you": None if seat is None else own_view(state["players"][seat]),
+        "players": players,
+        "you": None,
     }
-    if state["rival"] is not None:
-        view["rival"] = rival_view(state["rival"])
+
+
+def view_parts(state: State, seat: int | None, memo: Memo) -> dict[str, Any]:
+    """`seat_view`, each holder's part as JSON kept in `memo` by the holder it shows
+    (engines.observation_json): an action changes the holdings of the seat to act only."""
+    players = state["players"]
+    view: dict[str, Any] = dict(seat_view_with(state, seat, [
+        orjson.Fragment(memo.json(n, holder, partial(public_player, n, holder)))
+        for n, holder in enumerate(players)]))
+    if seat is not None:
+        view["you"] = orjson.Fragment(memo.json(("you", seat), players[seat],
+                                                partial(own_view, players[seat])))
+    rival = state["rival"]
+    if rival is not None:
+        view["rival"] = orjson.Fragment(memo.json("rival", rival, partial(rival_view, rival)))
     return view
 
 

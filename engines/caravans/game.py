@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from engines.base import Rules, log_event
+from engines.observation_json import Memo
 from engines.rng import Rng
 from engines.types import Action, JsonObject, Result, State
 
@@ -74,6 +77,9 @@ class CaravansGame(Rules):
 
     def _view(self, state: State, seat: int | None) -> view.View:
         return view.view(state, seat)
+
+    def _view_parts(self, state: State, seat: int | None, memo: Memo) -> dict[str, Any]:
+        return view.view_parts(state, seat, memo)
 
     def hidden_variant(self, state: State, seat: int, rng: Rng) -> State:
         return view.hidden_variant(state, seat, rng)

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
+import orjson
+
 from engines.base import clone
+from engines.observation_json import Memo
 from engines.rng import Rng
 from engines.types import State
 
@@ -57,10 +60,35 @@ class View(TypedDict):
 
 def view(state: State, seat: int | None) -> View:
     """A seat's view; a spectator (`seat=None`) has no hand."""
-    out: View = clone({key: state[key] for key in PUBLIC_KEYS if key in state})
-    out["hand"] = None if seat is None else sorted(state["hands"][seat])
+    return view_with(state, clone({key: state[key] for key in PUBLIC_KEYS if key in state}),
+                     None if seat is None else sorted(state["hands"][seat]),
+                     [sorted(known) for known in state["known"]])
+
+
+def view_parts(state: State, seat: int | None, memo: Memo) -> dict[str, Any]:
+    """`view`, the public parts that are lists or objects and the cards known and in hand
+    as JSON kept in `memo` by the parts of the state they show (engines.observation_json):
+    an action changes few of them."""
+    public = {key: orjson.Fragment(memo.json(key, value))
+              if isinstance(value, list | dict) else value
+              for key in PUBLIC_KEYS if (value := state.get(key, MISSING)) is not MISSING}
+    hands, known = state["hands"], state["known"]
+    hand = None if seat is None else orjson.Fragment(
+        memo.json(("hand", seat), hands[seat], lambda: sorted(hands[seat])))
+    return dict(view_with(state, public, hand, orjson.Fragment(memo.json(
+        "known", known, lambda: [sorted(cards) for cards in known]))))
+
+
+MISSING = object()
+
+
+def view_with(state: State, public: dict[str, Any], hand: Any, known_cards: Any) -> View:
+    """The view from its public parts, the hand and the known cards (as values, or as JSON
+    fragments)."""
+    out: View = public  # type: ignore[assignment]  # PUBLIC_KEYS are the View's first keys
+    out["hand"] = hand
     out["hand_counts"] = [len(hand) for hand in state["hands"]]
-    out["known_cards"] = [sorted(known) for known in state["known"]]
+    out["known_cards"] = known_cards
     out["deck_count"] = len(state["deck"])
     out["bank"] = {
         "passages": [c for c in state["colours"] if state["rop"][c] is None],

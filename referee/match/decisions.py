@@ -6,22 +6,21 @@ sent), its legal actions, the action recorded (the substituted move under the `r
 policy, null for a forfeit; `fault` says which), and the seat's final rank and score.
 
 The observations come from one pass over the record: the steps applied in order from its
-seed, each decision's observation taken on the way. An observation carries the log since
-the start, so writing each one whole would cost time quadratic in the match's length:
-`ViewWriter` writes each entry of a seat's log once and splices the seat's log into every
-later observation (orjson `Fragment`), giving the same bytes as `orjson.dumps(view)`.
+seed, each decision's observation written on the way by an `ObservationWriter`
+(engines.observation_json: the same bytes as `orjson.dumps(observation)`, without writing
+again what the seat's previous observation wrote, its log above all).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import orjson
 
-import engines
-from engines.base import Action, JsonObject, State
+from engines.base import Action, State
+from engines.observation_json import ObservationWriter
 from referee.match.replay import Record, StepRecord
 from referee.match.rerun import engine_for, initial_state, state_after
 
@@ -46,40 +45,6 @@ class Decision(NamedTuple):
     fault: str | None
 
 
-@dataclass
-class _SeatLog:
-    """The log entries of a seat's last observation and their JSON, brackets left out."""
-
-    entries: list[Any] = field(default_factory=list)
-    body: bytes = b""
-
-
-@dataclass
-class ViewWriter:
-    """Writes observations as orjson does, each seat's log entries written once."""
-
-    logs: dict[int, _SeatLog] = field(default_factory=dict)
-
-    def write(self, view: JsonObject, seat: int, legal_actions: bytes) -> bytes:
-        """`orjson.dumps(view)`, its log and legal actions spliced in as written."""
-        return orjson.dumps({**view, "legal_actions": orjson.Fragment(legal_actions),
-                             "log": orjson.Fragment(self._log(seat, view["log"]))})
-
-    def _log(self, seat: int, entries: list[Any]) -> bytes:
-        """The JSON of `entries`, reusing what was written of the seat's previous log when
-        this one extends it (logged entries are never changed; compared anyway, mostly by
-        identity, so a log that does not extend it is written afresh)."""
-        known = self.logs.get(seat)
-        if known is None or entries[:len(known.entries)] != known.entries:
-            known = self.logs[seat] = _SeatLog()
-        new = entries[len(known.entries):]
-        if new:
-            written = b",".join(map(orjson.dumps, new))
-            known.body = known.body + b"," + written if known.body else written
-            known.entries = entries
-        return b"[" + known.body + b"]"
-
-
 def decisions(record: Record, seats: int = ALL_SEATS, start: int = 0) -> Iterator[Decision]:
     """The decisions of the seats in the mask `seats` (bit n: seat n) from step `start` on,
     in step order, from one pass over the record (`rerun.RecordError` for a game version
@@ -90,24 +55,21 @@ def decisions(record: Record, seats: int = ALL_SEATS, start: int = 0) -> Iterato
     if not wanted:
         return
     last = wanted[-1]["step"]
-    writer = ViewWriter()
+    writer = ObservationWriter(engine)
     state = initial_state(engine, record)
     for step in record["steps"]:
         if step["step"] >= start and seats >> step["seat"] & 1:
-            yield _decision(engine, writer, state, step)
+            yield _decision(writer, state, step)
         if step["step"] == last:
             return
         state = state_after(engine, state, step)
 
 
-def _decision(engine: engines.Game, writer: ViewWriter, state: State, step: StepRecord
-              ) -> Decision:
-    seat = step["seat"]
-    view = engine.observation(state, seat)
-    legal = orjson.dumps(view["legal_actions"])
+def _decision(writer: ObservationWriter, state: State, step: StepRecord) -> Decision:
+    written = writer.write(state, step["seat"])
     fault = step["fault"]
-    return Decision(step["step"], seat, writer.write(view, seat, legal), legal, step["action"],
-                    None if fault is None else fault["code"])
+    return Decision(step["step"], step["seat"], written.observation, written.legal_actions_json,
+                    step["action"], None if fault is None else fault["code"])
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 import engines
-from referee.match.decisions import FIELDS, MatchRecords, ViewWriter, decisions, seat_mask
+from referee.match.decisions import FIELDS, MatchRecords, decisions, seat_mask
 from referee.match.runner import FailurePolicy
 from tests.support.decision_records import bot_seat, malformed_at, play, silent_at
 
@@ -90,12 +90,3 @@ def test_a_substituted_move_and_a_forfeit_say_so():
     assert (fields["rank"], fields["score"]) == (2, 0)  # the forfeiter ranks last
 
 
-def test_a_log_that_does_not_extend_the_last_one_is_written_afresh():
-    engine = engines.get("caravans")
-    late = engine.new_game(2, 1)
-    for _ in range(12):
-        late = engine.apply(late, engine.legal_actions(late)[0])
-    writer = ViewWriter()
-    for state in (late, engine.new_game(2, 2), late):
-        view = engine.observation(state, 0)
-        assert writer.write(view, 0, orjson.dumps(view["legal_actions"])) == orjson.dumps(view)

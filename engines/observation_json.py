@@ -1,0 +1,105 @@
+"""Observations as JSON, written fast for the successive states of one match.
+
+`ObservationWriter(game).write(state, seat)` gives exactly
+`orjson.dumps(game.observation(state, seat))`, with the legal actions, without writing again
+what the seat's previous observation already wrote:
+- the log: each entry is written once per seat and added to that seat's log JSON. A state's
+  log extends the one written last when the last entry written is the very same object in
+  it (logged entries are never changed, and each state shares them with the one before);
+  any other log is written afresh.
+- the game's view: a game's `Rules._view_parts` names, for its costly parts, the part of
+  the state each is made from (`Memo`); such a part is written again only when that is
+  another object. A state's parts are never changed once the state is made
+  (`apply` copies what it changes, engines.base), so the same object means the same JSON.
+
+The referee sends and exports observations at every decision (the worker's request to a
+bot, `referee export`'s records): there the log, which grows all match long, was most of
+the cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import orjson
+
+from .base import Game, Rules, visible_entry
+from .types import Action, State
+
+
+class Written(NamedTuple):
+    """An observation's JSON, and its legal actions as a list and as JSON."""
+
+    observation: bytes
+    legal_actions: list[Action]
+    legal_actions_json: bytes
+
+
+class Memo:
+    """JSON of a view's parts, each kept with the state parts it was made from."""
+
+    def __init__(self) -> None:
+        self._kept: dict[Hashable, tuple[Any, bytes]] = {}
+
+    def json(self, name: Hashable, source: Any, make: Callable[[], Any] | None = None
+             ) -> bytes:
+        """The JSON of `make()` (None: of `source` itself), written again only when
+        `source`, the part of the state it is made from, is another object than when the
+        part `name` was last written."""
+        kept = self._kept.get(name)
+        if kept is not None and kept[0] is source:
+            return kept[1]
+        written = orjson.dumps(source if make is None else make())
+        self._kept[name] = (source, written)
+        return written
+
+
+@dataclass
+class _SeatLog:
+    """What was written of a seat's log: how many entries, the last of them, their JSON."""
+
+    count: int = 0
+    last: Any = None
+    json: bytes = b"[]"
+
+
+class ObservationWriter:
+    """`orjson.dumps(game.observation(state, seat))` for the states of one match, in any
+    order (each seat's log is written once as long as the states follow each other)."""
+
+    def __init__(self, game: Game):
+        self.game = game
+        self.memo = Memo()
+        self.logs: dict[int | None, _SeatLog] = {}
+
+    def write(self, state: State, seat: int | None) -> Written:
+        game = self.game
+        if not isinstance(game, Rules):  # an earlier version, translated (engines.legacy)
+            observation = game.observation(state, seat)
+            legal = observation["legal_actions"]
+            return Written(orjson.dumps(observation), legal, orjson.dumps(legal))
+        if seat is not None:
+            game.check_seat(state, seat)
+        legal = game.shown_legal_actions(state, seat)
+        legal_json = orjson.dumps(legal)
+        observed = game.observed(state, seat, game._view_parts(state, seat, self.memo),
+                                 orjson.Fragment(legal_json),
+                                 orjson.Fragment(self._log(state["log"], seat)))
+        return Written(orjson.dumps(observed), legal, legal_json)
+
+    def _log(self, log: list[Any], seat: int | None) -> bytes:
+        """The JSON of `visible_log(state, seat)`, the entries written before reused."""
+        known = self.logs.get(seat)
+        if known is None or known.count > len(log) or (
+                known.count and log[known.count - 1] is not known.last):
+            known = self.logs[seat] = _SeatLog()
+        if known.count < len(log):
+            key = None if seat is None else str(seat)
+            written = b",".join([orjson.dumps(visible_entry(entry, key))
+                                 for entry in log[known.count:]])
+            before = memoryview(known.json)[:-1]  # without its "]"
+            known.json = b"".join((before, b"," if known.count else b"", written, b"]"))
+            known.count, known.last = len(log), log[-1]
+        return known.json

@@ -66,20 +66,15 @@ def view(state: State, seat: int | None) -> View:
 
 
 def view_parts(state: State, seat: int | None, memo: Memo) -> dict[str, Any]:
-    """`view`, the public parts that are lists or objects and the cards known and in hand
-    as JSON kept in `memo` by the parts of the state they show (engines.observation_json):
-    an action changes few of them."""
-    public = {key: orjson.Fragment(memo.json(key, value))
-              if isinstance(value, list | dict) else value
-              for key in PUBLIC_KEYS if (value := state.get(key, MISSING)) is not MISSING}
+    """`view` without its copies (the writer reads the state's parts as they are), the cards
+    known and in hand kept in `memo` by the parts of the state they show
+    (engines.observation_json)."""
     hands, known = state["hands"], state["known"]
     hand = None if seat is None else orjson.Fragment(
         memo.json(("hand", seat), hands[seat], lambda: sorted(hands[seat])))
-    return dict(view_with(state, public, hand, orjson.Fragment(memo.json(
-        "known", known, lambda: [sorted(cards) for cards in known]))))
-
-
-MISSING = object()
+    return dict(view_with(
+        state, {key: state[key] for key in PUBLIC_KEYS if key in state}, hand,
+        orjson.Fragment(memo.json("known", known, lambda: [sorted(cards) for cards in known]))))
 
 
 def view_with(state: State, public: dict[str, Any], hand: Any, known_cards: Any) -> View:

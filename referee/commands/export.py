@@ -26,7 +26,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -120,16 +120,68 @@ def parquet_payload(item: Pass) -> tuple[int, dict[str, list[Any]]]:
     return len(found), MatchRecords.of(item.record).columns(found)
 
 
+@dataclass(frozen=True)
+class Spooled:
+    """A payload a replaying process wrote to a spool file of its own."""
+
+    path: str
+    length: int
+
+
+class _Spool:
+    """Where this replaying process writes its payloads: a file each in the export's spool
+    folder, which the parent copies into the output in the kernel (`os.sendfile`) and
+    removes, so the records' bytes pass through no pipe, and the spool holds only the
+    payloads not yet copied."""
+
+    folder: str | None = None
+    written = 0
+
+    @classmethod
+    def open_in(cls, folder: str) -> None:
+        """A pool's initializer: the spool folder."""
+        cls.folder = folder
+
+    @classmethod
+    def write(cls, data: bytes) -> Spooled:
+        if cls.folder is None:
+            raise RuntimeError("no spool folder: spooled payloads are made in export's pool")
+        cls.written += 1
+        path = os.path.join(cls.folder, f"{os.getpid()}-{cls.written}")
+        with open(path, "xb") as file:
+            file.write(data)
+        return Spooled(path, len(data))
+
+
+def spooled_ndjson_payload(item: Pass) -> tuple[int, Spooled]:
+    """`ndjson_payload` written to a spool file."""
+    records, data = ndjson_payload(item)
+    return records, _Spool.write(data)
+
+
 class NdjsonOut:
     """Records appended to an NDJSON file (`-`: standard output)."""
 
     payload = staticmethod(ndjson_payload)
+    pooled_payload = staticmethod(spooled_ndjson_payload)
 
     def __init__(self, path: str):
         self.stream = sys.stdout.buffer if path == "-" else open(path, "wb")  # noqa: SIM115
 
-    def write(self, payload: bytes) -> None:
-        self.stream.write(payload)
+    def write(self, payload: bytes | Spooled) -> None:
+        if isinstance(payload, bytes):
+            self.stream.write(payload)
+            return
+        self.stream.flush()
+        with open(payload.path, "rb") as spool:
+            offset = 0
+            while offset < payload.length:
+                sent = os.sendfile(self.stream.fileno(), spool.fileno(), offset,
+                                   payload.length - offset)
+                if not sent:
+                    raise OSError(f"the spool file {payload.path} ended early")
+                offset += sent
+        os.unlink(payload.path)
 
     def close(self) -> None:
         if self.stream is sys.stdout.buffer:
@@ -141,7 +193,7 @@ class NdjsonOut:
 class ParquetOut:
     """Records gathered into row groups of a Parquet file."""
 
-    payload = staticmethod(parquet_payload)
+    payload = pooled_payload = staticmethod(parquet_payload)
 
     def __init__(self, path: str):
         import pyarrow as pa  # type: ignore[import-untyped]  # the `export` extra
@@ -215,7 +267,7 @@ def export(store: Store, game: str, open_output: type[NdjsonOut | ParquetOut], o
         try:
             items = _passes(passes(store, game, cursor, since), summary)
             with tqdm(unit=" records", disable=None, file=sys.stderr) as bar:
-                for records, payload in _replayed(items, output.payload, jobs):
+                for records, payload in _replayed(items, output, jobs):
                     output.write(payload)
                     summary.records += records
                     summary.matches += 1
@@ -236,14 +288,16 @@ def _passes(items: Iterable[Pass | Scanned | Cursor], summary: Summary) -> Itera
             summary.cursor = item.cursor if isinstance(item, Scanned) else item
 
 
-def _replayed(items: Iterable[Pass], payload: Callable[[Pass], Any], jobs: int
+def _replayed(items: Iterable[Pass], output: NdjsonOut | ParquetOut, jobs: int
               ) -> Iterator[Any]:
-    """`payload(item)` of every item, in order, made in `jobs` processes."""
+    """The output's payload of every item, in order, made in `jobs` processes (NDJSON:
+    written to the processes' spool files, in a folder of their own)."""
     if jobs == 1:
-        yield from map(payload, items)
+        yield from map(output.payload, items)
         return
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        yield from pool.imap(payload, items, chunksize=4)
+    with (tempfile.TemporaryDirectory(prefix="referee-export-") as folder,
+          multiprocessing.get_context("fork").Pool(jobs, _Spool.open_in, (folder,)) as pool):
+        yield from pool.imap(output.pooled_payload, items, chunksize=4)
 
 
 @contextmanager

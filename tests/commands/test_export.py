@@ -93,12 +93,21 @@ def test_a_parquet_file_reads_back_to_the_same_records(stored, tmp_path):
     assert any(row["bot_id"] is None and row["bot_version"] is None for row in rows)
 
 
-def test_standard_output_through_python_dash_m(stored, redis_url):
-    done = subprocess.run([sys.executable, "-m", "referee", "export", "--game", "caravans", "-"],
-                          cwd=ROOT, capture_output=True, timeout=60,
-                          env={**os.environ, "REDIS_URL": redis_url, "PYTHONPATH": str(ROOT)})
-    assert done.returncode == 0, done.stderr
-    assert {r["match_id"] for r in read_ndjson(done.stdout)} == {"m-caravans"}
+def test_standard_output_through_python_dash_m(stored, redis_url, tmp_path):
+    """One process, and two whose payloads the parent copies from their spool files into a
+    pipe: the same bytes, and no spool file left behind."""
+    outputs = []
+    for jobs in ("1", "2"):
+        done = subprocess.run([sys.executable, "-m", "referee", "export", "--game", "aladino",
+                               "--jobs", jobs, "-"],
+                              cwd=ROOT, capture_output=True, timeout=60,
+                              env={**os.environ, "REDIS_URL": redis_url, "PYTHONPATH": str(ROOT),
+                                   "TMPDIR": str(tmp_path)})
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert {r["match_id"] for r in read_ndjson(outputs[0])} == {"m-jan", "m-dealt", "m-pull"}
+    assert outputs[1] == outputs[0]
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(("args", "message"), [

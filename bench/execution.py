@@ -47,7 +47,7 @@ from rq.registry import StartedJobRegistry
 from rq.serializers import JSONSerializer
 
 import engines
-from referee.match.runner import decision_payload
+from referee.match.runner import state_payload
 from referee.processes import stop_all
 from referee.redis_server import free_port
 
@@ -180,7 +180,7 @@ def bare_posts(url: str, record: dict) -> float:
     state = engine.new_game(record["num_players"], record["seed"], record["options"])
     bodies = []
     for step in record["steps"]:
-        bodies.append(orjson.dumps(decision_payload(engine, state, record["match_id"],
+        bodies.append(orjson.dumps(state_payload(engine, state, record["match_id"],
                                                     step["seat"], step["step"], 10000)))
         state = engine.apply(state, step["action"])
     started = time.perf_counter()

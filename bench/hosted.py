@@ -34,7 +34,7 @@ import engines
 from referee.bridge.local import running_bridge
 from referee.bridge.server import BridgeConfig
 from referee.match.botclient import BotClient
-from referee.match.runner import decision_payload
+from referee.match.runner import state_payload
 from referee.match.sandbox import (
     HostedProgram,
     Language,
@@ -115,7 +115,7 @@ def match_decisions(count: int) -> list[dict]:
             while not engine.is_over(state):
                 seat = engine.current_seat(state)
                 assert seat is not None
-                payload = decision_payload(engine, state, f"bench-{name}-{seed}", seat, step,
+                payload = state_payload(engine, state, f"bench-{name}-{seed}", seat, step,
                                            DEADLINE_MS)
                 payloads.append(payload)
                 state = engine.apply(state, rng.choice(payload["legal_actions"]))

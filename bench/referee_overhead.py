@@ -28,7 +28,7 @@ import orjson
 import requests
 
 import engines
-from referee.match.runner import FailurePolicy, decision_payload
+from referee.match.runner import FailurePolicy, state_payload
 from referee.processes import python_module, stop_all
 from tournament.store import MatchStatus, Store
 from tournament.wakeups import enqueue_match
@@ -43,7 +43,7 @@ def match_payloads(record: dict) -> list[bytes]:
     bodies = []
     for step in record["steps"]:
         seat = record["seats"][step["seat"]]
-        payload = decision_payload(engine, state, record["match_id"], step["seat"],
+        payload = state_payload(engine, state, record["match_id"], step["seat"],
                                    step["step"], seat["deadline_ms"])
         bodies.append(orjson.dumps(payload))
         state = engine.apply(state, step["action"])

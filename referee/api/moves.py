@@ -111,13 +111,14 @@ def observation(match_id: str) -> Response:
     control = TimeControl.from_dict(match.get("time_control"))
     clocks = None if control is None else Clocks.from_snapshot(
         control, match["num_players"], live.get("clocks"))
-    payload = decision_payload(engine, live["state"], match_id, seat, live["step"],
-                               seat_deadline_ms(match, seat) if clocks is None
+    seen = engine.observation(live["state"], seat)
+    payload = decision_payload(engine.name, seen, seen["legal_actions"], match_id, seat,
+                               live["step"], seat_deadline_ms(match, seat) if clocks is None
                                else clocks.deadline_ms(seat))
     if clocks is not None:
         payload["clock"] = clocks.payload(seat)
     return reply(ObservationSchema, {**payload, "status": match["status"],
-                                       "to_move": payload["observation"]["to_move"]})
+                                       "to_move": seen["to_move"]})
 
 
 @bp.post("/matches/<match_id>/actions")

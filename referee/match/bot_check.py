@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import engines
 from engines.base import Action, Game, State, Variant
 from referee.match.botclient import BotClient, Fault
-from referee.match.runner import decision_payload
+from referee.match.runner import state_payload
 
 MAX_PLAYOUT_STEPS = 5000
 EXTRA_PLAYOUTS = 20
@@ -97,8 +97,8 @@ def payload(game: Game, decision: Decision, index: int, deadline_ms: int) -> dic
     """What the referee POSTs for this decision (design.md section 4)."""
     seat = game.current_seat(decision.state)
     assert seat is not None  # every decision is drawn from a game in progress
-    return decision_payload(game, decision.state, f"check-bot-{index}", seat, decision.step,
-                            deadline_ms)
+    return state_payload(game, decision.state, f"check-bot-{index}", seat, decision.step,
+                         deadline_ms)
 
 
 async def check(game: Game, client: BotClient, decisions: list[Decision]

@@ -30,12 +30,13 @@ import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from typing import Protocol
+from typing import Any, Protocol
 
 import orjson
 
 import engines
 from engines.base import Action, JsonObject, Result, State
+from engines.observation_json import ObservationWriter
 from engines.rng import Rng, seed_state
 from referee.match import replay
 from referee.match.botclient import DEFAULT_DEADLINE_MS, PROTOCOL, BotClient, BotReply, Fault
@@ -152,6 +153,7 @@ class MatchPlay:
         self.engine = engine
         self.record = record
         self.state = state
+        self.observations = ObservationWriter(engine)  # each seat's log written once
         self.state_json = b""  # the canonical JSON of `state` when its step was hashed
         self.every_state_hash = False  # hash every step's state, not only the checkpoints'
         self.log_before = 0  # the length of the state's log before the last step played
@@ -213,8 +215,9 @@ class MatchPlay:
 
     def payload(self, seat: int, default_deadline_ms: int) -> JsonObject:
         """The decision request of `seat` (with its `clock` when the match has one)."""
-        payload = decision_payload(self.engine, self.state, self.record["match_id"], seat,
-                                   self.step, self.deadline_ms(seat, default_deadline_ms))
+        payload = state_payload(self.engine, self.state, self.record["match_id"], seat,
+                                self.step, self.deadline_ms(seat, default_deadline_ms),
+                                self.observations)
         if self.clocks is not None:
             payload["clock"] = self.clocks.payload(seat)
         return payload
@@ -319,22 +322,31 @@ def run_match(game: str, seed: int, options: JsonObject, seats: Sequence[Seat],
     return match.finish(sealer)
 
 
-def decision_payload(engine: engines.Game, state: State, match_id: str, seat: int, step: int,
-                     deadline_ms: int) -> JsonObject:
-    """The push request of design.md section 4; the observation is the engine's, so a bot
-    never sees more than its seat may."""
-    observation = engine.observation(state, seat)
+def decision_payload(game: str, observation: Any, legal_actions: list[Action], match_id: str,
+                     seat: int, step: int, deadline_ms: int) -> JsonObject:
+    """The push request of design.md section 4; the observation is the engine's (a dict, or
+    its JSON from engines.observation_json as an `orjson.Fragment`), so a bot never sees
+    more than its seat may."""
     return {
         "protocol": PROTOCOL,
         "type": "decision",
         "match_id": match_id,
-        "game": engine.name,
+        "game": game,
         "seat": seat,
         "step": step,
         "deadline_ms": deadline_ms,
         "observation": observation,
-        "legal_actions": observation["legal_actions"],
+        "legal_actions": legal_actions,
     }
+
+
+def state_payload(engine: engines.Game, state: State, match_id: str, seat: int, step: int,
+                  deadline_ms: int, writer: ObservationWriter | None = None) -> JsonObject:
+    """`decision_payload` of `seat` in `state`, its observation as JSON written by `writer`
+    (a match's own: each seat's log is written once) or by a writer of its own."""
+    written = (writer or ObservationWriter(engine)).write(state, seat)
+    return decision_payload(engine.name, orjson.Fragment(written.observation),
+                            written.legal_actions, match_id, seat, step, deadline_ms)
 
 
 def _add_debug(entry: StepRecord, reply: BotReply) -> None:

@@ -30,7 +30,7 @@ import pytest
 import engines
 from referee.match import sandbox
 from referee.match.program import LineTooLong, ProgramDied
-from referee.match.runner import decision_payload
+from referee.match.runner import state_payload
 from referee.match.sandbox import MIB, HostedProgram, Limits, SandboxUnavailable
 from tests.support.hosted import ENTRY
 from tests.support.hosted import HERE as HOSTED_SOURCES
@@ -102,7 +102,7 @@ def decision() -> dict:
     """The first decision of an aladino match, as the referee sends it."""
     engine = engines.get("aladino")
     state = engine.new_game(num_players=2, seed=7, options={})
-    return decision_payload(engine, state, "m-sandbox", engine.current_seat(state), 0, 2000)
+    return state_payload(engine, state, "m-sandbox", engine.current_seat(state), 0, 2000)
 
 
 # ----- configuration ----------------------------------------------------------------------

@@ -9,7 +9,7 @@ Setup: one redis-server; bots answering at once (`bench/slow_bot.py --delay-ms 0
 registered; `referee serve` (gunicorn, 2 gevent workers) and two `referee worker`s. A first
 round-robin of `--matches` aladino matches is played to its end (so ratings, histories and
 finished matches exist), then a second one is posted and the load runs while it plays.
-The workers run at their default settings: `referee worker` gives itself nice 10 (and its
+The workers run at their default settings: `referee worker` gives itself nice 19 (and its
 session's autogroup) as it starts (`REFEREE_WORKER_NICE`; `--worker-nice` sets it for the
 run, 0: the API's share). The bots stand in for bots on other machines, so they run at a
 lower share (`--bots-nice`; 0: the same).
@@ -204,7 +204,7 @@ def main() -> None:
                         help="the niceness of the bots, stand-ins for bots on other machines "
                              "(0: as the API)")
     parser.add_argument("--worker-nice", type=int, default=None,
-                        help="REFEREE_WORKER_NICE for the workers (default: theirs, 10; "
+                        help="REFEREE_WORKER_NICE for the workers (default: theirs, 19; "
                              "0: as the API); see docs/operations.md")
     parser.add_argument("--quick", action="store_true", help="a tiny run (smoke test)")
     args = parser.parse_args()

@@ -34,7 +34,7 @@ prints it as one line (`referee: error: ...`) and exits with status 2.
   cap waits for a slot before it starts
 - `REFEREE_WORKER_CONCURRENCY` (default 100): matches one `referee worker` process drives
   at once, unless `--concurrency` says otherwise
-- `REFEREE_WORKER_NICE` (default 10, 0 to 19): the niceness a `referee worker` gives itself
+- `REFEREE_WORKER_NICE` (default 19, 0 to 19): the niceness a `referee worker` gives itself
   as it starts (and its session's autogroup, when it leads its session), so an API on the
   same machine answers first; 0 leaves it as started (`--nice` overrides)
 - `REFEREE_PUBLIC_URL` (default `http://127.0.0.1:8000`): the API's address as bots reach
@@ -99,7 +99,7 @@ DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
 DEFAULT_CONCURRENCY = 100
 # A worker yields the CPU to an API beside it by default (docs/operations.md, API and
 # workers on one machine): bots that answer at once make match play CPU-bound.
-DEFAULT_WORKER_NICE = 10
+DEFAULT_WORKER_NICE = 19
 MAX_NICE = 19
 MAX_PORT = 65535
 T = TypeVar("T")

@@ -27,6 +27,7 @@ one's, and it lets any process of the same user resize or stop the server.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import secrets
@@ -37,6 +38,7 @@ import gevent
 from flask import Flask
 from gunicorn.app.base import BaseApplication
 
+import engines
 from referee import logs
 from referee.api.problems import Problem
 from referee.config import Config, redacted_url
@@ -137,6 +139,16 @@ class BodyDeadline:
         return self.app(environ, start_response)
 
 
+def freeze_startup_objects() -> None:
+    """Move every object alive once the app is built (modules, engines, schemas, the spec:
+    ~10^5 of them) out of the garbage collector's reach: a full collection traversed them
+    all, 30 ms of CPU that stalled every connection of the worker process, 100-340 ms while
+    a tournament ran on the same cores. What requests allocate is still collected."""
+    engines.names()  # every engine loaded now, not by a first request
+    gc.collect()
+    gc.freeze()
+
+
 def run(args: argparse.Namespace) -> int:
     logs.configure("api")
     config = Config.from_env()  # a bad variable: one line (referee.cli), no token printed
@@ -158,7 +170,9 @@ def run(args: argparse.Namespace) -> int:
     def create() -> BodyDeadline:
         from referee.api.app import create_app
 
-        return BodyDeadline(create_app(config), BODY_S)
+        app = BodyDeadline(create_app(config), BODY_S)
+        freeze_startup_objects()
+        return app
 
     GunicornApp({**gunicorn_options(args), **logs.gunicorn_options()}, create).run()
     return 0

@@ -1,5 +1,5 @@
 """`referee worker` yields the CPU to an API on its machine by default (issue 31, "The API
-first, by default"): it gives itself nice 10, and its session's autogroup when it leads its
+first, by default"): it gives itself nice 19, and its session's autogroup when it leads its
 session; `REFEREE_WORKER_NICE` and `--nice` choose another value."""
 
 from __future__ import annotations
@@ -52,13 +52,13 @@ def autogroup_nice(pid: int) -> int | None:
     return int(words[-1]) if words else None
 
 
-def test_a_worker_gives_itself_nice_10_and_its_sessions_autogroup_by_default(redis_url):
+def test_a_worker_gives_itself_nice_19_and_its_sessions_autogroup_by_default(redis_url):
     proc, line = started_worker(redis_url, nice=None)
     try:
-        assert "nice 10" in line, line
-        assert niceness_of(proc.pid) == max(10, os.getpriority(os.PRIO_PROCESS, 0))
+        assert "nice 19" in line, line
+        assert niceness_of(proc.pid) == max(19, os.getpriority(os.PRIO_PROCESS, 0))
         if autogroup_nice(proc.pid) is not None:  # a kernel with autogroup scheduling
-            assert autogroup_nice(proc.pid) == 10
+            assert autogroup_nice(proc.pid) == 19
             assert "autogroup" in line
         else:
             assert "autogroup" not in line
@@ -86,7 +86,7 @@ def test_a_worker_in_anothers_session_leaves_that_sessions_autogroup_alone(redis
     before = autogroup_nice(os.getpid())
     proc, line = started_worker(redis_url, nice=None, own_session=False)
     try:
-        assert niceness_of(proc.pid) == max(10, os.getpriority(os.PRIO_PROCESS, 0))
+        assert niceness_of(proc.pid) == max(19, os.getpriority(os.PRIO_PROCESS, 0))
         assert autogroup_nice(os.getpid()) == before
         assert "autogroup" not in line
     finally:

@@ -9,7 +9,7 @@ from typing import Any, Literal, TypedDict
 import orjson
 
 from engines.base import clone
-from engines.observation_json import Memo
+from engines.observation_json import Memo, kept_json
 from engines.rng import Rng
 from engines.types import State
 
@@ -107,8 +107,8 @@ def cave_json(state: State) -> orjson.Fragment:
 
 
 def _space_json(cell: int, token: int | None, face_up: bool) -> bytes:
-    return orjson.dumps({"space": list(CELLS[cell]), "token": None if token is None
-                         else FACE_UP_JSON[token] if face_up else FACE_DOWN_JSON[token]})
+    return kept_json({"space": list(CELLS[cell]), "token": None if token is None
+                      else FACE_UP_JSON[token] if face_up else FACE_DOWN_JSON[token]})
 
 
 EMPTY_SPACE_JSON = tuple(_space_json(cell, None, False) for cell in range(len(CELLS)))

@@ -32,7 +32,7 @@ from .schema import compile_action_check
 from .types import Action, End, Event, JsonObject, Observation, Result, State, Variant
 
 if TYPE_CHECKING:
-    from .observation_json import Memo
+    from .view_memo import Memo
 
 __all__ = [  # the shapes of engines.types too, for code that imports them from here
     "OVER", "Action", "End", "Event", "Game", "JsonObject", "Observation", "Result", "Rules",

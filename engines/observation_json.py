@@ -7,10 +7,9 @@ what the seat's previous observation already wrote:
   log extends the one written last when the last entry written is the very same object in
   it (logged entries are never changed, and each state shares them with the one before);
   any other log is written afresh.
-- the game's view: a game's `Rules._view_parts` names, for its costly parts, the part of
-  the state each is made from (`Memo`); such a part is written again only when that is
-  another object. A state's parts are never changed once the state is made
-  (`apply` copies what it changes, engines.base), so the same object means the same JSON.
+- the game's view: a game's `Rules._view_parts` keeps its costly parts' JSON with the part
+  of the state each is made from (engines.view_memo), written again only when that is
+  another object.
 
 The referee sends and exports observations at every decision (the worker's request to a
 bot, `referee export`'s records): there the log, which grows all match long, was most of
@@ -19,7 +18,6 @@ the cost.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -27,6 +25,7 @@ import orjson
 
 from .base import Game, Rules, visible_entry
 from .types import Action, State
+from .view_memo import Memo
 
 
 class Written(NamedTuple):
@@ -35,31 +34,6 @@ class Written(NamedTuple):
     observation: bytes
     legal_actions: list[Action]
     legal_actions_json: bytes
-
-
-class Memo:
-    """JSON of a view's parts, each kept with the state parts it was made from."""
-
-    def __init__(self) -> None:
-        self._kept: dict[Hashable, tuple[Any, bytes]] = {}
-
-    def json(self, name: Hashable, source: Any, make: Callable[[], Any] | None = None
-             ) -> bytes:
-        """The JSON of `make()` (None: of `source` itself), written again only when
-        `source`, the part of the state it is made from, is another object than when the
-        part `name` was last written."""
-        kept = self._kept.get(name)
-        if kept is not None and kept[0] is source:
-            return kept[1]
-        written = kept_json(source if make is None else make())
-        self._kept[name] = (source, written)
-        return written
-
-
-def kept_json(value: Any) -> bytes:
-    """`orjson.dumps(value)` at its size, for JSON kept for long: orjson's bytes keep all
-    the room it allocated to write them (4 KB for a few hundred bytes of JSON)."""
-    return memoryview(orjson.dumps(value)).tobytes()
 
 
 @dataclass

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from engines.base import OVER, Rules
-from engines.observation_json import Memo
 from engines.rng import Rng
 from engines.types import JsonObject, Result, State
+from engines.view_memo import Memo
 
 from . import flow, scoring, view
 from .actions import PHASES

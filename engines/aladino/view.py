@@ -9,9 +9,9 @@ from typing import Any, Literal, TypedDict
 import orjson
 
 from engines.base import clone
-from engines.observation_json import Memo, kept_json
 from engines.rng import Rng
 from engines.types import State
+from engines.view_memo import Memo, kept_json
 
 from .components import CELLS, TOKENS, TokenJson, back, token_json
 from .scoring import Board, favourite_of

@@ -6,9 +6,9 @@ from typing import Any
 
 from engines.base import OVER, Rules, log_event
 from engines.errors import InvalidSetup
-from engines.observation_json import Memo
 from engines.rng import Rng
 from engines.types import JsonObject, Result, State, Variant
+from engines.view_memo import Memo
 
 from . import scoring
 from .actions import PHASES

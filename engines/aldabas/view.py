@@ -9,9 +9,9 @@ from typing import Any, NotRequired, TypedDict
 import orjson
 
 from engines.base import clone
-from engines.observation_json import Memo
 from engines.rng import Rng
 from engines.types import End, State
+from engines.view_memo import Memo
 
 from .block import space
 from .table import DockSlot, Holder, RivalHolder, dock_view

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from engines.base import Rules, log_event
-from engines.observation_json import Memo
 from engines.rng import Rng
 from engines.types import Action, JsonObject, Result, State
+from engines.view_memo import Memo
 
 from . import flow, scoring, view
 from .actions import PHASES

@@ -117,7 +117,7 @@ def test_the_other_games_draw_nothing_after_the_deal(name):
 @pytest.mark.parametrize(("name", "variant"), SETUPS)
 def test_resampled_states_keep_the_information_state(name, variant):
     game = _load(name, variant)
-    rng, sampler = np.random.RandomState(5), pyspiel.UniformProbabilitySampler(0.0, 1.0)
+    rng, sampler = np.random.RandomState(5), pyspiel.UniformProbabilitySampler(5, 0.0, 1.0)
     state = _play(game.new_initial_state(), rng, until=lambda s: not s.is_chance_node())
     checked = 0
     while not state.is_terminal():

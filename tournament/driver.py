@@ -291,6 +291,8 @@ def _in_background(context: Context, work: Awaitable[None]) -> None:
 
 def _send_updates(play: MatchPlay, seats: dict[int, BotSeat]) -> None:
     """Tell the push bots that asked for updates of the step just recorded (issue 26)."""
+    if not any(seat.updates for seat in seats.values()):
+        return  # most bots ask for none: the seats to tell are not even worked out
     for seat in play.update_seats():
         if seat in seats and seats[seat].updates:
             seats[seat].update(play.update(seat))

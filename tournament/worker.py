@@ -183,6 +183,17 @@ class MatchWorker(BaseWorker):
             self.free_slots.release()
         return result
 
+    def heartbeat(self, timeout: int | None = None,
+                  pipeline: redis.client.Pipeline | None = None) -> None:
+        """rq's heartbeat (the worker's hash and its expiries), its writes in one round trip
+        when it is not on a caller's pipeline (rq sends them one by one, twice a dequeue)."""
+        if pipeline is not None:
+            super().heartbeat(timeout, pipeline)
+            return
+        with self.connection.pipeline(transaction=False) as own:
+            super().heartbeat(timeout, own)
+            own.execute()
+
     def execute_job(self, job: Job, queue: Queue) -> None:
         """Register the job as started (rq's bookkeeping) and hand it to the event loop."""
         try:

@@ -67,12 +67,13 @@ class Ratings(StoreBase):
         bots = sorted(set(result["seats"])) if rated and result is not None else []
         players = len(match["seats"])
 
+        skill_keys = (skill_key(game), skill_key(game, players))
+
         def apply(pipe: redis.client.Pipeline) -> bool:
-            if pipe.sismember(counted_key, match_id):
+            counted, before, skills = _read_before(pipe, game, counted_key, match_id, bots,
+                                                   skill_keys)
+            if counted:
                 return False
-            before = _ratings_before(pipe, game, bots)
-            skills = {key: _skills_before(pipe, key, bots)
-                      for key in (skill_key(game), skill_key(game, players))}
             pipe.multi()
             pipe.sadd(counted_key, match_id)
             if result is not None and updates is not None:
@@ -149,25 +150,45 @@ class Ratings(StoreBase):
         return [loads(point) for point in points], total
 
 
-def _ratings_before(pipe: redis.client.Pipeline, game: str,
-                    bots: list[str]) -> dict[str, tuple[float, int]]:
-    """Each bot's live Elo and rated matches so far (absent: a new bot; `_rate` writes the
-    two together)."""
+def _read_before(pipe: redis.client.Pipeline, game: str, counted_key: str, match_id: str,
+                 bots: list[str], skill_keys: tuple[str, ...]
+                 ) -> tuple[bool, dict[str, tuple[float, int]], dict[str, dict[str, list[float]]]]:
+    """(whether the match is counted, each bot's live Elo and rated matches so far, its
+    skills under each of `skill_keys`), read on the watched connection in one round trip
+    (a bot absent: a new one; `_rate` writes Elo and matches together)."""
+    commands: list[tuple[str, ...]] = [("SISMEMBER", counted_key, match_id)]
+    if bots:
+        commands += [("HMGET", key, *bots) for key in (
+            ratings_key(game, RatingsPart.ELO), ratings_key(game, RatingsPart.GAMES),
+            *skill_keys)]
+    counted, *replies = _at_once(pipe, commands)
     if not bots:
-        return {}
-    elos = pipe.hmget(ratings_key(game, RatingsPart.ELO), bots)
-    games = pipe.hmget(ratings_key(game, RatingsPart.GAMES), bots)
-    return {bot: (loads(elo), int(played)) for bot, elo, played in zip(bots, elos, games,
-                                                                        strict=True)
-            if elo is not None and played is not None}
+        return bool(counted), {}, {key: {} for key in skill_keys}
+    elos, games, *skills = replies
+    before = {bot: (loads(elo), int(played)) for bot, elo, played in zip(bots, elos, games,
+                                                                          strict=True)
+              if elo is not None and played is not None}
+    return bool(counted), before, {
+        key: {bot: loads(raw) for bot, raw in zip(bots, values, strict=True) if raw is not None}
+        for key, values in zip(skill_keys, skills, strict=True)}
 
 
-def _skills_before(pipe: redis.client.Pipeline, key: str,
-                   bots: list[str]) -> dict[str, list[float]]:
-    if not bots:
-        return {}
-    return {bot: loads(raw) for bot, raw in zip(bots, pipe.hmget(key, bots), strict=True)
-            if raw is not None}
+def _at_once(pipe: redis.client.Pipeline, commands: list[tuple[str, ...]]) -> list[Any]:
+    """The replies of reads sent together on a pipeline's watched connection (redis-py
+    sends each on its own between WATCH and MULTI); an error reply raises."""
+    connection = pipe.connection
+    if connection is None:
+        raise redis.ConnectionError("the pipeline watches nothing: no connection to read on")
+    connection.send_packed_command(connection.pack_commands(commands))
+    replies: list[Any] = []
+    for _ in commands:  # every reply read, an error one too: none is left for the next
+        try:
+            replies.append(connection.read_response())
+        except redis.ResponseError as error:
+            replies.append(error)
+    if errors := [reply for reply in replies if isinstance(reply, redis.ResponseError)]:
+        raise errors[0]
+    return replies
 
 
 def _versions(match: dict) -> dict[str, int]:

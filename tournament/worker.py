@@ -39,6 +39,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
 from typing import Any, TypeVar
 
 import redis
@@ -55,7 +56,7 @@ from referee.config import DEFAULT_CONCURRENCY, Config, ConfigError
 from referee.match import sandbox
 from referee.match.sealing import Sealer
 from tournament import driver, hosted, ladder_upkeep, ladders, recovery, results_log, wakeups
-from tournament.store import Progress, Store
+from tournament.store import Progress, Store, in_one_round_trip
 from tournament.store.connection import connect_async, retrying_async
 
 log = logging.getLogger(__name__)
@@ -190,9 +191,7 @@ class MatchWorker(BaseWorker):
         if pipeline is not None:
             super().heartbeat(timeout, pipeline)
             return
-        with self.connection.pipeline(transaction=False) as own:
-            super().heartbeat(timeout, own)
-            own.execute()
+        in_one_round_trip(self.connection, partial(super().heartbeat, timeout))
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         """Register the job as started (rq's bookkeeping) and hand it to the event loop."""

@@ -3,6 +3,9 @@ keeps its own keys under `rq:`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import redis
 import rq
 from rq import worker_registration
 from rq.serializers import JSONSerializer
@@ -30,3 +33,12 @@ class Queues(StoreBase):
         happens when all are dead.)"""
         keys = worker_registration.get_keys(connection=self.redis)
         return self.redis.exists(*keys) if keys else 0
+
+
+def in_one_round_trip(client: redis.Redis, write: Callable[[redis.client.Pipeline], None]
+                      ) -> None:
+    """`write`'s commands sent together on a pipeline of `client` (for rq's bookkeeping,
+    which sends its writes one by one unless it is handed a pipeline)."""
+    with client.pipeline(transaction=False) as pipe:
+        write(pipe)
+        pipe.execute()

@@ -4,7 +4,7 @@ else leaks: `hidden_variant` re-deals everything the seat can not see."""
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 import orjson
 
@@ -143,7 +143,7 @@ def view_parts(state: State, seat: int | None, memo: Memo) -> dict[str, Any]:
     """`seat_view`, each holder's part as JSON kept in `memo` by the holder it shows
     (engines.observation_json): an action changes the holdings of the seat to act only."""
     players = state["players"]
-    view: dict[str, Any] = dict(seat_view_with(state, seat, [
+    view = cast(dict[str, Any], seat_view_with(state, seat, [
         orjson.Fragment(memo.json(n, holder, partial(public_player, n, holder)))
         for n, holder in enumerate(players)]))
     if seat is not None:

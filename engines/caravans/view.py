@@ -7,7 +7,7 @@ bank, the face-up and discarded cards) is public.
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 import orjson
 
@@ -72,7 +72,7 @@ def view_parts(state: State, seat: int | None, memo: Memo) -> dict[str, Any]:
     hands, known = state["hands"], state["known"]
     hand = None if seat is None else orjson.Fragment(
         memo.json(("hand", seat), hands[seat], lambda: sorted(hands[seat])))
-    return dict(view_with(
+    return cast(dict[str, Any], view_with(
         state, {key: state[key] for key in PUBLIC_KEYS if key in state}, hand,
         orjson.Fragment(memo.json("known", known, lambda: [sorted(cards) for cards in known]))))
 

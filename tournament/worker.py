@@ -70,6 +70,7 @@ BURST_WAIT_S = 1  # --burst: wait this long for a job before asking whether all 
 SLOT_WAIT_S = 5.0
 OUTAGE_BACKOFF_S = (0.1, 5.0)
 MAINTENANCE_S = 30  # rq's registry clean-up: finds the jobs of dead workers (rq: 600 s)
+PUBSUB_POLL_S = 1.0  # rq's command channel's thread wakes this often (rq: 60 s)
 
 
 class MatchWorker(BaseWorker):
@@ -192,6 +193,19 @@ class MatchWorker(BaseWorker):
             super().heartbeat(timeout, pipeline)
             return
         in_one_round_trip(self.connection, partial(super().heartbeat, timeout))
+
+    def subscribe(self) -> None:
+        """rq's subscription to this worker's command channel, its thread polling every
+        `PUBSUB_POLL_S` instead of rq's 60 s: redis-py 8.2 joins that thread when rq
+        unsubscribes at the end, and a thread that had gone back to waiting held the
+        worker's exit (a burst's end, a SIGTERM) for up to a minute."""
+        self.log.info("Worker %s: subscribing to channel %s", self.name,
+                      self.pubsub_channel_name)
+        self.pubsub = self.connection.pubsub()
+        self.pubsub.subscribe(**{self.pubsub_channel_name: self.handle_payload})
+        self.pubsub_thread = self.pubsub.run_in_thread(  # type: ignore[assignment]  # rq: None
+            sleep_time=PUBSUB_POLL_S, daemon=True,
+            exception_handler=self._pubsub_exception_handler)
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         """Register the job as started (rq's bookkeeping) and hand it to the event loop."""

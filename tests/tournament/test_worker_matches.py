@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 
 import pytest
@@ -155,4 +156,25 @@ def test_a_bootstrap_cut_short_by_redis_starts_over(config, redis_url):
     assert [w.name for w in Worker.all(connection=connection)] == [worker.name]
     worker.unsubscribe()
     worker.register_death()
+    connection.close()
+
+
+def test_unsubscribing_does_not_wait_for_the_command_threads_long_poll(config, redis_url):
+    """CI saw `referee worker --burst` held a minute at its end: rq's command thread, back
+    to waiting (rq polls every 60 s) after the unsubscription's reply, was joined by
+    redis-py 8.2. The worker's thread polls every `PUBSUB_POLL_S`: unsubscribing from that
+    state ends within a few polls, far from rq's minute."""
+    connection = redis.Redis.from_url(redis_url)
+    worker = MatchWorker([MATCH_QUEUE], connection, config, config.sealer())
+    worker.subscribe()
+    worker.pubsub.unsubscribe()  # the reply read by the thread, which then waits again
+    deadline = time.monotonic() + 30
+    while worker.pubsub.subscribed:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    time.sleep(0.05)  # the thread in its wait for a subscription
+    done = threading.Thread(target=worker.unsubscribe)
+    done.start()
+    done.join(timeout=30)
+    assert not done.is_alive()
     connection.close()

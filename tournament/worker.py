@@ -56,7 +56,7 @@ from referee.config import DEFAULT_CONCURRENCY, Config, ConfigError
 from referee.match import sandbox
 from referee.match.sealing import Sealer
 from tournament import driver, hosted, ladder_upkeep, ladders, recovery, results_log, wakeups
-from tournament.store import Progress, Store, in_one_round_trip
+from tournament.store import Progress, Store, command_channel, in_one_round_trip
 from tournament.store.connection import connect_async, retrying_async
 
 log = logging.getLogger(__name__)
@@ -201,11 +201,9 @@ class MatchWorker(BaseWorker):
         worker's exit (a burst's end, a SIGTERM) for up to a minute."""
         self.log.info("Worker %s: subscribing to channel %s", self.name,
                       self.pubsub_channel_name)
-        self.pubsub = self.connection.pubsub()
-        self.pubsub.subscribe(**{self.pubsub_channel_name: self.handle_payload})
-        self.pubsub_thread = self.pubsub.run_in_thread(  # type: ignore[assignment]  # rq: None
-            sleep_time=PUBSUB_POLL_S, daemon=True,
-            exception_handler=self._pubsub_exception_handler)
+        self.pubsub, self.pubsub_thread = command_channel(  # type: ignore[assignment]  # rq: None
+            self.connection, self.pubsub_channel_name, self.handle_payload, PUBSUB_POLL_S,
+            self._pubsub_exception_handler)
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         """Register the job as started (rq's bookkeeping) and hand it to the event loop."""

@@ -42,3 +42,15 @@ def in_one_round_trip(client: redis.Redis, write: Callable[[redis.client.Pipelin
     with client.pipeline(transaction=False) as pipe:
         write(pipe)
         pipe.execute()
+
+
+def command_channel(client: redis.Redis, channel: str, handler: Callable[[dict], None],
+                    poll_s: float, on_error: Callable[..., None]
+                    ) -> tuple[redis.client.PubSub, redis.client.PubSubWorkerThread]:
+    """A subscription of `client` to `channel` (rq's worker commands), `handler` called
+    for each message on a daemon thread that wakes every `poll_s` to see whether it is
+    stopped."""
+    pubsub = client.pubsub()
+    pubsub.subscribe(**{channel: handler})
+    return pubsub, pubsub.run_in_thread(sleep_time=poll_s, daemon=True,
+                                        exception_handler=on_error)

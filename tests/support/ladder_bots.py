@@ -34,6 +34,11 @@ def _action(path: str, payload: dict, strength: float) -> dict:
 class _Handler(BaseHTTPRequestHandler):
     server: LadderBots
     protocol_version = "HTTP/1.1"
+    # the reply in one write, sent at once (as bots.python.sdk's): written as head and body
+    # on a kept-alive connection, Nagle held the body for the referee's delayed ACK, ~20 ms
+    # a decision
+    disable_nagle_algorithm = True
+    wbufsize = 1 << 16
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))

@@ -3,7 +3,7 @@ of GET /ratings/{game}, GET /matches?limit=20 and GET /matches/{id} with 50 conc
 clients. Goal: p99 <= 50 ms for each, 0 errors.
 
     python3 bench/api_load.py [--clients 50] [--seconds 30] [--think-ms 100]
-                              [--bots-nice 10] [--worker-nice N] [--quick]
+                              [--bots-nice 10] [--worker-nice N] [--idle] [--quick]
 
 Setup: one redis-server; bots answering at once (`bench/slow_bot.py --delay-ms 0`), four
 registered; `referee serve` (gunicorn, 2 gevent workers) and two `referee worker`s. A first
@@ -12,7 +12,8 @@ finished matches exist), then a second one is posted and the load runs while it 
 The workers run at their default settings: `referee worker` gives itself nice 19 (and its
 session's autogroup) as it starts (`REFEREE_WORKER_NICE`; `--worker-nice` sets it for the
 run, 0: the API's share). The bots stand in for bots on other machines, so they run at a
-lower share (`--bots-nice`; 0: the same).
+lower share (`--bots-nice`; 0: the same). `--idle` posts no second tournament: the same
+load on the API alone, what the API costs by itself.
 CPU seconds are read from /proc for each group of processes and for the whole machine.
 
 The load: `--clients` clients in one asyncio process, each on its own kept-alive HTTP/1.1
@@ -206,6 +207,9 @@ def main() -> None:
     parser.add_argument("--worker-nice", type=int, default=None,
                         help="REFEREE_WORKER_NICE for the workers (default: theirs, 19; "
                              "0: as the API); see docs/operations.md")
+    parser.add_argument("--idle", action="store_true",
+                        help="no tournament during the load: the API's own latency, the "
+                             "baseline the goal is measured against")
     parser.add_argument("--quick", action="store_true", help="a tiny run (smoke test)")
     args = parser.parse_args()
     if args.quick:
@@ -235,7 +239,8 @@ def main() -> None:
             children.append(_support.start(
                 python_module("referee.cli", "serve", "--port", str(port)), port,
                 env=_support.child_env(REDIS_URL=server.url, REFEREE_ADMIN_TOKEN=ADMIN_TOKEN)))
-            second = post_tournament(store, min(args.matches * 10, 4800), seed=2)
+            second = None if args.idle else post_tournament(store, min(args.matches * 10, 4800),
+                                                            seed=2)
             groups = {"API": [children[-1].pid], "workers": [w.pid for w in children[:-1]],
                       "bots": [p.pid for _, p in bots], "Redis": [server.process.pid],
                       "load client": [-os.getpid()]}
@@ -245,10 +250,13 @@ def main() -> None:
                                              args.think_ms / 1000))
             cpu = {name: group_cpu_s(pids) - before[0][name] for name, pids in groups.items()}
             cpu["other sessions"] = machine_cpu_s() - before[1] - sum(cpu.values())
-            done = store.redis.scard(tournament_key(second["id"], "done"))
-            report(spent, errors, args.seconds,
-                   f"the tournament played {done:,} of its {second['total']:,} matches "
-                   "meanwhile", cpu)
+            if second is None:
+                played = "no tournament meanwhile (--idle)"
+            else:
+                done = store.redis.scard(tournament_key(second["id"], "done"))
+                played = (f"the tournament played {done:,} of its {second['total']:,} "
+                          "matches meanwhile")
+            report(spent, errors, args.seconds, played, cpu)
     finally:
         stop_all(children + [process for _, process in bots])
 

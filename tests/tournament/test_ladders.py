@@ -250,9 +250,18 @@ def test_a_new_version_plays_only_once_checked_and_the_old_one_meanwhile(api, fa
              if seat["bot_id"] == bots[0]]
     assert {seat["version"] for seat in seats} == {1}
     api.request("PATCH", f"/bots/{bots[0]}", token=ADMIN, json={"url": farm.url("/p/6")})
-    entry = wait_for(lambda: (e := entries(api, made["id"])[bots[0]])["version"] == 3 and e,
-                     what="version 3 in play")
-    assert entry["status"] == ladders.ACTIVE and entry["version_matches"] == 0
+    wait_for(lambda: entries(api, made["id"])[bots[0]]["version"] == 3, what="version 3 in play")
+    # its matches count from 0 again: those it played at version 3, once the ladder is still
+    # (with the bots replying at once, one may be counted before the entry is first read)
+    api.request("PATCH", f"/ladders/{made['id']}", token=ADMIN, json={"paused": True})
+    wait_for(lambda: ladder(api, made["id"])["running"] == 0, what="running matches over")
+    entry = entries(api, made["id"])[bots[0]]
+    played_at_3 = [match for match in ladder_matches(api, made["id"])
+                   if match["status"] == "finished" and any(
+                       seat["bot_id"] == bots[0] and seat["version"] == 3
+                       for seat in match["seats"])]
+    assert entry["status"] == ladders.ACTIVE and entry["version"] == 3
+    assert entry["version_matches"] == len(played_at_3)
 
 
 def test_the_bots_of_a_suspended_account_are_matched_no_more(api, farm, workers):

@@ -25,7 +25,7 @@ from tests.support.tournament_checks import check_logged_once
 from tests.support.waiting import wait_for
 from tests.support.workers import Workers
 from tournament import ratings, results, wakeups
-from tournament.store import Store, lease_key, match_key, ratings_key, tournament_key
+from tournament.store import QUEUES, Store, lease_key, match_key, ratings_key, tournament_key
 from tournament.store.keys import log_ids_key, log_level_key
 
 
@@ -140,7 +140,11 @@ def test_a_tournament_survives_redis_restarts_and_killed_workers(bad_bots, confi
         stop_redis(server, "kill -9", settle_s=0.0)
         time.sleep(0.3)
         server.start()
-        final = wait_finished(api, tournament_id, timeout=180)
+        try:
+            final = wait_finished(api, tournament_id, timeout=180)
+        except AssertionError as unfinished:  # seen once in CI: say what held the match
+            raise AssertionError(f"{unfinished}\n{rq_state(server.url)}\n"
+                                 f"{pool.logs()[-6000:]}") from None
         client = redis.Redis.from_url(server.url)
         check_counted_once(api, client, final)
         assert steady.poll() is None and all(proc.poll() is None for proc in pool.procs
@@ -150,6 +154,28 @@ def test_a_tournament_survives_redis_restarts_and_killed_workers(bad_bots, confi
     finally:
         pool.stop_all()
         server.stop()
+
+
+def rq_state(url: str) -> str:
+    """rq's queues, intermediate queues and started registries, and each job's status and
+    match's status, for a failure's message."""
+    client = redis.Redis.from_url(url)
+    store = Store(client)
+    lines = []
+    for name in QUEUES:
+        queue = store.queue(name)
+        for where, ids in (("queued", queue.get_job_ids()),
+                           ("taken", client.lrange(f"{queue.key}:intermediate", 0, -1)),
+                           ("started", queue.started_job_registry.get_job_ids())):
+            for job_id in (i.decode() if isinstance(i, bytes) else i for i in ids):
+                status = client.hget(f"rq:job:{job_id}", "status")
+                lines.append(f"{name} {where}: {job_id} (job {status})")
+    for key in client.scan_iter(match_key("*")):
+        status = client.hget(key, "status") if key.count(b":") == 2 else None
+        if status not in (None, b"finished"):
+            lines.append(f"match {key.decode()}: {status}")
+    client.close()
+    return "\n".join(lines)
 
 
 def test_a_killed_workers_match_continues_at_its_last_recorded_step(api, bad_bots, workers,

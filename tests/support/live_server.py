@@ -59,7 +59,9 @@ class LiveServer:
     def stop(self) -> None:
         if self.proc.poll() is not None:
             return
-        os.killpg(self.proc.pid, signal.SIGTERM)
+        # gunicorn's quick shutdown: a graceful one (SIGTERM, which
+        # tests/commands/test_serve_worker.py checks) waits 10 s for open event streams
+        os.killpg(self.proc.pid, signal.SIGINT)
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -16,6 +16,7 @@ from dataclasses import replace
 import orjson
 import pytest
 import redis
+from rq.job import Job
 
 from referee.api.app import create_app
 from referee.redis_server import RedisServer
@@ -157,24 +158,22 @@ def test_a_tournament_survives_redis_restarts_and_killed_workers(bad_bots, confi
 
 
 def rq_state(url: str) -> str:
-    """rq's queues, intermediate queues and started registries, and each job's status and
-    match's status, for a failure's message."""
-    client = redis.Redis.from_url(url)
-    store = Store(client)
+    """rq's queued, taken (intermediate) and started jobs with their statuses, and the
+    matches not finished, for a failure's message."""
+    store = Store.from_url(url)
     lines = []
     for name in QUEUES:
         queue = store.queue(name)
         for where, ids in (("queued", queue.get_job_ids()),
-                           ("taken", client.lrange(f"{queue.key}:intermediate", 0, -1)),
+                           ("taken", queue.intermediate_queue.get_job_ids()),
                            ("started", queue.started_job_registry.get_job_ids())):
-            for job_id in (i.decode() if isinstance(i, bytes) else i for i in ids):
-                status = client.hget(f"rq:job:{job_id}", "status")
+            for job_id in ids:
+                status = store.redis.hget(Job.key_for(job_id), "status")
                 lines.append(f"{name} {where}: {job_id} (job {status})")
-    for key in client.scan_iter(match_key("*")):
-        status = client.hget(key, "status") if key.count(b":") == 2 else None
-        if status not in (None, b"finished"):
-            lines.append(f"match {key.decode()}: {status}")
-    client.close()
+    match_ids, _ = store.list_match_ids(0, 10_000)
+    lines += [f"match {match_id}: {status}"
+              for match_id, status in store.match_statuses(match_ids).items()
+              if status != "finished"]
     return "\n".join(lines)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -169,12 +170,22 @@ def test_unsubscribing_does_not_wait_for_the_command_threads_long_poll(config, r
     worker.subscribe()
     worker.pubsub.unsubscribe()  # the reply read by the thread, which then waits again
     deadline = time.monotonic() + 30
-    while worker.pubsub.subscribed:
+    while not waiting_for_a_subscription(worker.pubsub_thread):
         assert time.monotonic() < deadline
         time.sleep(0.01)
-    time.sleep(0.05)  # the thread in its wait for a subscription
     done = threading.Thread(target=worker.unsubscribe)
     done.start()
     done.join(timeout=30)
     assert not done.is_alive()
     connection.close()
+
+
+def waiting_for_a_subscription(thread: threading.Thread) -> bool:
+    """Is `thread` inside redis-py's wait for a subscription (`PubSub.get_message` on an
+    unsubscribed connection waits on `subscribed_event` for its whole timeout)?"""
+    frame = sys._current_frames().get(thread.ident or 0)
+    names = []
+    while frame is not None:
+        names.append(frame.f_code.co_name)
+        frame = frame.f_back
+    return names[:3] == ["wait", "wait", "get_message"]  # Condition's, Event's, its own

@@ -13,6 +13,13 @@ most of the generated POST /replays/verify with 429 and leave the verifier untes
 The run is bounded for CI (25 examples per operation and phase, a fixed seed, about a
 minute on 2 cores); for a longer exploration run the same command with a larger
 `--max-examples` and no `--seed`.
+
+The run keeps no example database (each run stands alone) and does not fail on Hypothesis'
+`filter_too_much` health check: an operation whose only input is a free string in its path
+(GET /matches/{match_id}/replay) leaves negative generation almost nothing to negate, so
+most negative draws are rejected, and whether 50 rejections come before 10 accepted draws
+varied between runs (one CI run failed on it, no request sent). It judges the generator,
+not the API; every check on the answers stays.
 """
 
 from __future__ import annotations
@@ -61,7 +68,9 @@ def run_schemathesis(live_server: LiveServer, tmp_path, token: str) -> None:
                "--phases", "examples,coverage,fuzzing,stateful",
                "--header", f"Authorization: Bearer {token}",
                "--max-examples", str(MAX_EXAMPLES), "--seed", str(SEED), "--workers", "1",
-               "--request-timeout", "30", "--no-color"]
+               "--request-timeout", "30", "--no-color",
+               "--generation-database", "none",
+               "--suppress-health-check", "filter_too_much"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     report = done.stdout + done.stderr
     (tmp_path / "schemathesis.txt").write_text(report)

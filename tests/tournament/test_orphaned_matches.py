@@ -4,7 +4,8 @@ got, while a live worker goes on: its job's id back in the queue, the job's hash
 once the worker's driver found its lease gone), is queued again by the recovery sweep
 once seen so in two sweeps `ORPHAN_GRACE_S` apart, once, and then finishes. A match with
 anything left to wake it (its job queued, in flight or started, a timer, a driver's lease)
-is left alone. Real redis-server, real worker, no mocks."""
+is left alone; a job started by a worker whose key is gone is nothing to wait for. Real
+redis-server, real worker, no mocks."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from collections.abc import Callable
 import pytest
 from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job, JobStatus
+from rq.worker import Worker
 
 from tests.support.apitest import ApiClient, drive_match
 from tournament import recovery, wakeups
@@ -82,11 +84,33 @@ def in_flight(store: Store, match_id: str) -> None:
     assert moved.decode() == wakeups.job_id(match_id)
 
 
-def started(store: Store, match_id: str) -> None:
-    """Run by a worker: out of the queue lists, its hash says started."""
+def start_job(store: Store, match_id: str, worker: str) -> None:
+    """Its job out of the queue lists, its hash saying `worker` runs it."""
     job = store.queue().fetch_job(wakeups.job_id(match_id))
     store.queue().remove(job)
     job.set_status(JobStatus.STARTED)
+    store.redis.hset(Job.key_for(job.id), "worker_name", worker)
+
+
+def started(store: Store, match_id: str) -> None:
+    """Run by a live worker: its job started, the worker's key there (its heartbeats)."""
+    start_job(store, match_id, "worker-alive")
+    store.redis.hset(Worker.redis_worker_namespace_prefix + "worker-alive", "birth", "now")
+
+
+def test_a_match_whose_job_was_started_by_a_worker_since_dead_is_queued_again(
+        api, bot_server, redis_url, run_worker):
+    """The job's hash says started, its worker's key expired (it died, or Redis lost what
+    it wrote after the start): rq would fail the job only at a worker's next registry
+    cleanup, between two dequeues; the sweep queues the match again."""
+    store = Store.from_url(redis_url)
+    match_id = bot_match(api, bot_server)
+    start_job(store, match_id, "worker-dead")
+    assert sweep_twice(store) == ([], [match_id])
+    assert store.current_attempt(match_id) == 1
+    assert wakeups.job_id(match_id, "r1") in store.queue().get_job_ids()
+    run_worker(60)
+    assert store.get_match(match_id)["status"] == "finished"
 
 
 def deferred(store: Store, match_id: str) -> None:

@@ -11,6 +11,7 @@ from typing import cast
 
 import redis
 from rq.job import Job, JobStatus
+from rq.worker import Worker
 
 from tournament.store.base import StoreBase
 from tournament.store.codec import decoded, text
@@ -31,11 +32,13 @@ DRIVABLE = (MatchStatus.QUEUED.encode(), MatchStatus.RUNNING.encode())
 # What the ids of a match's wake-ups and timers are made of (`tournament.wakeups`).
 WAKE_FIELDS = (MatchField.STATUS, MatchField.ATTEMPT, MatchField.STEP, MatchField.PARKED,
                MatchField.DEADLINE_TIMER, MatchField.DEFERRALS)
-# An rq job in one of these is one a worker will run, or rq (or the sweep, for one stuck in
+# An rq job queued or started is one a worker will run, or rq (or the sweep, for one stuck in
 # the intermediate queue) will fail and hand to `tournament.recovery`: from its enqueue to
 # its end its hash says so, wherever it is (the queue, the intermediate queue, the started
-# registry). A worker skips a queued id whose hash is gone (`Queue.dequeue_any`).
-LIVE_JOB = (JobStatus.QUEUED.value, JobStatus.STARTED.value)
+# registry). A worker skips a queued id whose hash is gone (`Queue.dequeue_any`). A started
+# job counts only while the worker its hash names is alive (its `rq:worker:` key, which the
+# worker's heartbeats keep): rq fails a dead worker's job only when a worker next cleans its
+# registries, between two dequeues, which an idle worker may not reach for minutes.
 ORPHANS_TTL_S = 3600  # the marks go once no sweep has run for this long
 
 
@@ -124,9 +127,10 @@ class Running(StoreBase):
     def undriven(self, match_ids: list[str], wakers: Wakers) -> list[str]:
         """Those of `match_ids` queued, parked or deferred that nothing will wake: no lease,
         not in the running index (`requeue_abandoned`'s), no live rq job among `wakers`'
-        ids, no timer among its reasons. Checked in one transaction on the state first
-        read (one that changed meanwhile is not answered): a job moving between rq's
-        structures, or a wake-up queued with the match's change, is never missed."""
+        ids (a started one whose worker died is not), no timer among its reasons. Checked
+        in one transaction on the state first read (one that changed meanwhile is not
+        answered): a job moving between rq's structures, or a wake-up queued with the
+        match's change, is never missed; the workers of started jobs are looked up after."""
         states = self._wake_states(match_ids)
         drivable = {match_id: state for match_id, state in states.items()
                     if state.status is not None and state.status.encode() in DRIVABLE}
@@ -137,8 +141,21 @@ class Running(StoreBase):
             for match_id, (job_ids, reasons) in checks.items():
                 _queue_check(pipe, match_id, job_ids, reasons)
             replies = iter(pipe.execute())
-        return [match_id for match_id, (job_ids, reasons) in checks.items()
-                if _undriven(replies, drivable[match_id], job_ids, reasons)]
+        hanging = {match_id: _hanging_on(replies, drivable[match_id], job_ids, reasons)
+                   for match_id, (job_ids, reasons) in checks.items()}
+        alive = self._live_workers({name for names in hanging.values() if names
+                                    for name in names})
+        return [match_id for match_id, names in hanging.items()
+                if names is not None and alive.isdisjoint(names)]
+
+    def _live_workers(self, names: set[str]) -> set[str]:
+        """Those of the rq workers `names` whose key is still there."""
+        ordered = sorted(names)
+        with self.redis.pipeline(transaction=False) as pipe:
+            for name in ordered:
+                pipe.exists(Worker.redis_worker_namespace_prefix + name)
+            found = pipe.execute()
+        return {name for name, there in zip(ordered, found, strict=True) if there}
 
     def ripe_orphans(self, orphans: list[str], cleared: list[str], grace_s: float) -> list[str]:
         """Mark each of `orphans` (when first seen so, in Redis time) and drop the marks of
@@ -177,23 +194,32 @@ class Running(StoreBase):
 
 def _queue_check(pipe: redis.client.Pipeline, match_id: str, job_ids: list[str],
                  reasons: list[str]) -> None:
-    """Queue on `pipe` what `_undriven` reads of one match, in this order."""
+    """Queue on `pipe` what `_hanging_on` reads of one match, in this order."""
     pipe.hmget(match_key(match_id), WAKE_FIELDS)
     pipe.exists(lease_key(match_id))
     pipe.zscore(running_key(), match_id)
     for job_id in job_ids:
-        pipe.hget(Job.key_for(job_id), "status")  # rq's job hash
+        pipe.hmget(Job.key_for(job_id), ["status", "worker_name"])  # rq's job hash
     if reasons:
         pipe.zmscore(timers_key(), [timer_member(match_id, reason) for reason in reasons])
 
 
-def _undriven(replies: Iterator, expected: WakeState, job_ids: list[str],
-              reasons: list[str]) -> bool:
-    """Read one match's replies (`_queue_check`): is it still as `expected`, with nothing
-    to drive or wake it?"""
+def _hanging_on(replies: Iterator, expected: WakeState, job_ids: list[str],
+                reasons: list[str]) -> list[str] | None:
+    """Read one match's replies (`_queue_check`): None when it changed from `expected` or
+    something drives or wakes it; else the workers whose started jobs are all that may
+    still drive it (none: undriven)."""
     state, leased, indexed = WakeState.of(next(replies)), next(replies), next(replies)
-    jobs = [text(next(replies)) for _ in job_ids]
+    jobs = [(text(status), text(worker)) for status, worker in
+            (next(replies) for _ in job_ids)]
     timers = next(replies) if reasons else []
-    return (state == expected and not leased and indexed is None
-            and not any(status in LIVE_JOB for status in jobs)
-            and all(due is None for due in timers))
+    if (state != expected or leased or indexed is not None
+            or any(due is not None for due in timers)):
+        return None
+    workers = []
+    for status, worker in jobs:
+        if status == JobStatus.QUEUED.value or status == JobStatus.STARTED.value and not worker:
+            return None
+        if status == JobStatus.STARTED.value:
+            workers.append(cast(str, worker))
+    return workers

@@ -49,6 +49,9 @@ prints it as one line (`referee: error: ...`) and exits with status 2.
   `REFEREE_QUOTA_DAY_S` seconds when that is set (a test's short day)
 - `REFEREE_ARCHIVE_DIR` (optional): where `referee archive` moves finished replays, and
   where the API reads them back (the same directory on every machine: docs/operations.md)
+- `REFEREE_KEEP_DECISIONS_S` (default 0: not kept): how long the decisions a worker sent in
+  a match (each observation and its legal actions) stay in Redis after it, for the export
+  to read instead of playing the match again (`referee.match.decisions`)
 """
 
 from __future__ import annotations
@@ -129,6 +132,7 @@ class Config:
     worker_concurrency: int = DEFAULT_CONCURRENCY
     worker_nice: int = DEFAULT_WORKER_NICE
     archive_dir: str = ""
+    keep_decisions_s: int = 0
     hosted_dir: str = ""
     signup: str = "closed"
     signup_rate: tuple[int, int] = DEFAULT_SIGNUP_RATE
@@ -155,6 +159,7 @@ class Config:
                                         DEFAULT_CONCURRENCY),
             worker_nice=_setting(env, "REFEREE_WORKER_NICE", niceness, DEFAULT_WORKER_NICE),
             archive_dir=env.get("REFEREE_ARCHIVE_DIR", "").strip(),
+            keep_decisions_s=_setting(env, "REFEREE_KEEP_DECISIONS_S", natural, 0),
             hosted_dir=env.get("REFEREE_HOSTED_DIR", "").strip(),
             signup=_setting(env, "REFEREE_SIGNUP", parse_signup, "closed"),
             signup_rate=_setting(env, "REFEREE_SIGNUP_RATE", parse_rate, DEFAULT_SIGNUP_RATE),

@@ -153,7 +153,8 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
     play = MatchPlay.start(match["game"], match["seed"], match["options"], _seat_infos(match),
                            FailurePolicy.from_dict(match["policy"]), match_id, started_at,
                            version=match["game_version"],
-                           time_control=TimeControl.from_dict(match.get("time_control")))
+                           time_control=TimeControl.from_dict(match.get("time_control")),
+                           keep_decisions=context.config.keep_decisions_s > 0)
     play.resume(loaded.steps, loaded.state or play.state, loaded.state_step)
     pulled = len(seats) < len(match["seats"])  # a pull seat's client reads the live state
     while (seat := play.to_move) is not None:
@@ -177,7 +178,8 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
             _log_fault(match_id, bot, entry, fault["code"])
     record = play.finish(context.sealer)
     index = await context.persist(progress.finish, match_id, holder, record,
-                                  match["num_players"], play.leaf_data)
+                                  match["num_players"], play.leaf_data,
+                                  (play.kept_decisions(), context.config.keep_decisions_s))
     log.info("match finished", extra={"match_id": match_id, "steps": len(record["steps"]),
                                       "duration_ms": _duration_ms(record)})
     await context.in_thread(results.count_finished, context.store, match_id)

@@ -27,7 +27,7 @@ from typing import Any
 
 from referee.errors import RefereeError
 from referee.match.compact import StoredReplayError
-from referee.match.decisions import MatchRecords, decisions
+from referee.match.decisions import Decision, MatchRecords, decisions
 from referee.match.replay import Record
 from tournament.deals import secret_deals
 from tournament.store import MatchStatus, Store
@@ -115,6 +115,7 @@ class Pass:
     start: int
     done: int
     after: Cursor
+    kept: bytes | None = None  # the driver's kept decisions (`referee.match.decisions`)
 
     def cursor_after(self, step: int) -> Cursor:
         """The cursor after the record of `step` of this pass."""
@@ -123,8 +124,12 @@ class Pass:
     def lines(self) -> Iterator[tuple[int, bytes]]:
         """(step, NDJSON line) of each record of the pass, in step order."""
         head = MatchRecords.of(self.record)
-        for decision in decisions(self.record, self.seats, self.start):
+        for decision in self.decisions():
             yield decision.step, head.line(decision)
+
+    def decisions(self) -> Iterator[Decision]:
+        """The decisions of the pass, in step order."""
+        return decisions(self.record, self.seats, self.start, self.kept)
 
 
 @dataclass(frozen=True)
@@ -194,10 +199,10 @@ def _pass(store: Store, match: dict[str, Any], index: int, start: Cursor,
             return None
     done = before | seats
     after = Cursor(index + 1) if done == every else Cursor(index, 0, done, 0)
-    record = store.get_replay_steps(match["id"])
+    record, kept = store.get_export_source(match["id"])
     if record is None:
         raise StoredReplayError(f"match {match['id']} is finished but has no replay")
-    return Pass(index, record, seats, step, before, after)
+    return Pass(index, record, seats, step, before, after, kept)
 
 
 @dataclass

@@ -39,7 +39,7 @@ from tqdm import tqdm
 import engines
 from referee.config import Config
 from referee.match.compact import StoredReplayError
-from referee.match.decisions import FIELDS, MatchRecords, decisions
+from referee.match.decisions import FIELDS, MatchRecords
 from referee.match.rerun import RecordError
 from tournament.archive_files import ReplayArchive
 from tournament.export import Cursor, ExportError, Pass, Scanned, parse_since, passes
@@ -110,13 +110,13 @@ def _checked(args: argparse.Namespace) -> tuple[str, datetime | None, Cursor]:
 def ndjson_payload(item: Pass) -> tuple[int, bytes]:
     """The pass's records as NDJSON lines: (records, bytes)."""
     head = MatchRecords.of(item.record)
-    lines = [head.line(decision) for decision in decisions(item.record, item.seats, item.start)]
+    lines = [head.line(decision) for decision in item.decisions()]
     return len(lines), b"".join(lines)
 
 
 def parquet_payload(item: Pass) -> tuple[int, dict[str, list[Any]]]:
     """The pass's records as columns (JSON fields as text): (records, columns)."""
-    found = list(decisions(item.record, item.seats, item.start))
+    found = list(item.decisions())
     return len(found), MatchRecords.of(item.record).columns(found)
 
 

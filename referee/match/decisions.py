@@ -5,22 +5,33 @@ observation the seat decided on (`game.observation(state, seat)`, exactly what t
 sent), its legal actions, the action recorded (the substituted move under the `random`
 policy, null for a forfeit; `fault` says which), and the seat's final rank and score.
 
-The observations come from one pass over the record: the steps applied in order from its
-seed, each decision's observation written on the way by an `ObservationWriter`
-(engines.observation_json: the same bytes as `orjson.dumps(observation)`, without writing
-again what the seat's previous observation wrote, its log above all).
+The observations come from what the match's driver kept (`KeptDecisions`): the driver
+writes each observation as JSON to send it to the bot, and keeps those bytes, with the
+legal actions', through the match; at its end they are stored beside the replay, zstd-
+compressed (about 100-200 bytes a decision), and an export reads them back instead of
+playing the match again. A match without them (played in parts by several drivers, stored
+before they were kept, archived since, or kept ones that do not fit the record) is played
+again: one pass over the record, the steps applied in order from its seed, each decision's
+observation written on the way by an `ObservationWriter` (engines.observation_json: the
+same bytes as `orjson.dumps(observation)`, without writing again what the seat's previous
+observation wrote, its log above all). Both give the same bytes
+(tests/export/test_kept_decisions.py).
 """
 
 from __future__ import annotations
 
+import hashlib
+import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import orjson
+import zstandard
 
 from engines.base import Action, State
 from engines.observation_json import ObservationWriter
+from referee.match import replay
 from referee.match.replay import Record, StepRecord
 from referee.match.rerun import engine_for, initial_state, state_after
 
@@ -45,10 +56,82 @@ class Decision(NamedTuple):
     fault: str | None
 
 
-def decisions(record: Record, seats: int = ALL_SEATS, start: int = 0) -> Iterator[Decision]:
+KEPT_MAGIC = b"RK1"
+"""The stored form of kept decisions: this, then zstd(the digest of the moves they follow
+(`moves_digest`), their count, each decision's step and its two lengths, then the
+observations and legal actions one after the other)."""
+KEPT_LEVEL = 1  # zstd's fastest level: 5-15 µs a decision, 100-200 bytes a decision kept
+_HEAD = struct.Struct("<32sI")
+_ENTRY = struct.Struct("<III")
+
+
+class KeptDecisions:
+    """The JSON a match's driver sent for each decision, from its first step on, kept until
+    the match ends (`packed`)."""
+
+    def __init__(self) -> None:
+        self.written: list[tuple[bytes, bytes]] = []  # per step: observation, legal actions
+
+    def keep(self, step: int, observation: bytes, legal_actions: bytes) -> None:
+        """Keep the decision of `step`, if it is the next one (a step asked again, or one
+        after a gap, changes nothing: `packed` then finds the count short)."""
+        if step == len(self.written):
+            self.written.append((observation, legal_actions))
+
+    def packed(self, record: Record) -> bytes | None:
+        """The stored form, when every step of the match's `record` was kept; else None."""
+        steps = len(record["steps"])
+        if len(self.written) != steps:
+            return None
+        entries = b"".join(_ENTRY.pack(step, len(observation), len(legal))
+                           for step, (observation, legal) in enumerate(self.written))
+        body = b"".join(part for pair in self.written for part in pair)
+        data = b"".join((_HEAD.pack(moves_digest(record), steps), entries, body))
+        return KEPT_MAGIC + zstandard.ZstdCompressor(level=KEPT_LEVEL).compress(data)
+
+
+def moves_digest(record: Record) -> bytes:
+    """What the observations of a match follow from: its id, seed, setup and every step's
+    seat, action and fault, hashed."""
+    return hashlib.sha256(replay.canonical(
+        [record["match_id"], record["game"], record["game_version"], record["seed"],
+         record["options"], [[step["seat"], step["action"], _fault_code(step)]
+                             for step in record["steps"]]])).digest()
+
+
+def unpack_kept(stored: bytes, record: Record) -> list[tuple[bytes, bytes]] | None:
+    """Each step's observation and legal actions as JSON from `KeptDecisions.packed`, when
+    they were kept for `record` (its moves, one per step, in order); None when they were
+    not, or cannot be read."""
+    if not stored.startswith(KEPT_MAGIC):
+        return None
+    try:
+        data = memoryview(zstandard.ZstdDecompressor().decompress(stored[len(KEPT_MAGIC):]))
+        digest, count = _HEAD.unpack_from(data)
+        if count != len(record["steps"]) or digest != moves_digest(record):
+            return None
+        at, found = _HEAD.size + count * _ENTRY.size, []
+        for index in range(count):
+            step, observed, legal = _ENTRY.unpack_from(data, _HEAD.size + index * _ENTRY.size)
+            if step != index or at + observed + legal > len(data):
+                return None
+            found.append((bytes(data[at:at + observed]),
+                          bytes(data[at + observed:at + observed + legal])))
+            at += observed + legal
+    except (zstandard.ZstdError, struct.error):
+        return None
+    return found if at == len(data) else None
+
+
+def decisions(record: Record, seats: int = ALL_SEATS, start: int = 0,
+              kept: bytes | None = None) -> Iterator[Decision]:
     """The decisions of the seats in the mask `seats` (bit n: seat n) from step `start` on,
-    in step order, from one pass over the record (`rerun.RecordError` for a game version
-    this referee does not have)."""
+    in step order: from the `kept` decisions when they fit the record, else from one pass
+    over the record (`rerun.RecordError` for a game version this referee does not have)."""
+    written = None if kept is None else unpack_kept(kept, record)
+    if written is not None:
+        yield from _kept_decisions(record, written, seats, start)
+        return
     engine = engine_for(record)
     wanted = [step for step in record["steps"]
               if step["step"] >= start and seats >> step["seat"] & 1]
@@ -65,11 +148,23 @@ def decisions(record: Record, seats: int = ALL_SEATS, start: int = 0) -> Iterato
         state = state_after(engine, state, step)
 
 
+def _kept_decisions(record: Record, written: list[tuple[bytes, bytes]], seats: int,
+                    start: int) -> Iterator[Decision]:
+    for step, (observation, legal) in zip(record["steps"], written, strict=True):
+        if step["step"] >= start and seats >> step["seat"] & 1:
+            yield Decision(step["step"], step["seat"], observation, legal, step["action"],
+                           _fault_code(step))
+
+
 def _decision(writer: ObservationWriter, state: State, step: StepRecord) -> Decision:
     written = writer.write(state, step["seat"])
-    fault = step["fault"]
     return Decision(step["step"], step["seat"], written.observation, written.legal_actions_json,
-                    step["action"], None if fault is None else fault["code"])
+                    step["action"], _fault_code(step))
+
+
+def _fault_code(step: StepRecord) -> str | None:
+    fault = step["fault"]
+    return None if fault is None else fault["code"]
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from engines.rng import Rng, seed_state
 from referee.match import replay
 from referee.match.botclient import DEFAULT_DEADLINE_MS, PROTOCOL, BotClient, BotReply, Fault
 from referee.match.clock import Clocks, TimeControl
+from referee.match.decisions import KeptDecisions
 from referee.match.replay import FaultRecord, ForfeitRecord, Record, SeatInfo, StepRecord
 from referee.match.rerun import FORFEIT, Tally, state_after
 from referee.match.sealing import Sealer
@@ -154,6 +155,7 @@ class MatchPlay:
         self.record = record
         self.state = state
         self.observations = ObservationWriter(engine)  # each seat's log written once
+        self.kept: KeptDecisions | None = None  # what each decision sent, when kept
         self.state_json = b""  # the canonical JSON of `state` when its step was hashed
         self.every_state_hash = False  # hash every step's state, not only the checkpoints'
         self.log_before = 0  # the length of the state's log before the last step played
@@ -166,11 +168,12 @@ class MatchPlay:
     @classmethod
     def start(cls, game: str, seed: int, options: JsonObject, seats: list[SeatInfo],
               policy: FailurePolicy, match_id: str, started_at: str | None = None,
-              version: str | None = None, time_control: TimeControl | None = None
-              ) -> MatchPlay:
+              version: str | None = None, time_control: TimeControl | None = None,
+              keep_decisions: bool = False) -> MatchPlay:
         """A new match under the rules of `version` (None: the current ones), on a clock
         when a `time_control` is given; `seats` are what the replay records of each seat
-        (`Seat.info()`)."""
+        (`Seat.info()`); `keep_decisions`: keep what each decision sends
+        (`kept_decisions`)."""
         engine = engines.get(game, version)
         state = engine.new_game(num_players=len(seats), seed=seed, options=options)
         record = replay.new_record(
@@ -183,7 +186,10 @@ class MatchPlay:
             record["time_control"] = time_control.to_dict()
         if started_at:
             record["started_at"] = started_at
-        return cls(engine, record, state)
+        play = cls(engine, record, state)
+        if keep_decisions:
+            play.kept = KeptDecisions()
+        return play
 
     def resume(self, steps: list[StepRecord], state: State, state_step: int) -> None:
         """Continue after `steps`, already played and recorded, whose first `state_step`
@@ -214,10 +220,14 @@ class MatchPlay:
         return default_ms if self.clocks is None else self.clocks.deadline_ms(seat)
 
     def payload(self, seat: int, default_deadline_ms: int) -> JsonObject:
-        """The decision request of `seat` (with its `clock` when the match has one)."""
-        payload = state_payload(self.engine, self.state, self.record["match_id"], seat,
-                                self.step, self.deadline_ms(seat, default_deadline_ms),
-                                self.observations)
+        """The decision request of `seat` (with its `clock` when the match has one), its
+        observation and legal actions kept when decisions are (`kept_decisions`)."""
+        written = self.observations.write(self.state, seat)
+        if self.kept is not None:
+            self.kept.keep(self.step, written.observation, written.legal_actions_json)
+        payload = decision_payload(self.engine.name, orjson.Fragment(written.observation),
+                                   written.legal_actions, self.record["match_id"], seat,
+                                   self.step, self.deadline_ms(seat, default_deadline_ms))
         if self.clocks is not None:
             payload["clock"] = self.clocks.payload(seat)
         return payload
@@ -249,6 +259,12 @@ class MatchPlay:
         self.tally.count(entry)
         self.record["forfeit"] = self.tally.forfeit
         return entry
+
+    def kept_decisions(self) -> bytes | None:
+        """The stored form of every decision's observation and legal actions as sent, once
+        finished (`referee.match.decisions`); None when not kept, or for a match this one
+        resumed."""
+        return None if self.kept is None else self.kept.packed(self.record)
 
     def live_json(self) -> bytes:
         """The JSON of `state`: the canonical JSON when its step was hashed, else orjson's."""

@@ -19,6 +19,7 @@ from tests.support.decision_records import (
     create,
     finish,
     play,
+    play_keeping,
     read_ndjson,
     store_played,
 )
@@ -87,10 +88,14 @@ def key(record: dict) -> tuple:
 # ----- what a record holds ----------------------------------------------------------------
 
 def test_each_record_is_a_decision_as_its_seat_saw_it(api, redis_url):
+    """Match m-1 is stored with the decisions its driver kept, m-2 without (read by playing
+    it again): each record is the view either way."""
     store = api.app.extensions["referee"].store
-    played = [store_played(store, redis_url, play(GAME, seed, [bot_seat("bot-a", 2),
-                                                               bot_seat("bot-b")], f"m-{seed}"))
-              for seed in (1, 2)]
+    seats = [bot_seat("bot-a", 2), bot_seat("bot-b")]
+    first, kept = play_keeping(GAME, 1, seats, "m-1")
+    assert kept is not None
+    played = [store_played(store, redis_url, first, kept=kept),
+              store_played(store, redis_url, play(GAME, 2, seats, "m-2"))]
     store_played(store, redis_url, play("caravans", 3, [bot_seat("x"), bot_seat("y")], "m-c"))
     found = records(export(api))
     assert [key(r) for r in found] == [(r["match_id"], s["step"]) for r in played

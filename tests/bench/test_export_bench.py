@@ -17,5 +17,7 @@ def test_the_export_bench_prints_its_figures_and_goal():
     assert done.returncode == 0, done.stderr[-3000:]
     assert "goal:" in done.stdout
     for label in ("ndjson, 1 process", "ndjson, --jobs 2", "parquet, 1 process",
-                  "API pages (read_page)", "engine observation", "best records/s per game"):
+                  "API pages (read_page)", "unpack kept (zstd)", "kept decisions",
+                  "played again: ndjson, --jobs 2", "engine observation",
+                  "best records/s per game"):
         assert label in done.stdout, f"{label!r} missing from:\n{done.stdout}"

@@ -15,7 +15,15 @@ import pytest
 
 from referee.cli import main
 from tests.support.apitest import ADMIN, ROOT
-from tests.support.decision_records import bot_seat, create, play, read_ndjson, store_played
+from tests.support.decision_records import (
+    bot_seat,
+    create,
+    play,
+    play_keeping,
+    read_ndjson,
+    store_played,
+)
+from tournament.store.keys import MatchPart, match_key
 
 
 @pytest.fixture
@@ -28,12 +36,14 @@ def redis_env(redis_url, monkeypatch) -> str:
 @pytest.fixture
 def stored(api, redis_env, redis_url):
     """Aladino matches (one of a deal still in play, one with a pull seat, one from
-    January) and a Caravans match, stored as finished."""
+    January, stored with the decisions its driver kept) and a Caravans match, stored as
+    finished."""
     store = api.app.extensions["referee"].store
     seats = [bot_seat("bot-a"), bot_seat("bot-b", 4)]
+    january, kept = play_keeping("aladino", 1, seats, "m-jan",
+                                 finished_at="2026-01-05T10:00:00.000Z")
     made = [
-        store_played(store, redis_url, play("aladino", 1, seats, "m-jan",
-                                            finished_at="2026-01-05T10:00:00.000Z")),
+        store_played(store, redis_url, january, kept=kept),
         store_played(store, redis_url, play("aladino", 2, seats, "m-dealt"), ["m-later"]),
         store_played(store, redis_url, play("caravans", 3, seats, "m-caravans")),
         store_played(store, redis_url, play("aladino", 4, [bot_seat("bot-a"), bot_seat(None)],
@@ -146,3 +156,35 @@ def test_an_unreachable_redis_is_one_line_and_exit_1(refused_url, tmp_path, monk
     assert referee("--game", "aladino", str(tmp_path / "x.ndjson")) == 1
     assert capsys.readouterr().err.startswith("referee: error: ")
     assert not list(tmp_path.iterdir())
+
+
+def test_a_workers_matches_export_from_the_decisions_it_kept(api, bot_server, redis_env,
+                                                             redis_url, run_worker, tmp_path,
+                                                             monkeypatch):
+    """Matches a real worker played: by default nothing more is stored; under
+    REFEREE_KEEP_DECISIONS_S each is stored with the decisions its driver kept, for that
+    long, and their export is the same bytes as when every match is played again."""
+    store = api.app.extensions["referee"].store
+    bots = [api.register_bot(bot_server.url("/random"), name=name) for name in ("r1", "r2")]
+
+    def played(seeds: tuple[int, ...]) -> list[str]:
+        ids = [api.create_match("caravans", [{"kind": "bot", "bot_id": bot} for bot in bots],
+                                seed=seed)["id"] for seed in seeds]
+        run_worker(120)
+        assert [match["status"] for match in store.get_matches(ids)] == ["finished"] * len(ids)
+        return ids
+
+    first = played((1,))
+    assert not store.redis.exists(match_key(first[0], MatchPart.DECISIONS))
+    monkeypatch.setenv("REFEREE_KEEP_DECISIONS_S", "600")
+    ids = played((2, 3, 4))
+    kept = [match_key(match_id, MatchPart.DECISIONS) for match_id in ids]
+    assert store.redis.exists(*kept) == 3
+    assert all(0 < store.redis.ttl(key) <= 600 for key in kept)
+    from_kept, played_again = tmp_path / "kept.ndjson", tmp_path / "again.ndjson"
+    assert referee("--game", "caravans", str(from_kept)) == 0
+    assert store.redis.delete(*kept) == 3
+    assert referee("--game", "caravans", str(played_again)) == 0
+    assert len(read_ndjson(from_kept.read_bytes())) == sum(
+        len(store.get_replay_steps(match_id)["steps"]) for match_id in [*first, *ids])
+    assert from_kept.read_bytes() == played_again.read_bytes()

@@ -86,9 +86,12 @@ def test_the_limits_come_from_the_environment():
     assert config.move_rate == (5, 30) and config.bot_max_matches == 2
     assert Config.from_env({}).move_rate == (60, 10)
     assert Config.from_env({}).bot_max_matches == 8
+    assert Config.from_env({}).keep_decisions_s == 0
+    assert Config.from_env({"REFEREE_KEEP_DECISIONS_S": "86400"}).keep_decisions_s == 86400
     for bad in ({"REFEREE_MOVE_RATE": "fast"}, {"REFEREE_MOVE_RATE": "0/10"},
                 {"REFEREE_MOVE_RATE": "/10"}, {"REFEREE_MOVE_RATE": "5/x"},
-                {"REFEREE_BOT_MAX_MATCHES": "-1"}):
+                {"REFEREE_BOT_MAX_MATCHES": "-1"}, {"REFEREE_KEEP_DECISIONS_S": "-5"},
+                {"REFEREE_KEEP_DECISIONS_S": "a day"}):
         with pytest.raises(ValueError):
             Config.from_env(bad)
 

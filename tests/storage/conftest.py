@@ -47,7 +47,8 @@ def finished_match(api, redis_url: str, random_bots: list[str]) -> Callable[...,
         match = api.create_match(game, [{"kind": "bot", "bot_id": bot}
                                         for bot in random_bots[:players]],
                                  options=options, deadline_ms=5000)
-        assert drive_match(redis_url, match["id"], SECRET)["status"] == "finished"
+        assert drive_match(redis_url, match["id"], SECRET, keep_decisions_s=3600
+                           )["status"] == "finished"
         return match["id"]
 
     return play

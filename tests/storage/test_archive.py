@@ -61,9 +61,10 @@ def test_an_archived_match_reads_as_before_and_leaves_under_1_kib(api, store, ar
                                                                    players):
     match_id = finished_match(game, players)
     before = readings(api, match_id)
+    assert store.redis.exists(match_key(match_id, "decisions"))  # its driver kept them
     report = archive.archive_finished(store, archive.ReplayArchive(archive_dir), NOW)
     assert report.archived == 1 and report.failed == []
-    assert not store.redis.exists(match_key(match_id, "replay"))
+    assert not store.redis.exists(match_key(match_id, "replay"), match_key(match_id, "decisions"))
     assert own_bytes(store, match_id) <= 1024
     assert readings(api, match_id) == before
     verified = api.post("/replays/verify", json=before["record"]).get_json()

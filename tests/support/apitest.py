@@ -216,9 +216,11 @@ def wait_finished(api: ApiClient, tournament_id: str, timeout: float = 60) -> di
                          f"{view['progress']}")
 
 
-def store_finished(redis_url: str, match_id: str, record: dict) -> None:
+def store_finished(redis_url: str, match_id: str, record: dict, kept: bytes | None = None
+                   ) -> None:
     """Store a sealed record as the finished match `match_id` (created before), the way a
-    driver does: under the match's lease, through `tournament.store.progress`."""
+    driver does: under the match's lease, through `tournament.store.progress` (with the
+    driver's `kept` decisions, when given)."""
 
     async def finish() -> None:
         client = aioredis.Redis.from_url(redis_url)
@@ -226,14 +228,16 @@ def store_finished(redis_url: str, match_id: str, record: dict) -> None:
         try:
             assert await progress.take_lease(match_id, "test-driver")
             await progress.start(match_id, record["game"], "test-driver", record["started_at"])
-            await progress.finish(match_id, "test-driver", record, len(record["seats"]))
+            await progress.finish(match_id, "test-driver", record, len(record["seats"]),
+                                  kept=(kept, 3600))
         finally:
             await client.aclose()
 
     asyncio.run(finish())
 
 
-def drive_match(redis_url: str, match_id: str, secret: str = "") -> dict:
+def drive_match(redis_url: str, match_id: str, secret: str = "", keep_decisions_s: int = 0
+                ) -> dict:
     """One match job's work, in this thread: drive the stored match as far as it goes
     (`tournament.driver`, on a fresh event loop); its summary."""
 
@@ -241,7 +245,8 @@ def drive_match(redis_url: str, match_id: str, secret: str = "") -> dict:
         client = aioredis.Redis.from_url(redis_url)
         try:
             config = Config(redis_url=redis_url, secret=secret,
-                            signing_key_file=str(signing_key_file()))
+                            signing_key_file=str(signing_key_file()),
+                            keep_decisions_s=keep_decisions_s)
             context = driver.Context(Progress(client), Store.from_url(redis_url), config,
                                      config.sealer())
             return await driver.drive(context, match_id)

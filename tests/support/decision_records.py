@@ -60,14 +60,23 @@ def play(game: str, seed: int, seats: list[dict], match_id: str, *,
          choose: Chooser = random_move, finished_at: str | None = None,
          version: str | None = None) -> Record:
     """A whole match played here by `choose`, sealed with the tests' key."""
+    return play_keeping(game, seed, seats, match_id, options=options, policy=policy,
+                        choose=choose, finished_at=finished_at, version=version)[0]
+
+
+def play_keeping(game: str, seed: int, seats: list[dict], match_id: str, *,
+                 options: dict | None = None, policy: FailurePolicy | None = None,
+                 choose: Chooser = random_move, finished_at: str | None = None,
+                 version: str | None = None) -> tuple[Record, bytes | None]:
+    """`play`, and the decisions its driver kept (`MatchPlay.kept_decisions`)."""
     match = MatchPlay.start(game, seed, options or {}, seats, policy or FailurePolicy(),
-                            match_id, version=version)
+                            match_id, version=version, keep_decisions=True)
     rng = random.Random(seed)
     while (seat := match.to_move) is not None:
         payload = match.payload(seat, 1000)
         match.advance(seat, choose(rng, match.step, payload["legal_actions"]),
                       payload["legal_actions"])
-    return match.finish(sealer_of_tests(), finished_at)
+    return match.finish(sealer_of_tests(), finished_at), match.kept_decisions()
 
 
 def create(store: Store, record: Record, deal_siblings: list[str] | None = None) -> None:
@@ -83,15 +92,16 @@ def create(store: Store, record: Record, deal_siblings: list[str] | None = None)
     store.create_match(meta, state, engine.current_seat(state), {})
 
 
-def finish(redis_url: str, record: Record) -> None:
-    """Store the created match as finished with `record` (its result logged)."""
-    store_finished(redis_url, record["match_id"], record)
+def finish(redis_url: str, record: Record, kept: bytes | None = None) -> None:
+    """Store the created match as finished with `record` (its result logged), and its
+    driver's `kept` decisions when given."""
+    store_finished(redis_url, record["match_id"], record, kept)
 
 
 def store_played(store: Store, redis_url: str, record: Record,
-                 deal_siblings: list[str] | None = None) -> Record:
+                 deal_siblings: list[str] | None = None, kept: bytes | None = None) -> Record:
     create(store, record, deal_siblings)
-    finish(redis_url, record)
+    finish(redis_url, record, kept)
     return record
 
 

@@ -82,15 +82,17 @@ class ArchiveSide(StoreBase):
 
     def replace_with_summary(self, match_id: str, fields: MatchFields, summary: dict[str, Any]
                              ) -> bool:
-        """Delete the replay and keep only the summary, if the match hash is still `fields`;
-        False when it changed meanwhile (the caller reads it again)."""
+        """Delete the replay (and the kept decisions) and keep only the summary, if the
+        match hash is still `fields`; False when it changed meanwhile (the caller reads it
+        again)."""
         key = match_key(match_id)
 
         def apply(pipe: redis.client.Pipeline) -> bool:
             if pipe.hgetall(key) != fields:
                 return False
             pipe.multi()
-            pipe.delete(key, match_key(match_id, MatchPart.REPLAY))
+            pipe.delete(key, match_key(match_id, MatchPart.REPLAY),
+                        match_key(match_id, MatchPart.DECISIONS))
             pipe.hset(key, mapping={MatchField.STATUS: MatchStatus.FINISHED.value,
                                     MatchField.ARCHIVED: compact.pack(summary)})
             if (log_index := fields.get(MatchField.LOG.encode())) is not None:

@@ -165,6 +165,7 @@ class MatchPart(StrEnum):
     LIVE = "live"
     STEPS = "steps"
     REPLAY = "replay"
+    DECISIONS = "decisions"  # the driver's kept decisions, for the export (till archived)
     LEASE = "lease"
     EVENTS = "events"
     STDERR = "stderr"

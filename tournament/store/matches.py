@@ -228,6 +228,18 @@ class Matches(StoreBase):
             return self._archived_replay(match_id, archived)
         return None if data is None else compact.decode_steps(data)
 
+    def get_export_source(self, match_id: str) -> tuple[Record | None, bytes | None]:
+        """`get_replay_steps` and the kept decisions stored with it, if any (none once
+        archived), in one round trip."""
+        with self.redis.pipeline() as pipe:
+            pipe.get(match_key(match_id, MatchPart.REPLAY))
+            pipe.hget(match_key(match_id), MatchField.ARCHIVED)
+            pipe.get(match_key(match_id, MatchPart.DECISIONS))
+            data, archived, kept = pipe.execute()
+        if archived is not None:
+            return self._archived_replay(match_id, compact.unpack(archived)["archive"]), None
+        return None if data is None else compact.decode_steps(data), kept
+
     def _stored_replay(self, match_id: str) -> tuple[bytes | None, str | None]:
         """(the stored form in Redis, None) or (None, the archive file): the archiver
         replaces one with the other atomically, so one transaction sees one of them."""

@@ -182,15 +182,17 @@ class Progress:
         return int(asked_at or 0), seconds * 1000 + micros // 1000
 
     async def finish(self, match_id: str, holder: str, record: Record, seats: int,
-                     leaf_data: bytes | None = None) -> int:
+                     leaf_data: bytes | None = None,
+                     kept: tuple[bytes | None, int] = (None, 0)) -> int:
         """Store the sealed replay and the result, log it (its leaf appended to the results
         log), drop what only a running match needs and release the lease, atomically; the
         record's index in the log. `leaf_data`: the record's `replay.leaf_data`, when the
-        caller has it (`replay.sealed`)."""
+        caller has it (`replay.sealed`); `kept`: the driver's kept decisions, when it has
+        them (`KeptDecisions.packed`), and the seconds they stay."""
         leaf = merkle.leaf_hash(leaf_data or replay.leaf_data(record))
         answer = await self._fenced(self.scripts.end_match, _end_keys(match_id, seats), [
             holder, match_id, MatchStatus.FINISHED.value, compact.encode(record), leaf,
-            MatchField.RESULT, compact.pack(record["result"]),
+            kept[0] or "", kept[1], MatchField.RESULT, compact.pack(record["result"]),
             MatchField.FORFEIT, orjson.dumps(record["forfeit"]),
             MatchField.FINISHED_AT, record["finished_at"]],
             (record["game"], MatchStatus.FINISHED))
@@ -199,7 +201,7 @@ class Progress:
     async def fail(self, match_id: str, game: str, holder: str, error: str, finished_at: str,
                    seats: int) -> None:
         await self._fenced(self.scripts.end_match, _end_keys(match_id, seats, True), [
-            holder, match_id, MatchStatus.FAILED.value, "", "", MatchField.ERROR, error,
+            holder, match_id, MatchStatus.FAILED.value, "", "", "", 0, MatchField.ERROR, error,
             MatchField.FINISHED_AT, finished_at], (game, MatchStatus.FAILED))
 
     async def take_bot_slots(self, match_id: str, bot_ids: list[str], cap: int) -> bool:
@@ -246,5 +248,5 @@ def _end_keys(match_id: str, seats: int, keep_progress: bool = False) -> list[st
                                           match_key(match_id, MatchPart.STEPS)]
     return [match_key(match_id), lease_key(match_id), running_key(),
             match_key(match_id, MatchPart.REPLAY), events_channel(match_id), log_level_key(0),
-            log_ids_key(), *progress,
+            log_ids_key(), match_key(match_id, MatchPart.DECISIONS), *progress,
             *(inbox_key(match_id, seat) for seat in range(seats))]

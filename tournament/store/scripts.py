@@ -150,16 +150,18 @@ return 1
 """)
 
 # KEYS: match, lease, running, replay, events channel, the results log's leaves and ids,
-# then the keys a running match needed (live, steps, inboxes); ARGV: holder, match id,
-# status, the stored replay ("" for none), its leaf hash ("" for none: a failed match),
-# then field/value pairs for the match hash. The leaf is appended in the same step as the
+# kept decisions, then the keys a running match needed (live, steps, inboxes); ARGV:
+# holder, match id, status, the stored replay ("" for none), its leaf hash ("" for none: a
+# failed match), the kept decisions ("" for none) and the seconds they stay, then
+# field/value pairs for the match hash. The leaf is appended in the same step as the
 # result, once (a match already logged keeps its index): no result is ever unlogged, no
 # index given twice. Answers 0 (the lease is not ours) or {1, the leaf's index or -1}.
 # Followers hear `END`.
 END_MATCH = lua("""
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 if ARGV[4] ~= '' then redis.call('SET', KEYS[4], ARGV[4]) end
-for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if ARGV[6] ~= '' then redis.call('SET', KEYS[8], ARGV[6], 'EX', ARGV[7]) end
+for i = 8, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('HSET', KEYS[1], '$STATUS', ARGV[3])
 redis.call('HDEL', KEYS[1], '$PARKED', '$ASKED_AT')
 local index = -1
@@ -172,7 +174,7 @@ if ARGV[5] ~= '' then
     redis.call('HSET', KEYS[1], '$LOG', index)
   end
 end
-for i = 8, #KEYS do redis.call('DEL', KEYS[i]) end
+for i = 9, #KEYS do redis.call('DEL', KEYS[i]) end
 redis.call('ZREM', KEYS[3], ARGV[2])
 redis.call('DEL', KEYS[2])
 redis.call('PUBLISH', KEYS[5], '$END')

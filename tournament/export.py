@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 from referee.errors import RefereeError
@@ -30,7 +31,7 @@ from referee.match.compact import StoredReplayError
 from referee.match.decisions import Decision, MatchRecords, decisions
 from referee.match.replay import Record
 from tournament.deals import secret_deals
-from tournament.store import MatchStatus, Store
+from tournament.store import ExportSource, MatchStatus, Store
 
 BATCH = 200
 """Matches of the results log read in one round trip."""
@@ -110,12 +111,16 @@ class Pass:
     Once they are all read the cursor is `after`."""
 
     index: int
-    record: Record
+    source: ExportSource
     seats: int
     start: int
     done: int
     after: Cursor
-    kept: bytes | None = None  # the driver's kept decisions (`referee.match.decisions`)
+
+    @cached_property
+    def record(self) -> Record:
+        """The match's replay, decoded where the pass is read."""
+        return self.source.record()
 
     def cursor_after(self, step: int) -> Cursor:
         """The cursor after the record of `step` of this pass."""
@@ -129,7 +134,7 @@ class Pass:
 
     def decisions(self) -> Iterator[Decision]:
         """The decisions of the pass, in step order."""
-        return decisions(self.record, self.seats, self.start, self.kept)
+        return decisions(self.record, self.seats, self.start, self.source.kept)
 
 
 @dataclass(frozen=True)
@@ -152,11 +157,13 @@ def passes(store: Store, game: str, cursor: Cursor, since: datetime | None = Non
         matches = store.get_matches([match_id for _, match_id, _ in entries])
         secret = _secret(store, secret_seats, [match for match in matches
                                                if match is not None and match["game"] == game])
-        for (at, _, _), match in zip(entries, matches, strict=True):
+        wanted = [(at, match) for (at, _, _), match in zip(entries, matches, strict=True)
+                  if match is not None and _wanted(match, game, since,
+                                                   cursor if at == cursor.index else Cursor(at))]
+        sources = Sources(store, [match["id"] for _, match in wanted])
+        for at, match in wanted:
             start = cursor if at == cursor.index else Cursor(at)
-            if match is None or not _wanted(match, game, since, start):
-                continue
-            found = _pass(store, match, at, start, secret_seats if match["id"] in secret
+            found = _pass(sources, match, at, start, secret_seats if match["id"] in secret
                           else None)
             if found is not None:
                 yield found
@@ -185,7 +192,30 @@ def _wanted(match: dict[str, Any], game: str, since: datetime | None, start: Cur
     return ended is not None and ended >= since
 
 
-def _pass(store: Store, match: dict[str, Any], index: int, start: Cursor,
+class Sources:
+    """The replays and kept decisions of matches to read in this order, read from Redis a
+    growing chunk at a time (1, 2, 4... up to `MAX_CHUNK` matches a round trip): a short
+    page reads little more than it needs, a long export makes few round trips."""
+
+    MAX_CHUNK = 32
+
+    def __init__(self, store: Store, match_ids: list[str]):
+        self.store = store
+        self.pending = list(reversed(match_ids))
+        self.read: dict[str, ExportSource] = {}
+        self.chunk = 1
+
+    def get(self, match_id: str) -> ExportSource:
+        while match_id not in self.read and self.pending:
+            ids = [self.pending.pop() for _ in range(min(self.chunk, len(self.pending)))]
+            self.read.update(zip(ids, self.store.get_export_sources(ids), strict=True))
+            self.chunk = min(2 * self.chunk, self.MAX_CHUNK)
+        if match_id not in self.read:
+            return self.store.get_export_sources([match_id])[0]
+        return self.read.pop(match_id)
+
+
+def _pass(sources: Sources, match: dict[str, Any], index: int, start: Cursor,
           secret_seats: SecretSeats | None) -> Pass | None:
     """The pass to read of the match at `index` from `start` (None: nothing may be read
     of it now, the cursor holds there)."""
@@ -199,10 +229,10 @@ def _pass(store: Store, match: dict[str, Any], index: int, start: Cursor,
             return None
     done = before | seats
     after = Cursor(index + 1) if done == every else Cursor(index, 0, done, 0)
-    record, kept = store.get_export_source(match["id"])
-    if record is None:
+    source = sources.get(match["id"])
+    if not source.found:
         raise StoredReplayError(f"match {match['id']} is finished but has no replay")
-    return Pass(index, record, seats, step, before, after, kept)
+    return Pass(index, source, seats, step, before, after)
 
 
 @dataclass

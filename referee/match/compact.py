@@ -115,13 +115,13 @@ def _columnar(step: Any, index: int) -> bool:
 
 def _rows(columns: dict[str, list[Any]]) -> list[Any]:
     """The steps of stored columns, each with its optional members where it has them."""
-    steps = []
-    for index, values in enumerate(zip(*(columns[c] for c in STEP_COLUMNS), strict=True)):
-        step = {"step": index, **dict(zip(STEP_COLUMNS, values, strict=True))}
-        for column in OPTIONAL_COLUMNS:
-            if column in columns and columns[column][index] is not None:
-                step[column] = columns[column][index]
-        steps.append(step)
+    keys = ("step", *STEP_COLUMNS)
+    steps = [dict(zip(keys, (index, *values), strict=True)) for index, values
+             in enumerate(zip(*(columns[c] for c in STEP_COLUMNS), strict=True))]
+    for column in OPTIONAL_COLUMNS:  # column by column: each step's stay in this order
+        for step, value in zip(steps, columns.get(column, [None] * len(steps)), strict=True):
+            if value is not None:
+                step[column] = value
     return steps
 
 

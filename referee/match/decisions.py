@@ -22,8 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import sys
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate, pairwise
 from typing import Any, NamedTuple
 
 import orjson
@@ -44,25 +48,28 @@ FIELDS = ("match_id", "game", "game_version", "num_players", "finished_at", "ste
 """A record's fields, in the order every record is written."""
 
 
+Json = bytes | memoryview
+"""JSON text, or a view of it in a kept decisions' buffer (no copy)."""
+
+
 class Decision(NamedTuple):
     """One decision of a match: its step, the seat to move, the observation and legal
     actions as JSON, the action recorded (None: forfeited) and the fault's code."""
 
     step: int
     seat: int
-    observation: bytes
-    legal_actions: bytes
+    observation: Json
+    legal_actions: Json
     action: Action | None
     fault: str | None
 
 
 KEPT_MAGIC = b"RK1"
 """The stored form of kept decisions: this, then zstd(the digest of the moves they follow
-(`moves_digest`), their count, each decision's step and its two lengths, then the
-observations and legal actions one after the other)."""
+(`moves_digest`), their count n, 2n lengths (uint32, little-endian: each step's observation
+and legal actions), then those JSON texts one after the other)."""
 KEPT_LEVEL = 1  # zstd's fastest level: 5-15 µs a decision, 100-200 bytes a decision kept
 _HEAD = struct.Struct("<32sI")
-_ENTRY = struct.Struct("<III")
 
 
 class KeptDecisions:
@@ -70,23 +77,21 @@ class KeptDecisions:
     the match ends (`packed`)."""
 
     def __init__(self) -> None:
-        self.written: list[tuple[bytes, bytes]] = []  # per step: observation, legal actions
+        self.written: list[bytes] = []  # per step: its observation, its legal actions
 
     def keep(self, step: int, observation: bytes, legal_actions: bytes) -> None:
         """Keep the decision of `step`, if it is the next one (a step asked again, or one
         after a gap, changes nothing: `packed` then finds the count short)."""
-        if step == len(self.written):
-            self.written.append((observation, legal_actions))
+        if 2 * step == len(self.written):
+            self.written += (observation, legal_actions)
 
     def packed(self, record: Record) -> bytes | None:
         """The stored form, when every step of the match's `record` was kept; else None."""
         steps = len(record["steps"])
-        if len(self.written) != steps:
+        if len(self.written) != 2 * steps:
             return None
-        entries = b"".join(_ENTRY.pack(step, len(observation), len(legal))
-                           for step, (observation, legal) in enumerate(self.written))
-        body = b"".join(part for pair in self.written for part in pair)
-        data = b"".join((_HEAD.pack(moves_digest(record), steps), entries, body))
+        lengths = _uint32s(len(part) for part in self.written)
+        data = b"".join((_HEAD.pack(moves_digest(record), steps), lengths, *self.written))
         return KEPT_MAGIC + zstandard.ZstdCompressor(level=KEPT_LEVEL).compress(data)
 
 
@@ -99,28 +104,39 @@ def moves_digest(record: Record) -> bytes:
                              for step in record["steps"]]])).digest()
 
 
-def unpack_kept(stored: bytes, record: Record) -> list[tuple[bytes, bytes]] | None:
-    """Each step's observation and legal actions as JSON from `KeptDecisions.packed`, when
-    they were kept for `record` (its moves, one per step, in order); None when they were
-    not, or cannot be read."""
+def unpack_kept(stored: bytes, record: Record) -> list[memoryview] | None:
+    """Each step's observation and legal actions as JSON, in turn, from
+    `KeptDecisions.packed` (views of one buffer), when they were kept for `record` (its
+    moves, one per step); None when they were not, or cannot be read."""
     if not stored.startswith(KEPT_MAGIC):
         return None
     try:
         data = memoryview(zstandard.ZstdDecompressor().decompress(stored[len(KEPT_MAGIC):]))
         digest, count = _HEAD.unpack_from(data)
-        if count != len(record["steps"]) or digest != moves_digest(record):
-            return None
-        at, found = _HEAD.size + count * _ENTRY.size, []
-        for index in range(count):
-            step, observed, legal = _ENTRY.unpack_from(data, _HEAD.size + index * _ENTRY.size)
-            if step != index or at + observed + legal > len(data):
-                return None
-            found.append((bytes(data[at:at + observed]),
-                          bytes(data[at + observed:at + observed + legal])))
-            at += observed + legal
     except (zstandard.ZstdError, struct.error):
         return None
-    return found if at == len(data) else None
+    body = _HEAD.size + 8 * count
+    if count != len(record["steps"]) or body > len(data) or digest != moves_digest(record):
+        return None
+    bounds = list(accumulate(_read_uint32s(data[_HEAD.size:body]), initial=body))
+    if bounds[-1] != len(data):
+        return None
+    return [data[begin:end] for begin, end in pairwise(bounds)]
+
+
+def _uint32s(values: Iterable[int]) -> bytes:
+    numbers = array("I", values)
+    if sys.byteorder == "big":
+        numbers.byteswap()
+    return numbers.tobytes()
+
+
+def _read_uint32s(data: memoryview) -> array:
+    numbers = array("I")
+    numbers.frombytes(data)
+    if sys.byteorder == "big":
+        numbers.byteswap()
+    return numbers
 
 
 def decisions(record: Record, seats: int = ALL_SEATS, start: int = 0,
@@ -148,12 +164,12 @@ def decisions(record: Record, seats: int = ALL_SEATS, start: int = 0,
         state = state_after(engine, state, step)
 
 
-def _kept_decisions(record: Record, written: list[tuple[bytes, bytes]], seats: int,
+def _kept_decisions(record: Record, written: list[memoryview], seats: int,
                     start: int) -> Iterator[Decision]:
-    for step, (observation, legal) in zip(record["steps"], written, strict=True):
+    for index, step in enumerate(record["steps"]):
         if step["step"] >= start and seats >> step["seat"] & 1:
-            yield Decision(step["step"], step["seat"], observation, legal, step["action"],
-                           _fault_code(step))
+            yield Decision(step["step"], step["seat"], written[2 * index],
+                           written[2 * index + 1], step["action"], _fault_code(step))
 
 
 def _decision(writer: ObservationWriter, state: State, step: StepRecord) -> Decision:
@@ -190,22 +206,37 @@ class MatchRecords:
                    tuple(_bot(seat) for seat in record["seats"]),
                    tuple(result["ranks"]), tuple(result["scores"]))
 
-    def fields(self, decision: Decision) -> dict[str, Any]:
-        """The record of `decision`, its JSON fields as `orjson.Fragment`s, in `FIELDS`
-        order."""
-        seat = decision.seat
-        bot_id, bot_version = self.bots[seat]
-        return {"match_id": self.match_id, "game": self.game, "game_version": self.game_version,
-                "num_players": self.num_players, "finished_at": self.finished_at,
-                "step": decision.step, "seat": seat, "bot_id": bot_id,
-                "bot_version": bot_version, "rank": self.ranks[seat],
-                "score": self.scores[seat], "fault": decision.fault, "action": decision.action,
-                "legal_actions": orjson.Fragment(decision.legal_actions),
-                "observation": orjson.Fragment(decision.observation)}
-
     def line(self, decision: Decision) -> bytes:
-        """The record as one line of NDJSON (newline included)."""
-        return orjson.dumps(self.fields(decision), option=orjson.OPT_APPEND_NEWLINE)
+        """The record as one line of NDJSON (newline included): the `FIELDS` in order, as
+        orjson writes them."""
+        return b"".join(self._parts(decision))
+
+    def line_parts(self, found: Iterable[Decision]) -> list[Json]:
+        """The records of `found` as NDJSON, in parts to write one after the other (the
+        observations not copied: `referee export` hands them to `os.writev`)."""
+        return [part for decision in found for part in self._parts(decision)]
+
+    def _parts(self, decision: Decision) -> tuple[Json, ...]:
+        return (self._shared, b',"step":', b"%d" % decision.step, self._seats[decision.seat],
+                b',"fault":', orjson.dumps(decision.fault), b',"action":',
+                orjson.dumps(decision.action), b',"legal_actions":', decision.legal_actions,
+                b',"observation":', decision.observation, b"}\n")
+
+    @cached_property
+    def _shared(self) -> bytes:
+        """The fields every record of the match has, as its lines start."""
+        return orjson.dumps({"match_id": self.match_id, "game": self.game,
+                             "game_version": self.game_version,
+                             "num_players": self.num_players,
+                             "finished_at": self.finished_at})[:-1]
+
+    @cached_property
+    def _seats(self) -> list[bytes]:
+        """Per seat, its fields (seat, bot, version, rank, score) after a comma."""
+        return [b"," + orjson.dumps({"seat": seat, "bot_id": bot_id, "bot_version": version,
+                                     "rank": rank, "score": score})[1:-1]
+                for seat, ((bot_id, version), rank, score)
+                in enumerate(zip(self.bots, self.ranks, self.scores, strict=True))]
 
     def columns(self, found: list[Decision]) -> dict[str, list[Any]]:
         """The records of `found` as columns, in `FIELDS` order, the JSON fields as JSON
@@ -225,8 +256,8 @@ class MatchRecords:
             fault=[decision.fault for decision in found],
             action=[None if decision.action is None else orjson.dumps(decision.action)
                     for decision in found],
-            legal_actions=[decision.legal_actions for decision in found],
-            observation=[decision.observation for decision in found])
+            legal_actions=[bytes(decision.legal_actions) for decision in found],
+            observation=[bytes(decision.observation) for decision in found])
         return columns
 
 

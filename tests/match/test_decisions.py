@@ -73,6 +73,9 @@ def test_a_record_line_carries_the_match_the_seat_and_its_outcome():
         assert (parsed["match_id"], parsed["game"], parsed["game_version"],
                 parsed["num_players"]) == ("m-line", "aladino", record["game_version"], 2)
         assert orjson.dumps(parsed["observation"]) == decision.observation
+        assert orjson.dumps(parsed, option=orjson.OPT_APPEND_NEWLINE) == line  # as orjson
+    assert b"".join(head.line_parts(decisions(record))) == b"".join(
+        map(head.line, decisions(record)))
 
 
 def test_a_substituted_move_and_a_forfeit_say_so():
@@ -86,7 +89,7 @@ def test_a_substituted_move_and_a_forfeit_say_so():
                      choose=silent_at(6))
     last = list(decisions(forfeited))[-1]
     assert (last.step, last.action, last.fault) == (6, None, "timeout")
-    fields = MatchRecords.of(forfeited).fields(last)
+    fields = orjson.loads(MatchRecords.of(forfeited).line(last))
     assert (fields["rank"], fields["score"]) == (2, 0)  # the forfeiter ranks last
 
 

@@ -56,6 +56,7 @@ from tournament.store.limits import Limits
 from tournament.store.live import Channels
 from tournament.store.log import ResultsLog
 from tournament.store.matches import (
+    ExportSource,
     Matches,
     MatchMeta,
     MatchSeat,
@@ -77,7 +78,7 @@ from tournament.store.timers import Timers
 from tournament.store.tournaments import Tournaments
 
 __all__ = [
-    "FINISHED", "HOSTED_QUEUE", "MATCH_QUEUE", "QUEUES", "BuildStatus", "MatchMeta",
+    "FINISHED", "ExportSource", "HOSTED_QUEUE", "MATCH_QUEUE", "QUEUES", "BuildStatus", "MatchMeta",
     "MatchSeat", "MatchStatus", "Progress",
     "SeatDeadline", "Store", "archive_cursor_key", "command_channel", "in_one_round_trip",
     "bot_key", "bot_seats", "dumps", "events_channel", "lease_key", "loads", "match_fields",

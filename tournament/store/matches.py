@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack, cast
 
 import redis
@@ -24,6 +25,28 @@ from tournament.store.keys import (
     match_key,
     matches_key,
 )
+
+
+@dataclass(frozen=True)
+class ExportSource:
+    """What the export reads of a finished match: its replay's stored form (or the record
+    read from its archive file) and the decisions its driver kept (None: none kept)."""
+
+    stored: bytes | None
+    archived: Record | None
+    kept: bytes | None
+
+    @property
+    def found(self) -> bool:
+        return self.stored is not None or self.archived is not None
+
+    def record(self) -> Record:
+        """The replay, its steps without state hashes unless archived (no re-run)."""
+        if self.archived is not None:
+            return self.archived
+        if self.stored is None:
+            raise compact.StoredReplayError("no replay is stored")
+        return compact.decode_steps(self.stored)
 
 
 class SeatDeadline(TypedDict, total=False):
@@ -228,17 +251,25 @@ class Matches(StoreBase):
             return self._archived_replay(match_id, archived)
         return None if data is None else compact.decode_steps(data)
 
-    def get_export_source(self, match_id: str) -> tuple[Record | None, bytes | None]:
-        """`get_replay_steps` and the kept decisions stored with it, if any (none once
-        archived), in one round trip."""
+    def get_export_sources(self, match_ids: list[str]) -> list[ExportSource]:
+        """Each match's replay as stored (or read from its archive file) and the kept
+        decisions stored with it, in one round trip; decoded by whoever reads the records
+        (`ExportSource.record`: `referee export --jobs` decodes in its processes)."""
         with self.redis.pipeline() as pipe:
-            pipe.get(match_key(match_id, MatchPart.REPLAY))
-            pipe.hget(match_key(match_id), MatchField.ARCHIVED)
-            pipe.get(match_key(match_id, MatchPart.DECISIONS))
-            data, archived, kept = pipe.execute()
-        if archived is not None:
-            return self._archived_replay(match_id, compact.unpack(archived)["archive"]), None
-        return None if data is None else compact.decode_steps(data), kept
+            for match_id in match_ids:
+                pipe.get(match_key(match_id, MatchPart.REPLAY))
+                pipe.hget(match_key(match_id), MatchField.ARCHIVED)
+                pipe.get(match_key(match_id, MatchPart.DECISIONS))
+            found = pipe.execute()
+        sources = []
+        for at, match_id in enumerate(match_ids):
+            stored, archived, kept = found[3 * at:3 * at + 3]
+            if archived is not None:
+                sources.append(ExportSource(None, self._archived_replay(
+                    match_id, compact.unpack(archived)["archive"]), None))
+            else:
+                sources.append(ExportSource(stored, None, kept))
+        return sources
 
     def _stored_replay(self, match_id: str) -> tuple[bytes | None, str | None]:
         """(the stored form in Redis, None) or (None, the archive file): the archiver

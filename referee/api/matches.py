@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import orjson
 from flask import Blueprint, Response
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
@@ -39,7 +40,7 @@ from referee.api.common import (
 from referee.api.game_setups import every_option, per_game, setup_rule
 from referee.api.operations import MATCH_ID, link, operation
 from referee.api.problems import Problem, engine_problem, not_found, unprocessable
-from referee.api.web import load_body, load_query, reply, services
+from referee.api.web import dumper, load_body, load_query, reply, services
 from referee.errors import AUTH_FORBIDDEN, BOT_RETIRED
 from referee.match.botclient import DEFAULT_DEADLINE_MS, Fault
 from referee.match.clock import MAX_CLOCK_MS, TimeControl, TimeControlError
@@ -352,12 +353,19 @@ def list_matches() -> Response:
 
 
 def match_list(ids: list[str], total: int, query: dict) -> Response:
-    """A page of matches (`ids`) as the asker may see them (`public_match`)."""
+    """A page of matches (`ids`) as the asker may see them (`public_match`), each row
+    rendered once per process while its match is unchanged (`referee.api.match_rows`)."""
     store = services().store
-    found = [match for match in store.get_matches(ids) if match]
-    secret = set() if asked_by_admin() else secret_deals(store, found)
-    matches = [public_match(match, match["id"] in secret) for match in found]
-    return reply(MatchListSchema, {"matches": matches, "total": total, **query})
+    rows = services().match_rows.rows_of(ids, store.get_match_hashes(ids))
+    secret = set() if asked_by_admin() else secret_deals(store, [row.match for row in rows])
+    answer = dumper(MatchListSchema)({"matches": [], "total": total, **query})
+    answer["matches"] = [orjson.Fragment(row.json(row.match["id"] in secret, _match_row))
+                         for row in rows]
+    return Response(orjson.dumps(answer), mimetype="application/json")
+
+
+def _match_row(match: dict, secret: bool) -> bytes:
+    return orjson.dumps(dumper(MatchSchema)(public_match(match, secret)))
 
 
 @bp.get("/matches/<match_id>/stderr")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -15,6 +16,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 import engines
 from referee.api.common import JsonNumber, SafeInteger
+from referee.api.match_rows import MatchRows
 from referee.api.problems import engine_problem, invalid
 from referee.config import Config
 from referee.match.sealing import Sealer
@@ -30,6 +32,7 @@ class Services:
     store: Store
     sealer: Sealer
     keys_published: bool = False
+    match_rows: MatchRows = dataclasses.field(default_factory=MatchRows)  # rendered rows
 
     def publish_keys(self) -> None:
         """Publish the app's keys in Redis once (at the first request that needs them: the

@@ -125,7 +125,8 @@ def bot_seats(bots: list[tuple[str, str]]) -> list[MatchSeat]:
             for seat, (bot_id, name) in enumerate(bots)]
 
 
-def match_fields(fields: Mapping[bytes | str, bytes | str]) -> dict[str, Any] | None:
+def match_fields(fields: Mapping[bytes, bytes] | Mapping[bytes | str, bytes | str]
+                 ) -> dict[str, Any] | None:
     """A match hash as `Store.get_match` answers it: meta merged with the status fields
     (an archived match: its packed summary, with `archive`, the replay's file)."""
     if not fields:
@@ -191,10 +192,15 @@ class Matches(StoreBase):
 
     def get_matches(self, match_ids: list[str]) -> list[dict[str, Any] | None]:
         """`get_match` of every id, in one round trip."""
+        return [match_fields(fields) for fields in self.get_match_hashes(match_ids)]
+
+    def get_match_hashes(self, match_ids: list[str]) -> list[dict[bytes, bytes]]:
+        """Each match's hash as stored (empty: no such match; `match_fields` reads one), in
+        one round trip."""
         with self.redis.pipeline(transaction=False) as pipe:
             for match_id in match_ids:
                 pipe.hgetall(match_key(match_id))
-            return [match_fields(fields) for fields in pipe.execute()]
+            return pipe.execute()
 
     def match_statuses(self, match_ids: list[str]) -> dict[str, str | None]:
         """Each match's status (None: no such match), in one round trip."""

@@ -69,6 +69,7 @@ KEPT_MAGIC = b"RK1"
 (`moves_digest`), their count n, 2n lengths (uint32, little-endian: each step's observation
 and legal actions), then those JSON texts one after the other)."""
 KEPT_LEVEL = 1  # zstd's fastest level: 5-15 µs a decision, 100-200 bytes a decision kept
+KEPT_MAX_BYTES = 1 << 26  # a match's observations unpacked: 0.5-2 MB; more is no match's
 _HEAD = struct.Struct("<32sI")
 
 
@@ -110,8 +111,11 @@ def unpack_kept(stored: bytes, record: Record) -> list[memoryview] | None:
     moves, one per step); None when they were not, or cannot be read."""
     if not stored.startswith(KEPT_MAGIC):
         return None
+    frame = stored[len(KEPT_MAGIC):]
     try:
-        data = memoryview(zstandard.ZstdDecompressor().decompress(stored[len(KEPT_MAGIC):]))
+        if not 0 <= zstandard.frame_content_size(frame) <= KEPT_MAX_BYTES:
+            return None
+        data = memoryview(zstandard.ZstdDecompressor().decompress(frame))
         digest, count = _HEAD.unpack_from(data)
     except (zstandard.ZstdError, struct.error):
         return None

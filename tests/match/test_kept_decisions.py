@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 
 import pytest
+import zstandard
 
 import engines
 from referee.match.decisions import KEPT_MAGIC, MatchRecords, decisions, seat_mask, unpack_kept
@@ -98,7 +99,13 @@ def test_kept_decisions_that_do_not_fit_are_not_read():
     other, other_kept = play_keeping("aladino", 9, seats, "m-8")  # same id, other moves
     assert kept is not None and other_kept is not None
     truncated = kept[:len(kept) // 2]
-    for stored in (other_kept, truncated, b"RK1" + b"\0" * 40, b"not kept at all", b""):
+    claiming = zstandard.ZstdCompressor().compressobj(size=1 << 30)  # says 1 GiB follows
+    claims_a_gigabyte = KEPT_MAGIC + claiming.compress(b"\0" * 1024) + claiming.flush(
+        zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+    assert zstandard.frame_content_size(claims_a_gigabyte[len(KEPT_MAGIC):]) == 1 << 30
+    no_size = KEPT_MAGIC + zstandard.ZstdCompressor(write_content_size=False).compress(b"x")
+    for stored in (other_kept, truncated, b"RK1" + b"\0" * 40, b"not kept at all", b"",
+                   claims_a_gigabyte, no_size):
         assert unpack_kept(stored, record) is None
         assert lines(record, stored) == lines(record, None)
     changed = {**record, "steps": [dict(step) for step in record["steps"]]}

@@ -182,7 +182,7 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
                                   (play.kept_decisions(), context.config.keep_decisions_s))
     log.info("match finished", extra={"match_id": match_id, "steps": len(record["steps"]),
                                       "duration_ms": _duration_ms(record)})
-    await context.in_thread(results.count_finished, context.store, match_id)
+    await context.in_thread(results.count_finished, context.store, match_id, record)
     await context.in_thread(context.store.complete_log, index + 1)
     _send_result_notices(context, record, index, seats)
     return _summary(match_id, MatchStatus.FINISHED.value, record["result"])

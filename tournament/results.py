@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from referee.match.replay import Record
 from tournament import formats, ladders, ratings, skill
 from tournament.store import MatchStatus, Store
 from tournament.store.ratings import RatingUpdates
@@ -33,9 +34,10 @@ from tournament.store.ratings import RatingUpdates
 Result = dict[str, Any]
 
 
-def count_finished(store: Store, match_id: str) -> bool:
-    """Count a finished match once; True if this call counted it."""
-    return _count_stored(store, match_id, MatchStatus.FINISHED)
+def count_finished(store: Store, match_id: str, record: Record | None = None) -> bool:
+    """Count a finished match once; True if this call counted it. `record`: its replay,
+    when the caller has it (its driver), not to read it back for the faults."""
+    return _count_stored(store, match_id, MatchStatus.FINISHED, record)
 
 
 def count_failed(store: Store, match_id: str) -> bool:
@@ -43,12 +45,14 @@ def count_failed(store: Store, match_id: str) -> bool:
     return _count_stored(store, match_id, MatchStatus.FAILED)
 
 
-def _count_stored(store: Store, match_id: str, status: MatchStatus) -> bool:
+def _count_stored(store: Store, match_id: str, status: MatchStatus,
+                  record: Record | None = None) -> bool:
     match = store.get_match(match_id)
-    return match is not None and match["status"] == status and count_outcome(store, match)
+    return match is not None and match["status"] == status and count_outcome(store, match,
+                                                                               record)
 
 
-def count_outcome(store: Store, match: dict) -> bool:
+def count_outcome(store: Store, match: dict, record: Record | None = None) -> bool:
     """Count a match that is over, finished or failed, as read; False when it is not over
     (or was counted before: its replay, perhaps archived, is then not read). Every write of
     the count, and of the result stored before it, is on a replica before this returns
@@ -56,20 +60,20 @@ def count_outcome(store: Store, match: dict) -> bool:
     from the primary that counts it (a failover may have lost its end), and again when the
     primary changed meanwhile."""
     if not store.waits_for_replicas():
-        return _count_over(store, match)
+        return _count_over(store, match, record)
 
     def count() -> bool:
         current = store.get_match(match["id"])
-        return current is not None and _count_over(store, current)
+        return current is not None and _count_over(store, current, record)
 
     return store.durably(count)
 
 
-def _count_over(store: Store, match: dict) -> bool:
+def _count_over(store: Store, match: dict, record: Record | None) -> bool:
     if match["status"] not in (MatchStatus.FINISHED, MatchStatus.FAILED):
         return False
     counted = False
-    outcome = functools.cache(lambda: match_outcome(store, match)
+    outcome = functools.cache(lambda: match_outcome(store, match, record)
                               if match["status"] == MatchStatus.FINISHED else None)
     if not store.is_counted(match["game"], match["id"]):
         counted = _count(store, match, outcome())
@@ -84,11 +88,12 @@ def is_rated(match: dict) -> bool:
     return len(seats) >= 2 and all(seat["kind"] == "bot" for seat in seats)
 
 
-def match_outcome(store: Store, match: dict) -> Result:
+def match_outcome(store: Store, match: dict, record: Record | None = None) -> Result:
     """The finished match in the shape of `tournament.ratings`: bot ids, ranks, scores and
-    the faults and forfeit of each seat, from the stored replay."""
+    the faults and forfeit of each seat, from its replay (`record`, or the stored one)."""
     seats = match["seats"]
-    record = store.get_replay_steps(match["id"])
+    if record is None or record["match_id"] != match["id"]:
+        record = store.get_replay_steps(match["id"])
     faults = [0] * len(seats)
     for step in record["steps"] if record else []:
         if step["fault"]:

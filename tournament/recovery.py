@@ -59,9 +59,19 @@ ORPHAN_BATCH = 500  # matches a sweep looks at, in a round over all of them
 
 def sweep(store: Store) -> list[str]:
     """Queue again every running match whose driver died, every match whose job died with
-    the worker that took it, and every match nothing will wake; the ids queued."""
-    return (requeue_abandoned(store, store.running_match_ids()) + rescue_dequeued(store)
-            + requeue_orphans(store))
+    the worker that took it, and every match nothing will wake; the ids queued. Each of
+    the three runs whatever the others do: one that fails (logged) does not keep the
+    others from their rounds; Redis out of reach fails the sweep."""
+    queued: list[str] = []
+    for part in (lambda: requeue_abandoned(store, store.running_match_ids()),
+                 lambda: rescue_dequeued(store), lambda: requeue_orphans(store)):
+        try:
+            queued += part()
+        except redis.ConnectionError:
+            raise
+        except Exception:
+            log.exception("the recovery sweep: a part failed; the others go on")
+    return queued
 
 
 def rescue_dequeued(store: Store) -> list[str]:

@@ -145,7 +145,7 @@ def test_a_tournament_survives_redis_restarts_and_killed_workers(bad_bots, confi
             final = wait_finished(api, tournament_id, timeout=180)
         except AssertionError as unfinished:  # seen once in CI: say what held the match
             raise AssertionError(f"{unfinished}\n{rq_state(server.url)}\n"
-                                 f"{pool.logs()[-6000:]}") from None
+                                 f"{troubles(pool.logs())}\n{pool.logs()[-4000:]}") from None
         client = redis.Redis.from_url(server.url)
         check_counted_once(api, client, final)
         assert steady.poll() is None and all(proc.poll() is None for proc in pool.procs
@@ -155,6 +155,14 @@ def test_a_tournament_survives_redis_restarts_and_killed_workers(bad_bots, confi
     finally:
         pool.stop_all()
         server.stop()
+
+
+def troubles(logs: str) -> str:
+    """The workers' warnings and errors, and every line not of their log's dated form
+    (tracebacks, rq's own lines), for a failure's message."""
+    picked = [line for line in logs.splitlines()
+              if not line.startswith("20") or " WARNING " in line or " ERROR " in line]
+    return "\n".join(picked[-80:])
 
 
 def rq_state(url: str) -> str:

@@ -172,3 +172,19 @@ def test_the_round_over_all_matches_reaches_every_match(api, bot_server, redis_u
     time.sleep(GRACE_S + 0.05)
     assert sorted(recovery.requeue_orphans(store, batch=2)) == sorted(lost)
     assert all(store.current_attempt(match_id) == 1 for match_id in lost)
+
+
+def test_a_failing_part_of_the_sweep_does_not_keep_the_others_from_running(
+        api, bot_server, redis_url, monkeypatch):
+    """Whatever fails in looking for abandoned running matches (here: every time), the
+    sweep still rescues what nothing will wake."""
+    store = Store.from_url(redis_url)
+    match_id = bot_match(api, bot_server)
+    lose_job(store, wakeups.job_id(match_id))
+
+    def broken(*_: object) -> list[str]:
+        raise RuntimeError("a part of the sweep that fails")
+
+    monkeypatch.setattr(recovery, "requeue_abandoned", broken)
+    assert sweep_twice(store) == ([], [match_id])
+    assert wakeups.job_id(match_id, "r1") in store.queue().get_job_ids()

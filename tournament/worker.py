@@ -66,6 +66,7 @@ RENEW_EVERY_S = 1.5
 BUILDS_EVERY_S = 0.5
 TIMERS_EVERY_S = 0.2
 JOB_HEARTBEAT_EVERY_S = 30.0
+STALLED_S = 30.0  # a periodic task's round running this long is logged (stuck on something)
 BURST_WAIT_S = 1  # --burst: wait this long for a job before asking whether all is done
 SLOT_WAIT_S = 5.0
 OUTAGE_BACKOFF_S = (0.1, 5.0)
@@ -362,10 +363,16 @@ class MatchWorker(BaseWorker):
 
 
 async def _every(seconds: float, task: Callable[[], Awaitable[None]]) -> None:
-    """Run `task` every `seconds`, forever; a failure is logged, never fatal."""
+    """Run `task` every `seconds`, forever; a failure is logged, never fatal, and so is a
+    round still running after `STALLED_S` (every `STALLED_S` until it ends)."""
     while True:
         await asyncio.sleep(seconds)
+        running = asyncio.ensure_future(task())
+        waited = 0.0
+        while not (await asyncio.wait({running}, timeout=STALLED_S))[0]:
+            waited += STALLED_S
+            log.warning("periodic task %s still running after %g s", task.__name__, waited)
         try:
-            await task()
+            running.result()
         except Exception:
             log.exception("periodic task %s failed", task.__name__)

@@ -67,7 +67,7 @@ def sweep(store: Store) -> list[str]:
                  lambda: rescue_dequeued(store), lambda: requeue_orphans(store)):
         try:
             queued += part()
-        except redis.ConnectionError:
+        except (redis.ConnectionError, redis.TimeoutError):
             raise
         except Exception:
             log.exception("the recovery sweep: a part failed; the others go on")

@@ -36,7 +36,7 @@ import orjson
 
 import engines
 from engines.base import Action, JsonObject, Result, State
-from engines.observation_json import ObservationWriter
+from engines.observation_json import ObservationWriter, Written
 from engines.rng import Rng, seed_state
 from referee.match import replay
 from referee.match.botclient import DEFAULT_DEADLINE_MS, PROTOCOL, BotClient, BotReply, Fault
@@ -225,9 +225,8 @@ class MatchPlay:
         written = self.observations.write(self.state, seat)
         if self.kept is not None:
             self.kept.keep(self.step, written.observation, written.legal_actions_json)
-        payload = decision_payload(self.engine.name, orjson.Fragment(written.observation),
-                                   written.legal_actions, self.record["match_id"], seat,
-                                   self.step, self.deadline_ms(seat, default_deadline_ms))
+        payload = written_payload(self.engine.name, written, self.record["match_id"], seat,
+                                  self.step, self.deadline_ms(seat, default_deadline_ms))
         if self.clocks is not None:
             payload["clock"] = self.clocks.payload(seat)
         return payload
@@ -357,11 +356,16 @@ def decision_payload(game: str, observation: Any, legal_actions: list[Action], m
 
 
 def state_payload(engine: engines.Game, state: State, match_id: str, seat: int, step: int,
-                  deadline_ms: int, writer: ObservationWriter | None = None) -> JsonObject:
-    """`decision_payload` of `seat` in `state`, its observation as JSON written by `writer`
-    (a match's own: each seat's log is written once) or by a writer of its own."""
-    written = (writer or ObservationWriter(engine)).write(state, seat)
-    return decision_payload(engine.name, orjson.Fragment(written.observation),
+                  deadline_ms: int) -> JsonObject:
+    """`decision_payload` of `seat` in `state`, its observation as JSON written once."""
+    return written_payload(engine.name, ObservationWriter(engine).write(state, seat),
+                           match_id, seat, step, deadline_ms)
+
+
+def written_payload(game: str, written: Written, match_id: str, seat: int, step: int,
+                    deadline_ms: int) -> JsonObject:
+    """`decision_payload` of an observation already written as JSON (`Written`)."""
+    return decision_payload(game, orjson.Fragment(written.observation),
                             written.legal_actions, match_id, seat, step, deadline_ms)
 
 

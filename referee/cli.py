@@ -22,16 +22,22 @@ def version() -> str:
         return "unknown (not installed)"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of `command` alone when it names one: only its
+    module is loaded (a command's start is not slowed by every other's imports: the
+    API's, the engines', networkx's...)."""
     parser = argparse.ArgumentParser(prog="referee", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{commands.__name__}.{info.name}")
-        name = getattr(module, "NAME", info.name.replace("_", "-"))
-        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
-        module.add_arguments(command)
-        command.set_defaults(run=module.run)
+    names = sorted(info.name for info in pkgutil.iter_modules(commands.__path__))
+    if command is not None and command.replace("-", "_") in names:
+        names = [command.replace("-", "_")]
+    for module_name in names:
+        module = importlib.import_module(f"{commands.__name__}.{module_name}")
+        name = getattr(module, "NAME", module_name.replace("_", "-"))
+        subparser = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(subparser)
+        subparser.set_defaults(run=module.run)
     return parser
 
 
@@ -44,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         _patch_for_gevent()
     from referee.config import ConfigError  # after the patch: it imports redis and urllib3
 
-    args = build_parser().parse_args(argv)
+    args = build_parser(first[0] if first else None).parse_args(argv)
     try:
         return args.run(args)
     except ConfigError as error:  # a bad environment variable: one line, as argparse's

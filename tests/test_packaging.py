@@ -301,3 +301,17 @@ def test_the_documented_production_command_lines_parse():
     for line in lines:
         words = shlex.split(line.split("`")[0])
         parser.parse_args(words[1:])  # exits with status 2 on an unknown option
+
+
+def test_a_command_loads_its_own_module_and_not_the_others():
+    """`referee bridge` (started for every stdin/stdout bot) does not pay for the API's,
+    the tournament formats' and networkx's imports; `referee --help` still lists all."""
+    probe = ("import sys; from referee.cli import build_parser; build_parser('bridge'); "
+             "print(sorted(m for m in sys.modules "
+             "if m.startswith(('referee.commands.', 'referee.api', 'networkx'))))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60, check=True)
+    assert done.stdout.strip() == "['referee.commands.bridge']", done.stdout
+    listed = subprocess.run([sys.executable, "-m", "referee", "--help"], capture_output=True,
+                            text=True, timeout=60, check=True).stdout
+    assert all(name in listed for name in ("bridge", "check-bot", "serve", "worker")), listed

@@ -10,10 +10,10 @@ registered; `referee serve` (gunicorn, 2 gevent workers) and two `referee worker
 round-robin of `--matches` aladino matches is played to its end (so ratings, histories and
 finished matches exist), then a second one is posted and the load runs while it plays.
 The workers run at their default settings: `referee worker` gives itself nice 19 (and its
-session's autogroup) as it starts (`REFEREE_WORKER_NICE`; `--worker-nice` sets it for the
-run, 0: the API's share). The bots stand in for bots on other machines, so they run at a
-lower share (`--bots-nice`; 0: the same). `--idle` posts no second tournament: the same
-load on the API alone, what the API costs by itself.
+session's autogroup, and an idle cgroup when it may) as it starts (`REFEREE_WORKER_NICE`;
+`--worker-nice` sets it for the run, 0: the API's share). The bots stand in for bots on
+other machines, so they run at a lower share (`--bots-nice`; 0: the same). `--idle` posts
+no second tournament: the same load on the API alone, what the API costs by itself.
 CPU seconds are read from /proc for each group of processes and for the whole machine.
 
 The load: `--clients` clients in one asyncio process, each on its own kept-alive HTTP/1.1

@@ -35,8 +35,9 @@ prints it as one line (`referee: error: ...`) and exits with status 2.
 - `REFEREE_WORKER_CONCURRENCY` (default 100): matches one `referee worker` process drives
   at once, unless `--concurrency` says otherwise
 - `REFEREE_WORKER_NICE` (default 19, 0 to 19): the niceness a `referee worker` gives itself
-  as it starts (and its session's autogroup, when it leads its session), so an API on the
-  same machine answers first; 0 leaves it as started (`--nice` overrides)
+  as it starts (and its session's autogroup, when it leads its session; at 19 it also joins
+  an idle cgroup when it may), so an API on the same machine answers first; 0 leaves it as
+  started (`--nice` overrides)
 - `REFEREE_PUBLIC_URL` (default `http://127.0.0.1:8000`): the API's address as bots reach
   it, for the `replay_url` of the result notice sent to bots after each match
 - `REFEREE_SIGNUP` (default `closed`): who may create an account (`POST /accounts`):

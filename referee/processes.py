@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from referee.config import MAX_NICE
+from referee.match import cgroups
 from referee.redis_server import wait_for_port
 
 
@@ -77,22 +79,31 @@ def lower_own_priority(nice: int) -> str:
     """Give this process the niceness `nice`, unless it already has a higher one (its
     children inherit it; only root may lower it again) and, when it leads
     its session, its session's autogroup's too: with autogroup scheduling the kernel shares
-    the CPU between sessions by those, and nice only orders a session's own processes.
+    the CPU between sessions by those, and nice only orders a session's own processes. At
+    19, the lowest, it also joins an idle cgroup when it may (`cgroups.join_idle`): what
+    nice cannot promise across sessions and cgroups, that a waking API gets a core at once.
     Returns what was done, for the start-up line."""
     if nice <= 0:
         return "priority unchanged"
     now = max(os.getpriority(os.PRIO_PROCESS, 0), nice)
     os.setpriority(os.PRIO_PROCESS, 0, now)
-    if os.getsid(0) != os.getpid():
-        return f"nice {now}"
+    done = [f"nice {now}"]
+    if os.getsid(0) == os.getpid() and _set_autogroup(nice):
+        done.append("its session's autogroup too")
+    if nice >= MAX_NICE:
+        done.append(cgroups.join_idle())
+    return ", ".join(done)
+
+
+def _set_autogroup(nice: int) -> bool:
     autogroup = Path("/proc/self/autogroup")
     try:
         if not autogroup.read_text().startswith("/autogroup-"):
-            return f"nice {now}"  # in a cgroup of its own: the kernel ignores the autogroup
+            return False  # in a cgroup of its own: the kernel ignores the autogroup
         autogroup.write_text(str(nice))
     except OSError:  # no autogroup scheduling, or a kernel without the file
-        return f"nice {now}"
-    return f"nice {now}, its session's autogroup too"
+        return False
+    return True
 
 
 def python_module(module: str, *args: str) -> list[str]:

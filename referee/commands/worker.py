@@ -49,7 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "REFEREE_SANDBOX_*")
     parser.add_argument("--nice", type=niceness, default=None,
                         help="lower this worker's CPU priority by N, 0 to 19, so an API on "
-                             "the same machine answers first (default: $REFEREE_WORKER_NICE, "
+                             "the same machine answers first; at 19 the worker also joins an "
+                             "idle cgroup when it may (default: $REFEREE_WORKER_NICE, "
                              f"else {DEFAULT_WORKER_NICE}; 0: unchanged)")
 
 

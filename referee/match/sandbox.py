@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from referee.errors import RefereeError
+from referee.match import cgroups
 from referee.match.program import READ_CHUNK, Program, ProgramDied, describe_exit, note
 
 log = logging.getLogger(__name__)
@@ -316,14 +317,14 @@ def _hierarchy() -> _Hierarchy:
 
 
 def _found_hierarchy() -> _Hierarchy:
-    mounts, own = _cgroup_mounts(), _own_cgroups()
+    mounts, own = cgroups.mounts(), cgroups.own()
     if "" in mounts and "" in own:
-        folder = _own_folder(mounts[""], own[""])
+        folder = cgroups.own_folder(mounts[""], own[""])
         parent = folder if folder == mounts[""][1] else folder.parent
         if set(V2_CONTROLLERS) <= set((parent / "cgroup.controllers").read_text().split()):
             return _delegated(parent / CGROUP_FOLDER)
     if all(controller in mounts for controller in V1_CONTROLLERS):
-        folders = {controller: _own_folder(mounts[controller], own.get(controller, "/"))
+        folders = {controller: cgroups.own_folder(mounts[controller], own.get(controller, "/"))
                    / CGROUP_FOLDER for controller in V1_CONTROLLERS}
         try:
             for folder in set(folders.values()):
@@ -369,42 +370,6 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         pass
     return True
-
-
-def _cgroup_mounts() -> dict[str, tuple[str, Path]]:
-    """The cgroup trees mounted: controller (v1) or "" (v2) -> (its root, mount point)."""
-    mounts: dict[str, tuple[str, Path]] = {}
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        fields = line.split()
-        kind, _, options = fields[fields.index("-") + 1:][:3]
-        mount = (_unescape(fields[3]), Path(_unescape(fields[4])))
-        if kind == "cgroup2":
-            mounts.setdefault("", mount)
-        elif kind == "cgroup":
-            for option in options.split(","):
-                mounts.setdefault(option, mount)
-    return mounts
-
-
-def _own_cgroups() -> dict[str, str]:
-    """This process's cgroup in each tree: controller (v1) or "" (v2) -> path."""
-    own = {}
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        for controller in controllers.split(","):
-            own[controller] = path
-    return own
-
-
-def _own_folder(mount: tuple[str, Path], path: str) -> Path:
-    root, point = mount
-    relative = os.path.relpath(path, root)
-    return point if relative.startswith("..") else point / relative
-
-
-def _unescape(text: str) -> str:
-    """A mountinfo field (spaces and the like are octal escapes there)."""
-    return re.sub(r"\\([0-7]{3})", lambda code: chr(int(code[1], 8)), text)
 
 
 def _read_number(path: Path, key: str) -> int | None:

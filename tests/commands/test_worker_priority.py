@@ -1,6 +1,7 @@
 """`referee worker` yields the CPU to an API on its machine by default (issue 31, "The API
 first, by default"): it gives itself nice 19, and its session's autogroup when it leads its
-session; `REFEREE_WORKER_NICE` and `--nice` choose another value."""
+session, and at 19 it joins an idle cgroup (`cpu.idle`); `REFEREE_WORKER_NICE` and
+`--nice` choose another value."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from referee.config import Config, ConfigError
+from referee.match import cgroups
 from tests.support.apitest import ROOT, worker_command, worker_env
 
 
@@ -62,6 +64,39 @@ def test_a_worker_gives_itself_nice_19_and_its_sessions_autogroup_by_default(red
             assert "autogroup" in line
         else:
             assert "autogroup" not in line
+    finally:
+        stop(proc)
+
+
+def cpu_cgroup_of(pid: int) -> Path:
+    """The folder of the process's cgroup in the tree of the cpu controller (v1's cpu tree,
+    else v2's)."""
+    lines = [line.split(":", 2) for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()]
+    paths = {controller: path for _, names, path in lines for controller in names.split(",")}
+    trees = cgroups.mounts()
+    tree = "cpu" if "cpu" in trees else ""
+    return cgroups.own_folder(trees[tree], paths[tree])
+
+
+def test_a_worker_at_nice_19_runs_in_an_idle_cgroup(redis_url):
+    """Nice 19 alone let a waking API wait up to 60 ms behind the workers (another session's
+    autogroup); in a cgroup whose cpu.idle is 1 they run only on what the rest leaves. The
+    tests run as root, where the worker may make it."""
+    proc, line = started_worker(redis_url, nice=None)
+    try:
+        folder = cpu_cgroup_of(proc.pid)
+        assert folder.name == "referee-idle", (folder, line)
+        assert (folder / "cpu.idle").read_text().strip() == "1"
+        assert f"in the idle cgroup {folder}" in line
+    finally:
+        stop(proc)
+
+
+def test_a_worker_below_nice_19_stays_in_its_cgroup(redis_url):
+    proc, line = started_worker(redis_url, nice="18")
+    try:
+        assert cpu_cgroup_of(proc.pid) == cpu_cgroup_of(os.getpid())
+        assert "idle cgroup" not in line and "nice 18" in line
     finally:
         stop(proc)
 

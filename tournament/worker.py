@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 import redis
 from rq.exceptions import StopRequested
 from rq.executions import Execution
-from rq.job import Job
+from rq.job import Job, JobStatus
 from rq.queue import Queue
 from rq.serializers import JSONSerializer
 from rq.timeouts import TimerDeathPenalty
@@ -56,7 +56,7 @@ from referee.config import DEFAULT_CONCURRENCY, Config, ConfigError
 from referee.match import sandbox
 from referee.match.sealing import Sealer
 from tournament import driver, hosted, ladder_upkeep, ladders, recovery, results_log, wakeups
-from tournament.store import Progress, Store, command_channel, in_one_round_trip
+from tournament.store import Progress, Store, command_channel, end_job, in_one_round_trip
 from tournament.store.connection import connect_async, retrying_async
 
 log = logging.getLogger(__name__)
@@ -219,6 +219,22 @@ class MatchWorker(BaseWorker):
         with self.running_lock:
             self.running[job.id] = (job, queue, execution, future)
 
+    def _finalize_success(self, job: Job, queue: Queue, execution: Execution,
+                          return_value: Any) -> None:
+        """rq's end of a job that returned, in one round trip for a plain job (a match's:
+        no result kept, no dependents, repeats, callback, webhook, group or rate limit):
+        the same writes (the worker's counts, the execution and the job deleted) without
+        rq's reads before them (its WATCH of the dependents, the job's stored status and
+        its executions: ~1.7 ms of CPU a match against 0.3, in-process). Any other job
+        goes rq's way."""
+        if not _plain(job, self.default_result_ttl):
+            super()._finalize_success(job, queue, execution, return_value)
+            return
+        job.ended_at = now()
+        end_job(self, job, execution)
+        job._status = JobStatus.FINISHED
+        self.executions.pop(execution.id, None)
+
     def _shutdown(self) -> None:
         """A stop request stops taking jobs at once, busy or not; the running matches are
         handed back (see `_hand_back_matches`)."""
@@ -360,6 +376,13 @@ class MatchWorker(BaseWorker):
         for task in [*self.periodic, *(task for task in (self.checking, self.building) if task)]:
             task.cancel()
         await asyncio.gather(*self.periodic, return_exceptions=True)
+
+
+def _plain(job: Job, default_result_ttl: int) -> bool:
+    """A job whose success rq would end with writes alone: nothing kept or run after it."""
+    return (job.get_result_ttl(default_result_ttl) == 0 and not job.repeats_left
+            and job.success_callback is None and not job.webhooks and not job.group_id
+            and not job.has_rate_limit)
 
 
 async def _every(seconds: float, task: Callable[[], Awaitable[None]]) -> None:

@@ -7,6 +7,7 @@ import signal
 import sys
 import threading
 import time
+from functools import partial
 
 import pytest
 import redis
@@ -189,3 +190,48 @@ def waiting_for_a_subscription(thread: threading.Thread) -> bool:
         names.append(frame.f_code.co_name)
         frame = frame.f_back
     return names[:3] == ["wait", "wait", "get_message"]  # Condition's, Event's, its own
+
+
+def redis_contents(connection: redis.Redis) -> dict:
+    """Every key with its type and members (hashes: their fields; no scores, times or
+    values that differ between two runs: rq stamps them)."""
+    contents = {}
+    for key in sorted(connection.keys("*")):
+        kind = connection.type(key).decode()
+        members = {"hash": lambda k: sorted(connection.hkeys(k)),
+                   "set": lambda k: sorted(connection.smembers(k)),
+                   "zset": lambda k: connection.zrange(k, 0, -1),
+                   "list": lambda k: connection.lrange(k, 0, -1)}.get(kind, lambda k: None)(key)
+        contents[key.decode()] = (kind, members)
+    return contents
+
+
+def contents_after_a_match_job(config, redis_url: str, lean: bool) -> dict:
+    """Redis after a worker ran a match job and ended it (its match is not there: the
+    job's end is all that is compared) with its own `_finalize_success` or rq's."""
+    connection = redis.Redis.from_url(redis_url)
+    connection.flushdb()
+    worker = MatchWorker([MATCH_QUEUE], connection, config, config.sealer(), name="w1")
+    worker.register_birth()
+    wakeups.wake(Store(connection), "m1", "")
+    job, queue = worker.dequeue_job_and_maintain_ttl(1)
+    execution = worker.prepare_execution(job)
+    worker.prepare_job_execution(job, remove_from_intermediate_queue=True)
+    job.started_at = job.last_heartbeat
+    finish = worker._finalize_success if lean else partial(Worker._finalize_success, worker)
+    finish(job, queue, execution, {"match_id": "m1", "status": "finished"})
+    left = redis_contents(connection)
+    assert not connection.exists(job.key) and not connection.exists(execution.key)
+    assert connection.hget(worker.key, "successful_job_count") == b"1"
+    assert queue.started_job_registry.get_job_ids() == [] and worker.executions == {}
+    connection.flushdb()
+    connection.close()
+    return left
+
+
+def test_a_match_jobs_success_leaves_redis_as_rqs_own_handling_does(config, redis_url):
+    """`MatchWorker._finalize_success` ends a match job in one round trip, without rq's
+    reads: what it leaves in Redis (keys, their members) is what rq's own leaves."""
+    lean = contents_after_a_match_job(config, redis_url, lean=True)
+    assert lean == contents_after_a_match_job(config, redis_url, lean=False)
+    assert "rq:worker:w1" in lean and not any(key.startswith("rq:job:") for key in lean), lean

@@ -8,7 +8,12 @@ from collections.abc import Callable
 import redis
 import rq
 from rq import worker_registration
+from rq.executions import Execution
+from rq.job import Job
+from rq.results import Result
 from rq.serializers import JSONSerializer
+from rq.utils import now
+from rq.worker import BaseWorker
 
 from tournament.store.base import StoreBase
 from tournament.store.keys import MATCH_QUEUE, MatchField, match_key
@@ -41,6 +46,21 @@ def in_one_round_trip(client: redis.Redis, write: Callable[[redis.client.Pipelin
     which sends its writes one by one unless it is handed a pipeline)."""
     with client.pipeline(transaction=False) as pipe:
         write(pipe)
+        pipe.execute()
+
+
+def end_job(worker: BaseWorker, job: Job, execution: Execution) -> None:
+    """Write rq's end of a job that succeeded and keeps nothing (no result, dependents,
+    repeats, group or rate limit), in one transaction: the worker's counts, the execution
+    and the job deleted; rq's own ending reads the job's status, dependents and
+    executions first, each a round trip."""
+    ended, started = job.ended_at or now(), job.started_at or job.ended_at or now()
+    with worker.connection.pipeline() as pipe:
+        worker.increment_successful_job_count(pipe)
+        worker.increment_total_working_time(ended - started, pipe)
+        execution.delete(job=job, pipeline=pipe)
+        pipe.delete(job.key, job.dependents_key, job.dependencies_key, Result.get_key(job.id),
+                    job.execution_registry.key)
         pipe.execute()
 
 

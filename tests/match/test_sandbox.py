@@ -590,6 +590,40 @@ def test_the_cgroups_a_killed_worker_left_go_when_the_next_one_starts(bot_dir, t
     assert not any(folder.exists() for folder in stale)
 
 
+def test_a_worker_in_its_idle_cgroup_runs_its_sandboxes_inside_it(bot_dir, tmp_path):
+    """A worker at nice 19 joins an idle cgroup (`cgroups.join_idle`) before it makes any
+    sandbox: its hosted bots' cgroups are made inside it (v1, as here), so they too yield
+    the CPU to an API on the machine, and they run there as anywhere. In a process of its
+    own: the test's stays where it is."""
+    (bot_dir / "main.py").write_text(PROBE)
+    script = textwrap.dedent(f"""
+        import asyncio, json
+        from pathlib import Path
+        from referee.match import cgroups, sandbox
+        print(cgroups.join_idle())
+        async def main():
+            program = await sandbox.HostedProgram.start(
+                sandbox.languages()["python3"], Path({str(bot_dir)!r}), sandbox.Limits(),
+                Path({str(tmp_path / "log")!r}))
+            try:
+                answer = await program.ask(b'{{"code": "result = 6 * 7"}}', 20)
+                print(json.dumps({{"answer": json.loads(answer),
+                                  "cgroups": [str(d) for d in program.cgroup_dirs]}}))
+            finally:
+                await program.stop(None, 0.5)
+        asyncio.run(main())
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    joined, reported = done.stdout.splitlines()
+    assert joined.startswith("in the idle cgroup "), joined
+    idle = Path(joined.removeprefix("in the idle cgroup "))
+    found = json.loads(reported)
+    assert found["answer"] == 42
+    assert any(idle in Path(folder).parents for folder in found["cgroups"]), found
+
+
 # ----- the answer line --------------------------------------------------------------------
 def test_a_gigabyte_line_is_too_long_and_costs_no_memory(bot_dir, tmp_path):
     status = Path("/proc/self/status")

@@ -5,7 +5,7 @@ The hosted bots' sandboxes make cgroups of their own (`referee.match.sandbox`); 
 scheduling, a cgroup whose `cpu.idle` is 1 runs only on the CPU its siblings leave, and any
 of their tasks waking takes the CPU from it at once, which nice 19 alone does not promise
 (the kernel shares the CPU between cgroups, or sessions' autogroups, by their weights, and a
-waking API waited up to 60 ms behind niced workers: docs/performance.md section 9).
+waking Redis or API waited up to 66 ms behind niced workers: docs/performance.md section 9).
 """
 
 from __future__ import annotations

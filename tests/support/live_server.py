@@ -44,12 +44,15 @@ class LiveServer:
         self._wait_healthy()
 
     def _wait_healthy(self, timeout: float = 30) -> None:
+        """Until `GET /health` says 200; a refused connection or a slow answer (gunicorn
+        listens before its worker process serves, later still on a loaded machine) is
+        asked again."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
                 if requests.get(f"{self.url}/health", timeout=1).status_code == 200:
                     return
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
                 time.sleep(0.1)
         raise AssertionError(f"referee serve did not answer: {self.log()}")
 

@@ -4,10 +4,11 @@ A running match has a driver renewing its lease (`match:{id}:lease`) every coupl
 and is listed in the `running` index. Three signals find one whose driver died:
 - the sweep: every `referee worker` looks, every `SWEEP_EVERY_S`, for running matches
   without a lease (`sweep`), so a match continues seconds after its worker's death, even
-  when nobody watches it; and for jobs a worker took from the queue but died before
-  starting (`rescue_dequeued`): rq keeps them in its intermediate queue, and fails them a
-  minute later without calling their failure callback, which would leave the match
-  queued with no job for good; and for queued, parked or deferred matches that nothing
+  when nobody watches it; and for jobs a worker took from the queue but died (or lost
+  Redis) before starting (`rescue_dequeued`): rq keeps them in its intermediate queue,
+  and fails them a minute later without calling their failure callback (or, registered
+  started, only at its registry cleanup), which would leave the match queued with no job
+  for good; and for queued, parked or deferred matches that nothing
   will wake (`requeue_orphans`): no lease, no live rq job, no timer. Redis killed with
   `kill -9` comes back with only what its append-only file got (under load, a second or
   two of acknowledged writes may be missing) while the workers go on from what they
@@ -38,7 +39,7 @@ from types import TracebackType
 import redis
 import rq
 from rq.intermediate_queue import IntermediateQueue
-from rq.job import Job
+from rq.job import Job, JobStatus
 from rq.utils import now
 
 from tournament import results, wakeups
@@ -88,7 +89,7 @@ def _rescue_dequeued_from(store: Store, queue: rq.Queue) -> list[str]:
     intermediate = IntermediateQueue(queue.key, connection=queue.connection)
     rescued = []
     for job_id in intermediate.get_job_ids():
-        if job_id in queue.started_job_registry or intermediate.set_first_seen(job_id):
+        if _started(queue, job_id) or intermediate.set_first_seen(job_id):
             continue
         first_seen = intermediate.get_first_seen(job_id)
         if first_seen is None or now() - first_seen < timedelta(seconds=STUCK_DEQUEUED_S):
@@ -104,6 +105,15 @@ def _rescue_dequeued_from(store: Store, queue: rq.Queue) -> list[str]:
                         "it; queued again", match["id"], job_id)
             rescued.append(match["id"])
     return rescued
+
+
+def _started(queue: rq.Queue, job_id: str) -> bool:
+    """Started by a worker: in the started registry and its status so. rq starts a job in
+    two writes (its execution into the registry, then its status and its leaving the
+    intermediate queue): a worker that lost Redis between them leaves it registered, its
+    status queued, run by nobody until rq's registry cleanup minutes later."""
+    return (job_id in queue.started_job_registry
+            and queue.connection.hget(Job.key_for(job_id), "status") == JobStatus.STARTED.encode())
 
 
 def requeue_orphans(store: Store, batch: int = ORPHAN_BATCH) -> list[str]:

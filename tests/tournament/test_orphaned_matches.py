@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 import pytest
+from rq.executions import prepare_execution
 from rq.intermediate_queue import IntermediateQueue
 from rq.job import Job, JobStatus
 from rq.worker import Worker
@@ -82,6 +83,30 @@ def in_flight(store: Store, match_id: str) -> None:
     moved = store.redis.lmove(queue.key, IntermediateQueue.get_intermediate_queue_key(queue.key),
                               "LEFT", "RIGHT")
     assert moved.decode() == wakeups.job_id(match_id)
+
+
+def test_a_job_whose_worker_lost_redis_while_starting_it_is_queued_again(
+        api, bot_server, redis_url, run_worker, monkeypatch):
+    """rq starts a job in two writes: its execution into the started registry, then the
+    job's status and its leaving the intermediate queue. Redis gone between the two (seen
+    under load in tests/hardening/test_hardening_faults.py: a shutdown), the job stays
+    taken and listed started, its status queued, and no worker runs it: the sweep queues
+    the match again once seen so `STUCK_DEQUEUED_S`, not rq's registry cleanup minutes
+    later."""
+    monkeypatch.setattr(recovery, "STUCK_DEQUEUED_S", GRACE_S)
+    store = Store.from_url(redis_url)
+    match_id = bot_match(api, bot_server)
+    in_flight(store, match_id)
+    queue = store.queue()
+    job = queue.fetch_job(wakeups.job_id(match_id))
+    prepare_execution(Worker([queue], connection=store.redis, name="worker-cut-off"), job)
+    assert job.id in queue.started_job_registry and job.get_status() == JobStatus.QUEUED
+    assert sweep_twice(store) == ([], [match_id])
+    assert store.current_attempt(match_id) == 1
+    assert wakeups.job_id(match_id, "r1") in queue.get_job_ids()
+    assert queue.intermediate_queue.get_job_ids() == []
+    run_worker(60)
+    assert store.get_match(match_id)["status"] == "finished"
 
 
 def start_job(store: Store, match_id: str, worker: str) -> None:

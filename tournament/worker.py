@@ -71,13 +71,26 @@ BURST_WAIT_S = 1  # --burst: wait this long for a job before asking whether all 
 SLOT_WAIT_S = 5.0
 OUTAGE_BACKOFF_S = (0.1, 5.0)
 MAINTENANCE_S = 30  # rq's registry clean-up: finds the jobs of dead workers (rq: 600 s)
+MAINTENANCE_LOCK_S = 4 * MAINTENANCE_S  # the clean-up's lock, if its holder dies (rq: 899 s)
 PUBSUB_POLL_S = 1.0  # rq's command channel's thread wakes this often (rq: 60 s)
+
+
+class MaintainedQueue(Queue):
+    """rq's queue, the lock of its registry clean-up lapsing after `MAINTENANCE_LOCK_S`
+    instead of rq's 15 minutes: a worker killed mid-clean-up, or Redis killed before it
+    kept the lock's release, would otherwise stop every worker's clean-up (and so rq's
+    own finding of dead workers' jobs) for that long."""
+
+    def acquire_maintenance_lock(self) -> bool:
+        return bool(self.connection.set(self.registry_cleaning_key, 1, nx=True,
+                                        ex=MAINTENANCE_LOCK_S))
 
 
 class MatchWorker(BaseWorker):
     """An rq worker driving up to `concurrency` matches at once on one event loop."""
 
     death_penalty_class = TimerDeathPenalty  # rq callbacks run off the main thread
+    queue_class = MaintainedQueue
 
     def __init__(self, queues: list[str], connection: redis.Redis, config: Config,
                  sealer: Sealer, concurrency: int = DEFAULT_CONCURRENCY,

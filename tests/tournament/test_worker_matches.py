@@ -18,9 +18,10 @@ import engines
 from referee.match import replay
 from tests.support.apitest import replay_states
 from tests.support.botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, fault_url
+from tests.support.waiting import wait_for
 from tournament import wakeups
 from tournament.store import MATCH_QUEUE, Store
-from tournament.worker import MatchWorker
+from tournament.worker import MAINTENANCE_LOCK_S, MatchWorker
 
 
 def check_replay_matches_the_engine(record: dict) -> None:
@@ -235,3 +236,25 @@ def test_a_match_jobs_success_leaves_redis_as_rqs_own_handling_does(config, redi
     lean = contents_after_a_match_job(config, redis_url, lean=True)
     assert lean == contents_after_a_match_job(config, redis_url, lean=False)
     assert "rq:worker:w1" in lean and not any(key.startswith("rq:job:") for key in lean), lean
+
+
+def test_the_registry_clean_up_lock_of_a_worker_that_died_holding_it_lapses_soon(
+        config, redis_url):
+    """rq's registry clean-up (which finds dead workers' jobs) runs under a lock: one its
+    holder never released (killed mid-clean-up, or Redis killed before it kept the
+    release) stops every worker's clean-up until it lapses, after 2 minutes rather than
+    rq's 15."""
+    connection = redis.Redis.from_url(redis_url)
+    connection.flushdb()
+    dead, alive = (MatchWorker([MATCH_QUEUE], connection, config, config.sealer(), name=name)
+                   for name in ("dead", "alive"))
+    (held,) = dead.queues
+    assert held.acquire_maintenance_lock()  # and the worker is killed before the release
+    assert 0 < connection.ttl(held.registry_cleaning_key) <= MAINTENANCE_LOCK_S <= 120
+    alive.clean_registries()  # skipped: the lock is held
+    assert connection.exists(held.registry_cleaning_key)
+    connection.expire(held.registry_cleaning_key, 1)  # two minutes on
+    wait_for(lambda: not connection.exists(held.registry_cleaning_key), timeout=10)
+    alive.clean_registries()
+    assert not connection.exists(held.registry_cleaning_key)  # cleaned, released
+    connection.close()

@@ -70,7 +70,9 @@ STALLED_S = 30.0  # a periodic task's round running this long is logged (stuck o
 BURST_WAIT_S = 1  # --burst: wait this long for a job before asking whether all is done
 SLOT_WAIT_S = 5.0
 OUTAGE_BACKOFF_S = (0.1, 5.0)
-MAINTENANCE_S = 30  # rq's registry clean-up: finds the jobs of dead workers (rq: 600 s)
+# rq's registry clean-up, which finds the jobs of dead workers (rq: 600 s); an idle worker
+# waits this long at most for a job (rq: 405 s), so it runs its clean-up this often too
+MAINTENANCE_S = 30
 MAINTENANCE_LOCK_S = 4 * MAINTENANCE_S  # the clean-up's lock, if its holder dies (rq: 899 s)
 PUBSUB_POLL_S = 1.0  # rq's command channel's thread wakes this often (rq: 60 s)
 
@@ -134,7 +136,7 @@ class MatchWorker(BaseWorker):
                     if self.should_run_maintenance_tasks:
                         self.run_maintenance_tasks()
                     result = self.dequeue_job_and_maintain_ttl(
-                        BURST_WAIT_S if burst else self.dequeue_timeout,
+                        BURST_WAIT_S if burst else MAINTENANCE_S,
                         max_idle_time=BURST_WAIT_S if burst else None)
                     if result is not None:
                         self.execute_job(*result)

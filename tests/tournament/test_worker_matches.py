@@ -12,7 +12,8 @@ from functools import partial
 import pytest
 import redis
 from rq import Worker
-from rq.job import Job
+from rq.job import Job, JobStatus
+from rq.serializers import JSONSerializer
 
 import engines
 from referee.match import replay
@@ -21,7 +22,7 @@ from tests.support.botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, f
 from tests.support.waiting import wait_for
 from tournament import wakeups
 from tournament.store import MATCH_QUEUE, Store
-from tournament.worker import MAINTENANCE_LOCK_S, MatchWorker
+from tournament.worker import MAINTENANCE_LOCK_S, MAINTENANCE_S, MatchWorker
 
 
 def check_replay_matches_the_engine(record: dict) -> None:
@@ -257,4 +258,24 @@ def test_the_registry_clean_up_lock_of_a_worker_that_died_holding_it_lapses_soon
     wait_for(lambda: not connection.exists(held.registry_cleaning_key), timeout=10)
     alive.clean_registries()
     assert not connection.exists(held.registry_cleaning_key)  # cleaned, released
+    connection.close()
+
+
+def test_an_idle_worker_fails_a_dead_workers_abandoned_job_within_its_maintenance_interval(
+        workers, redis_url):
+    """rq's own finding of dead workers' jobs (a started job whose registry entry lapsed
+    goes to the failed registry, its failure callback called) runs every `MAINTENANCE_S`
+    even on a worker with nothing to do: it waits that long for a job at most, not rq's
+    405 s."""
+    connection = redis.Redis.from_url(redis_url)
+    workers.start_ready(1)
+    wait_for(lambda: "cleaning registries" in workers.logs(), timeout=60)  # its first
+    queue = Store(connection).queue()
+    job = Job.create(func="builtins.print", connection=connection, origin=queue.name,
+                     serializer=JSONSerializer)
+    job.save()
+    job.set_status(JobStatus.STARTED)
+    connection.zadd(queue.started_job_registry.key, {f"{job.id}:exec-of-a-dead-worker": 1})
+    wait_for(lambda: job.id in queue.failed_job_registry, timeout=4 * MAINTENANCE_S)
+    assert job.get_status() == JobStatus.FAILED
     connection.close()

@@ -112,8 +112,10 @@ def _started(queue: rq.Queue, job_id: str) -> bool:
     two writes (its execution into the registry, then its status and its leaving the
     intermediate queue): a worker that lost Redis between them leaves it registered, its
     status queued, run by nobody until rq's registry cleanup minutes later."""
-    return (job_id in queue.started_job_registry
-            and queue.connection.hget(Job.key_for(job_id), "status") == JobStatus.STARTED.encode())
+    if job_id not in queue.started_job_registry:
+        return False
+    job = queue.fetch_job(job_id)
+    return job is not None and job.get_status(refresh=False) == JobStatus.STARTED
 
 
 def requeue_orphans(store: Store, batch: int = ORPHAN_BATCH) -> list[str]:

@@ -63,8 +63,9 @@ def test_two_servers_side_by_side_have_no_shared_control_socket(redis_server, tm
     runtime.mkdir()
     env = {"HOME": str(home), "XDG_RUNTIME_DIR": str(runtime)}
     first = LiveServer(redis_server, tmp_path / "first.log", **env)
-    second = LiveServer(redis_server, tmp_path / "second.log", **env)
+    second = None
     try:
+        second = LiveServer(redis_server, tmp_path / "second.log", **env)
         for live in (first, second):
             assert requests.get(f"{live.url}/health", timeout=10).status_code == 200
         assert not [*home.rglob("*.ctl"), *runtime.rglob("*.ctl")]
@@ -72,4 +73,5 @@ def test_two_servers_side_by_side_have_no_shared_control_socket(redis_server, tm
         assert requests.get(f"{second.url}/health", timeout=10).status_code == 200
     finally:
         first.stop()
-        second.stop()
+        if second is not None:
+            second.stop()

@@ -41,7 +41,11 @@ class LiveServer:
                 env={**os.environ, "REDIS_URL": redis_url, "REFEREE_ADMIN_TOKEN": ADMIN,
                      "REFEREE_SECRET": SECRET, "PYTHONPATH": str(ROOT), **env},
                 cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        self._wait_healthy()
+        try:
+            self._wait_healthy()
+        except BaseException:  # no fixture or test will stop a server it never got
+            self.stop()
+            raise
 
     def _wait_healthy(self, timeout: float = 30) -> None:
         """Until `GET /health` says 200; a refused connection or a slow answer (gunicorn

@@ -60,11 +60,12 @@ def wait_progress(store: Store, match_ids: list[str], steps: int, timeout: float
 
 def play_through_failovers(how: Kill | Partition, ha: SentinelSet, tmp_path: Path,
                            config: Config, openapi, bot_farm: BotFarm) -> None:
-    ha.start()
-    server = LiveServer(ha.url, tmp_path / "serve.log")
     workers = Workers(ha.url, tmp_path)
-    watch = HealthWatch(server.url)
+    server = watch = None
     try:
+        ha.start()
+        server = LiveServer(ha.url, tmp_path / "serve.log")
+        watch = HealthWatch(server.url)
         started = workers.start(2)
         api = ApiClient(create_app(replace(config, redis_url=ha.url)), openapi)
         store = Store.from_url(ha.url)
@@ -93,10 +94,12 @@ def play_through_failovers(how: Kill | Partition, ha: SentinelSet, tmp_path: Pat
         check_live_elo(api, primary_url, "aladino", finished_matches(api, final))
         check_logged_once(api, final["matches"])
         store.redis.close()
-    finally:
-        watch.stop()
+    finally:  # whatever had started, even if the set or the server never came up
+        if watch is not None:
+            watch.stop()
         workers.stop_all()
-        server.stop()
+        if server is not None:
+            server.stop()
         ha.stop()
 
 

@@ -89,13 +89,13 @@ def _rescue_dequeued_from(store: Store, queue: rq.Queue) -> list[str]:
     intermediate = IntermediateQueue(queue.key, connection=queue.connection)
     rescued = []
     for job_id in intermediate.get_job_ids():
-        if _started(queue, job_id) or intermediate.set_first_seen(job_id):
+        job = queue.fetch_job(job_id)
+        if _started(queue, job) or intermediate.set_first_seen(job_id):
             continue
         first_seen = intermediate.get_first_seen(job_id)
         if first_seen is None or now() - first_seen < timedelta(seconds=STUCK_DEQUEUED_S):
             continue
         intermediate.remove(job_id)
-        job = queue.fetch_job(job_id)
         if job is None:
             continue
         match = store.get_match(wakeups.match_of_job(job))
@@ -107,15 +107,13 @@ def _rescue_dequeued_from(store: Store, queue: rq.Queue) -> list[str]:
     return rescued
 
 
-def _started(queue: rq.Queue, job_id: str) -> bool:
-    """Started by a worker: in the started registry and its status so. rq starts a job in
+def _started(queue: rq.Queue, job: Job | None) -> bool:
+    """Started by a worker: its status so, and in the started registry. rq starts a job in
     two writes (its execution into the registry, then its status and its leaving the
     intermediate queue): a worker that lost Redis between them leaves it registered, its
-    status queued, run by nobody until rq's registry cleanup minutes later."""
-    if job_id not in queue.started_job_registry:
-        return False
-    job = queue.fetch_job(job_id)
-    return job is not None and job.get_status(refresh=False) == JobStatus.STARTED
+    status queued, run by nobody until rq's registry clean-up minutes later."""
+    return (job is not None and job.get_status(refresh=False) == JobStatus.STARTED
+            and job.id in queue.started_job_registry)
 
 
 def requeue_orphans(store: Store, batch: int = ORPHAN_BATCH) -> list[str]:

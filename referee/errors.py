@@ -94,6 +94,9 @@ ACTION_STALE_STEP = ProblemType(
 EVENTS_STEP_NOT_RECORDED = ProblemType(
     "events/step-not-recorded", 409, "Step not recorded yet",
     "a stream resumed after a step the running match has not recorded")
+OBSERVATION_LOG_AHEAD = ProblemType(
+    "observation/log-ahead", 409, "Conflict",
+    "an observation asked from a log entry past the entries the seat's log has")
 REQUEST_TOO_LARGE = ProblemType(
     "request/too-large", 413, "Request Entity Too Large", "a request body over the limit")
 UNSUPPORTED_MEDIA_TYPE = ProblemType(
@@ -147,7 +150,8 @@ CATALOGUE: tuple[ProblemType, ...] = (
     QUOTA_EXCEEDED, SIGNUP_RATE_LIMITED, BOT_HOST_NOT_ALLOWED, NOT_FOUND, BOT_RETIRED_NOT_FOUND,
     METHOD_NOT_ALLOWED,
     REQUEST_TIMEOUT, BOT_RETIRED, BOT_NAME_TAKEN, BOT_NOT_READY, MATCH_OVER, ACTION_OUT_OF_TURN,
-    ACTION_STALE_STEP, EVENTS_STEP_NOT_RECORDED, REQUEST_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE,
+    ACTION_STALE_STEP, EVENTS_STEP_NOT_RECORDED, OBSERVATION_LOG_AHEAD, REQUEST_TOO_LARGE,
+    UNSUPPORTED_MEDIA_TYPE,
     REQUEST_UNPROCESSABLE, ACTION_ILLEGAL, REPLAY_UNSUPPORTED, ACTION_RATE_LIMITED,
     VERIFY_RATE_LIMITED, LOG_NOT_LOGGED, LOG_OUT_OF_RANGE, HTTP_ERROR, INTERNAL,
     REDIS_UNREACHABLE, REPLAY_UNAVAILABLE,

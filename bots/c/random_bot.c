@@ -6,7 +6,8 @@
  *
  * Each line on stdin is one JSON message from the referee. A decision holds a top-level
  * "legal_actions" array: the bot copies one element, chosen with its own seeded
- * generator, verbatim into one answer line {"action": <element>}. A result notice
+ * generator, verbatim into one answer line {"action": <element>, "log": "new"} (the bot
+ * reads no log: "new" asks for its new entries only, docs/bots.md). A result notice
  * ("type": "result") ends the match: the bot exits. The JSON is scanned, not parsed: the
  * scanner only skips strings (with their escapes) and nested brackets, and never reads
  * past the end of the line, whatever the line holds.
@@ -135,7 +136,7 @@ static void answer(const char *line) {
         fputs("{\"error\": \"no legal_actions in the message\"}\n", stdout);
     } else {
         array_element(legal, (size_t)(next_random() % count), &action);
-        printf("{\"action\": %.*s}\n", (int)action.length, action.start);
+        printf("{\"action\": %.*s, \"log\": \"new\"}\n", (int)action.length, action.start);
     }
     fflush(stdout);
 }

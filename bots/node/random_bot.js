@@ -7,7 +7,8 @@
 //
 // The referee POSTs {"protocol": "referee/1", "type": "decision", "match_id", "game",
 // "seat", "step", "deadline_ms", "observation", "legal_actions"}; the bot answers 200
-// {"action": {...}}. After a match it POSTs {"type": "result", "match_id", "game", "seat",
+// {"action": {...}, "log": "new"} (it reads no log: "new" asks for the log's new entries
+// only, docs/bots.md "The log since your last decision"). After a match it POSTs {"type": "result", "match_id", "game", "seat",
 // "result", "replay_url"}: answered 200 {} (a body without "type" is a decision, from an
 // older referee). With REFEREE_BOT_SECRET set, a request without a valid Referee-Signature
 // header (t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>." + raw body)>) gets a 401.
@@ -101,11 +102,12 @@ function answer(message, response) {
     const started = Date.now();
     setTimeout(() => reply(response, 200, {
       action,
+      log: 'new',
       info: { budget_ms: Math.round(budget * 10) / 10, spent_ms: Date.now() - started,
               updates_heard: heard.get(`${message.match_id}/${message.seat}`) || 0 },
     }), Math.ceil(budget));
   } else if (type === 'decision') {
-    reply(response, 200, { action: decide(message) });
+    reply(response, 200, { action: decide(message), log: 'new' });
   } else {
     reply(response, 400, { error: `unknown "type" ${JSON.stringify(type)}` });
   }

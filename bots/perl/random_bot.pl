@@ -6,7 +6,8 @@
 #   referee play --game aladino --bot "cmd:perl bots/perl/random_bot.pl 7" --bot ...
 #
 # Each line on stdin is one JSON message. A decision is answered with one line
-# {"action": <one of legal_actions>}; the result notice ({"type": "result", ...}) ends
+# {"action": <one of legal_actions>, "log": "new"} (it reads no log: "new" asks for its new
+# entries only, docs/bots.md); the result notice ({"type": "result", ...}) ends
 # the match. Debugging output goes to stderr (the bridge keeps it in the match's log).
 use strict;
 use warnings;
@@ -26,5 +27,5 @@ while (my $line = <STDIN>) {
         next;
     }
     my $action = $legal->[int(rand(scalar @$legal))];
-    print $json->encode({action => $action}), "\n";
+    print $json->encode({action => $action, log => 'new'}), "\n";
 }

@@ -1,7 +1,8 @@
 """Play a pull seat (design.md section 4): for bots that the server cannot call, such as
 bots behind NAT. The same `choose` as a push bot polls
 `GET /matches/{id}/observation` and answers `POST /matches/{id}/actions` with the seat's
-token, until the match is over.
+token, until the match is over. The client keeps the log and asks for its new entries only
+(`?log_from=`), so a poll costs the same early and late in a match.
 
     python3 -m bots.python.pull --server http://127.0.0.1:8000 --match m-3f1c... \\
         --token SEAT_TOKEN [--bot aladino_bot]
@@ -35,9 +36,22 @@ class PullClient:
         self.base = f"{server.rstrip('/')}/matches/{match_id}"
         self.token = token
         self.timeout_s = timeout_s
+        self.log: list = []  # the seat's log so far
 
     def observation(self) -> dict:
-        return self.call("GET", "/observation")
+        """The seat's view, its observation's log whole: the entries not seen yet are
+        asked for, the others kept here."""
+        try:
+            view = self.call("GET", f"/observation?log_from={len(self.log)}")
+        except urllib.error.HTTPError as error:
+            if error.code != 409:  # 409: fewer entries than kept here: start again
+                raise
+            self.log = []
+            view = self.call("GET", "/observation")
+        del self.log[view.get("log_from", 0):]
+        self.log.extend(view["observation"]["log"])
+        view["observation"]["log"] = list(self.log)
+        return view
 
     def move(self, step: int, action: dict) -> dict:
         return self.call("POST", "/actions", {"step": step, "action": action})

@@ -18,7 +18,9 @@ match, {"type": "result", "match_id", "game", "seat",
 "result", "replay_url"}, answered 200 and handed to the optional `on_result` callback. A
 ladder's {"type": "notice", "ladder_id", "bot_id", "status", "reasons"} (its entry
 rejected or suspended) is answered 200 and printed on stderr. A body without "type" is a
-decision (older referees). Given the bot's secret (`secret=`, or
+decision (older referees). Each answer says "log": "new": the SDK keeps each match's log
+(`LogKeeper`), so the referee sends only the entries added since the seat's last decision
+(from `log_from` on) and `choose` still sees the whole log. Given the bot's secret (`secret=`, or
 the environment's REFEREE_BOT_SECRET) every request must carry a valid Referee-Signature
 header, else it is refused with 401.
 Replies go out in one write with TCP_NODELAY: written in two pieces on a kept-alive
@@ -35,8 +37,10 @@ import inspect
 import json
 import os
 import sys
+import threading
 import time
 import traceback
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -48,6 +52,8 @@ SIGNATURE_HEADER = "Referee-Signature"
 SECRET_ENV = "REFEREE_BOT_SECRET"
 SIGNATURE_TOLERANCE_S = 300
 MAX_BODY_BYTES = 16 * 1024 * 1024
+LOG_NEW = "new"  # an answer's "log": the next request may carry the new log entries only
+KEPT_LOGS = 256  # the matches whose logs a bot keeps (the least recently asked forgotten)
 Choose = Callable[..., Any]  # (observation, legal_actions[, decision]) -> action | Answer
 OnResult = Callable[[dict], None]
 OnUpdate = Callable[[dict], None]
@@ -68,14 +74,56 @@ class Answer:
         return {"action": self.action, **{k: v for k, v in said.items() if v is not None}}
 
 
-def answer_body(choose: Choose, message: dict) -> dict:
+class LogKeeper:
+    """The log of each match a bot plays, as its seat has seen it, so that the referee may
+    send only the new entries (docs/bots.md, The log since your last decision): a decision
+    with `log_from` gets the entries kept before it back in its observation."""
+
+    def __init__(self, matches: int = KEPT_LOGS):
+        self.matches = matches
+        self.logs: OrderedDict[tuple[Any, Any], list] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def complete(self, message: dict) -> bool:
+        """Make the decision's observation hold the whole log; False when it cannot (the
+        entries before `log_from` are not kept here: a restarted or forgetful bot), the
+        observation's log then left as it came."""
+        log, start = message["observation"].get("log"), message.get("log_from", 0)
+        if not isinstance(log, list) or type(start) is not int or start < 0:
+            return False
+        key = (message.get("match_id"), message.get("seat"))
+        with self.lock:
+            kept = self.logs.pop(key, [])
+            if start > len(kept):
+                return False
+            del kept[start:]
+            kept.extend(log)
+            self.logs[key] = kept
+            while len(self.logs) > self.matches:
+                self.logs.popitem(last=False)
+            message["observation"]["log"] = list(kept)
+        return True
+
+    def forget(self, message: dict) -> None:
+        """Drop the log of a match that ended (its result notice)."""
+        with self.lock:
+            self.logs.pop((message.get("match_id"), message.get("seat")), None)
+
+
+def answer_body(choose: Choose, message: dict, logs: LogKeeper | None = None) -> dict:
     """The answer to a decision: `choose`'s action (given the whole decision too when it
-    takes three parameters), with its debug and info when it returned an `Answer`."""
+    takes three parameters), with its debug and info when it returned an `Answer`; with a
+    `LogKeeper`, the observation's whole log put back first and the answer asking for the
+    new entries only next time."""
+    kept = logs is not None and logs.complete(message)
     arguments = [message["observation"], message["legal_actions"]]
     if _takes_decision(choose):
         arguments.append(message)
     chosen = choose(*arguments)
-    return chosen.body() if isinstance(chosen, Answer) else {"action": chosen}
+    body = chosen.body() if isinstance(chosen, Answer) else {"action": chosen}
+    if kept:
+        body["log"] = LOG_NEW
+    return body
 
 
 def _takes_decision(choose: Choose) -> bool:
@@ -169,10 +217,12 @@ def handle_result(on_result: OnResult | OnUpdate | None, message: dict) -> None:
 
 
 def handler_for(choose: Choose, verbose: bool = False, secret: str | None = None,
-                on_result: OnResult | None = None, on_update: OnUpdate | None = None
-                ) -> type[BaseHTTPRequestHandler]:
-    """A request handler class that answers every decision with `choose`'s action."""
+                on_result: OnResult | None = None, on_update: OnUpdate | None = None,
+                keep_log: bool = True) -> type[BaseHTTPRequestHandler]:
+    """A request handler class that answers every decision with `choose`'s action
+    (`keep_log`: keep the logs and ask for their new entries only, `LogKeeper`)."""
     secret = resolve_secret(secret)
+    logs = LogKeeper() if keep_log else None
 
     class DecisionHandler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: the referee reuses its connection
@@ -198,6 +248,8 @@ def handler_for(choose: Choose, verbose: bool = False, secret: str | None = None
                 self.reply(400, {"error": str(error)})
                 return
             if message["type"] == RESULT:
+                if logs is not None:
+                    logs.forget(message)
                 handle_result(on_result, message)
                 self.reply(200, {})
                 return
@@ -210,7 +262,7 @@ def handler_for(choose: Choose, verbose: bool = False, secret: str | None = None
                 print(f"referee notice: {json.dumps(message)}", file=sys.stderr, flush=True)
                 return
             try:
-                answer = answer_body(choose, message)
+                answer = answer_body(choose, message, logs)
             except Exception as error:  # the bot's own bug: say so instead of hanging up
                 traceback.print_exc()
                 self.reply(500, {"error": f"choose() raised {error!r}"})
@@ -251,18 +303,21 @@ class BotServer(ThreadingHTTPServer):
 
 def make_server(choose: Choose, port: int = 0, host: str = "127.0.0.1",
                 verbose: bool = False, secret: str | None = None,
-                on_result: OnResult | None = None, on_update: OnUpdate | None = None
-                ) -> ThreadingHTTPServer:
+                on_result: OnResult | None = None, on_update: OnUpdate | None = None,
+                keep_log: bool = True) -> ThreadingHTTPServer:
     """A bound, not yet serving, server (port 0 picks a free one: see `server_address`).
-    `secret`: None reads $REFEREE_BOT_SECRET, "" checks no signature."""
-    return BotServer((host, port), handler_for(choose, verbose, secret, on_result, on_update))
+    `secret`: None reads $REFEREE_BOT_SECRET, "" checks no signature; `keep_log`: see
+    `LogKeeper` (False: every request carries the whole log)."""
+    return BotServer((host, port), handler_for(choose, verbose, secret, on_result, on_update,
+                                               keep_log))
 
 
 def serve(choose: Choose, port: int = 8001, host: str = "127.0.0.1",
           verbose: bool = False, secret: str | None = None,
-          on_result: OnResult | None = None, on_update: OnUpdate | None = None) -> None:
+          on_result: OnResult | None = None, on_update: OnUpdate | None = None,
+          keep_log: bool = True) -> None:
     """Answer the referee's decisions with `choose` until interrupted."""
-    server = make_server(choose, port, host, verbose, secret, on_result, on_update)
+    server = make_server(choose, port, host, verbose, secret, on_result, on_update, keep_log)
     print(f"bot listening on http://{host}:{server.server_address[1]}/", flush=True)
     try:
         server.serve_forever()
@@ -274,13 +329,14 @@ def serve(choose: Choose, port: int = 8001, host: str = "127.0.0.1",
 
 def serve_stdio(choose: Choose, on_result: OnResult | None = None,
                 stdin: IO[str] | None = None, stdout: IO[str] | None = None,
-                on_update: OnUpdate | None = None) -> None:
+                on_update: OnUpdate | None = None, keep_log: bool = True) -> None:
     """Answer decisions read one line each on stdin with one line on stdout, until the
     result notice (handed to `on_result`) or EOF: a program for `referee bridge -- CMD` or
     `cmd:CMD`. An update line is handed to `on_update`, never answered. A line that is not
     a decision, or a `choose` that raises, is answered {"error": ...} (the referee records
     `malformed`) and the reason printed on stderr."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    logs = LogKeeper() if keep_log else None
     for line in stdin:
         try:
             message = parse_message(line.encode())
@@ -290,7 +346,7 @@ def serve_stdio(choose: Choose, on_result: OnResult | None = None,
             if message["type"] == UPDATE:
                 handle_result(on_update, message)
                 continue
-            answer = json.dumps(answer_body(choose, message), separators=(",", ":"))
+            answer = json.dumps(answer_body(choose, message, logs), separators=(",", ":"))
         except Exception as error:
             traceback.print_exc()
             answer = json.dumps({"error": f"{type(error).__name__}: {error}"})

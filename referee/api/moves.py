@@ -20,13 +20,14 @@ from referee.api.auth import bearer_token, require_token
 from referee.api.common import JsonNumber, required
 from referee.api.operations import MATCH_ID, REPLAY_503, operation
 from referee.api.problems import Problem, engine_problem, not_found
-from referee.api.web import load_body, reply, services
+from referee.api.web import load_body, load_query, reply, services
 from referee.errors import (
     ACTION_OUT_OF_TURN,
     ACTION_RATE_LIMITED,
     ACTION_STALE_STEP,
     AUTH_FORBIDDEN,
     MATCH_OVER,
+    OBSERVATION_LOG_AHEAD,
 )
 from referee.match.botclient import debug_channel
 from referee.match.clock import Clocks, TimeControl
@@ -60,8 +61,18 @@ class ObservationSchema(Schema):
     clock = fields.Nested(DecisionClockSchema, metadata={
         "description": "on a match with a time control: the clocks, and what this decision "
                        "may take (`deadline_ms`, the same as above)"})
+    log_from = fields.Integer(metadata={
+        "description": "when asked for (`log_from` in the query): the observation's `log` "
+                       "holds the entries from this one on only"})
     observation = required(fields.Dict)
     legal_actions = required(fields.List, fields.Dict())
+
+
+class ObservationQuerySchema(Schema):
+    log_from = fields.Integer(validate=validate.Range(min=0), metadata={
+        "description": "the log entries the client has already (the `log`'s length in its "
+                       "last observation): the `log` then holds the later entries only; "
+                       "more than the log has is refused (409)"})
 
 
 class MoveSchema(Schema):
@@ -89,7 +100,8 @@ class MoveAcceptedSchema(Schema):
 PATHS = {
     "/matches/{match_id}/observation": {"get": operation(
         "getObservation", "A pull seat's view and legal actions (seat token)", "seats",
-        (200, ObservationSchema), (401, 403, 404, 503), parameters=[MATCH_ID],
+        (200, ObservationSchema), (400, 401, 403, 404, 409, 503),
+        parameters=[MATCH_ID, {"in": "query", "schema": ObservationQuerySchema}],
         security="seat", error_text={503: REPLAY_503})},
     "/matches/{match_id}/actions": {"post": operation(
         "submitMove", "A pull seat's move (seat token)", "seats", (200, MoveAcceptedSchema),
@@ -107,14 +119,21 @@ PATHS = {
 @bp.get("/matches/<match_id>/observation")
 def observation(match_id: str) -> Response:
     match, seat, live = _seat_request(match_id)
+    log_from = load_query(ObservationQuerySchema).get("log_from", 0)
     engine = engines.get(match["game"], match["game_version"])
     control = TimeControl.from_dict(match.get("time_control"))
     clocks = None if control is None else Clocks.from_snapshot(
         control, match["num_players"], live.get("clocks"))
     seen = engine.observation(live["state"], seat)
-    payload = decision_payload(engine.name, seen, seen["legal_actions"], match_id, seat,
-                               live["step"], seat_deadline_ms(match, seat) if clocks is None
+    if log_from > len(seen["log"]):
+        raise Problem(OBSERVATION_LOG_AHEAD, f"log_from={log_from} is past the log's "
+                                            f"{len(seen['log'])} entries")
+    payload = decision_payload(engine.name, {**seen, "log": seen["log"][log_from:]},
+                               seen["legal_actions"], match_id, seat, live["step"],
+                               seat_deadline_ms(match, seat) if clocks is None
                                else clocks.deadline_ms(seat))
+    if log_from:
+        payload["log_from"] = log_from
     if clocks is not None:
         payload["clock"] = clocks.payload(seat)
     return reply(ObservationSchema, {**payload, "status": match["status"],

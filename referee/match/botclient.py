@@ -60,6 +60,9 @@ before the request is written, so its time is never charged (a short clock after
 drops the connection must not turn a reconnect into another timeout)."""
 MAX_DEBUG_BYTES = 4096
 MAX_INFO_BYTES = 1024
+LOG_NEW = "new"
+"""An answer's `"log": "new"`: its bot keeps the observation's log, so its next decision
+request may carry only the entries added since this one (and `log_from`, where they start)."""
 _CHUNK = 65536
 
 
@@ -85,6 +88,7 @@ class BotReply:
     debug: str | None = None  # what the bot says of its thinking (issue 26), cut to 4 KiB
     info: dict | None = None  # e.g. {"depth": 7, "score": 0.31}, cut to 1 KiB of JSON
     debug_truncated: bool = False
+    log_new: bool = False  # "log": "new": send the log's new entries only from now on
 
 
 class _Refused(RefereeError):
@@ -562,7 +566,7 @@ def judge_answer(raw: bytes, text: str, elapsed: float) -> BotReply:
     debug, info, truncated = debug_channel(data)
     return BotReply(action=data["action"], fault=None, raw=text[:RAW_LIMIT],
                     elapsed_ms=elapsed, detail="", debug=debug, info=info,
-                    debug_truncated=truncated)
+                    debug_truncated=truncated, log_new=data.get("log") == LOG_NEW)
 
 
 def debug_channel(answer: dict) -> tuple[str | None, dict | None, bool]:

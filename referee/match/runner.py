@@ -159,6 +159,7 @@ class MatchPlay:
         self.state_json = b""  # the canonical JSON of `state` when its step was hashed
         self.every_state_hash = False  # hash every step's state, not only the checkpoints'
         self.log_before = 0  # the length of the state's log before the last step played
+        self.log_known: dict[int, int] = {}  # seat -> log entries its bot said it keeps
         self.leaf_data = b""  # the sealed record's leaf in the results log, once finished
         self.policy = FailurePolicy.from_dict(record["policy"])
         self.tally = Tally(record["strikes"], record["forfeit"])  # kept in the record too
@@ -221,15 +222,30 @@ class MatchPlay:
 
     def payload(self, seat: int, default_deadline_ms: int) -> JsonObject:
         """The decision request of `seat` (with its `clock` when the match has one), its
-        observation and legal actions kept when decisions are (`kept_decisions`)."""
-        written = self.observations.write(self.state, seat)
+        observation and legal actions kept when decisions are (`kept_decisions`). The log
+        holds only the entries the seat's bot has not seen (and `log_from` says where they
+        start) when its last answer asked for that (`log_known`)."""
+        log_from = self.log_known.get(seat, 0)
+        written = self.observations.write(self.state, seat, log_from)
         if self.kept is not None:
-            self.kept.keep(self.step, written.observation, written.legal_actions_json)
+            whole = written if not log_from else self.observations.write(self.state, seat)
+            self.kept.keep(self.step, whole.observation, whole.legal_actions_json)
         payload = written_payload(self.engine.name, written, self.record["match_id"], seat,
                                   self.step, self.deadline_ms(seat, default_deadline_ms))
+        if log_from:
+            payload["log_from"] = log_from
         if self.clocks is not None:
             payload["clock"] = self.clocks.payload(seat)
         return payload
+
+    def _note_log_kept(self, seat: int, reply: BotReply) -> None:
+        """A bot that answered its request asking for the log's new entries only keeps
+        the log it was sent; any other answer (a fault: the request may not have arrived)
+        gets the whole log next time."""
+        if reply.fault is None and reply.log_new:
+            self.log_known[seat] = self.log_before
+        else:
+            self.log_known.pop(seat, None)
 
     def advance(self, seat: int, reply: BotReply, legal_actions: Sequence[Action]
                 ) -> StepRecord:
@@ -240,6 +256,7 @@ class MatchPlay:
             reply = out_of_time(reply, self.clocks.control)
         step, strikes = self.step, self.record["strikes"][seat]
         self.log_before = len(self.state["log"])
+        self._note_log_kept(seat, reply)
         action, fault, self.state = _judge(self.engine, self.state, reply, self.policy,
                                            self.record["seed"], step, legal_actions, strikes)
         last = (fault is not None and fault["policy"] == FORFEIT

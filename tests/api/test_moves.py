@@ -154,6 +154,40 @@ def test_a_pull_match_played_through_the_api(api, redis_url, background_worker, 
     assert_no_token_stored(redis_url, list(tokens.values()))
 
 
+def test_a_pull_seat_may_ask_for_the_log_from_an_entry_on(api, background_worker):
+    """`?log_from=k`: the observation's log holds the entries from k on (docs/bots.md, "The
+    log since your last decision"); the rest of the view is the whole one's."""
+    match = api.create_match("aldabas", [{"kind": "pull", "name": "ann"},
+                                         {"kind": "pull", "name": "bob"}],
+                             seed=8, pull_deadline_ms=30000)
+    clients = {t["seat"]: PullClient(api, match["id"], t["token"]) for t in match["tokens"]}
+    background_worker()
+    chooser = random.Random(3)
+    for _ in range(6):
+        for seat, client in clients.items():
+            view = client.observe()
+            if view["to_move"] == seat:
+                client.play(view, chooser)
+    base = f"/matches/{match['id']}/observation"
+    for client in clients.values():
+        whole = client.observe()
+        log = whole["observation"]["log"]
+        assert len(log) > 2 and "log_from" not in whole
+        for start in (1, len(log) // 2, len(log)):
+            cut = api.get(f"{base}?log_from={start}", token=client.token).get_json()
+            assert cut["log_from"] == start and cut["observation"]["log"] == log[start:]
+            assert {**cut, "log_from": None} == {**whole, "log_from": None,
+                                                 "observation": {**whole["observation"],
+                                                                 "log": log[start:]}}
+        ahead = assert_problem(api.get(f"{base}?log_from={len(log) + 1}", token=client.token),
+                               409, "observation/log-ahead")
+        assert str(len(log)) in ahead["detail"]
+        for bad in ("-1", "two", "1.5"):
+            problem = assert_problem(api.get(f"{base}?log_from={bad}", token=client.token),
+                                     400, "request/invalid")
+            assert list(problem["errors"]) == ["log_from"]
+
+
 def assert_no_token_stored(redis_url: str, tokens: list[str]) -> None:
     """No key or value in Redis holds a seat token."""
     client = redis.Redis.from_url(redis_url)

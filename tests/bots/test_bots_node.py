@@ -54,7 +54,7 @@ def test_node_bot_answers_a_result_notice_and_an_untyped_decision(node_bot_url):
     del untyped["type"]
     decision = requests.post(node_bot_url, json=untyped, timeout=10)
     assert result.status_code == 200 and result.json() == {}
-    assert decision.json() == {"action": {"type": "only"}}
+    assert decision.json() == {"action": {"type": "only"}, "log": "new"}
 
 
 def test_node_bot_with_a_secret_refuses_unsigned_and_badly_signed_requests(node_bot):
@@ -74,4 +74,5 @@ def test_node_bot_with_a_secret_refuses_unsigned_and_badly_signed_requests(node_
     assert wrong.status_code == 401 and "does not match" in wrong.json()["error"]
     assert stale.status_code == 401 and "timestamp" in stale.json()["error"]
     assert malformed.status_code == 401 and "malformed" in malformed.json()["error"]
-    assert rotated.status_code == 200 and rotated.json() == {"action": {"type": "only"}}
+    assert rotated.status_code == 200
+    assert rotated.json() == {"action": {"type": "only"}, "log": "new"}

@@ -12,8 +12,18 @@ from contextlib import contextmanager
 
 import requests
 
+import engines
 from bots.python import random_bot
-from bots.python.sdk import PROTOCOL, SECRET_ENV, budget_ms, make_server, serve_stdio
+from bots.python.sdk import (
+    PROTOCOL,
+    SECRET_ENV,
+    LogKeeper,
+    budget_ms,
+    make_server,
+    serve_stdio,
+)
+from referee.match.rerun import state_before
+from referee.match.runner import FailurePolicy, PushSeat, run_match
 from referee.match.signing import HEADER, signature_header
 
 
@@ -213,3 +223,66 @@ def _wait_for_handlers_to_end(timeout_s: float = 30.0) -> None:
     while any("process_request_thread" in thread.name for thread in threading.enumerate()):
         assert time.monotonic() < give_up, "a connection's thread did not end"
         time.sleep(0.01)
+
+
+def test_the_sdk_keeps_each_matchs_log_so_the_referee_sends_only_new_entries(serve):
+    """docs/bots.md, "The log since your last decision": the SDK answers `"log": "new"`;
+    the referee's later requests carry `log_from`, and `choose` still sees the engine's
+    whole observation at every decision (design.md section 4)."""
+    seen: list[tuple[int, int, int | None, dict]] = []
+
+    def choose(observation, legal_actions, decision):
+        seen.append((decision["seat"], decision["step"], decision.get("log_from"),
+                     observation))
+        return legal_actions[0]
+
+    with serve(make_server(choose, port=0)) as port:
+        url = f"http://127.0.0.1:{port}/"
+        record = run_match("aladino", 3, {}, [PushSeat(url, 5000), PushSeat(url, 5000)],
+                           FailurePolicy(), "m-sdk-log")
+    engine = engines.get(record["game"], record["game_version"])
+    assert len(seen) == len(record["steps"]) > 10
+    for seat in (0, 1):
+        starts = [log_from for at, _, log_from, _ in seen if at == seat]
+        assert starts[0] is None and all(starts[1:])  # the first whole, then new entries
+    for seat, step, _, observation in seen:
+        assert observation == engine.observation(state_before(engine, record, step), seat)
+
+
+def test_a_decision_whose_earlier_entries_the_bot_lacks_is_answered_without_asking(
+        python_bot):
+    """A bot that forgot the match (restarted) cannot rebuild the log: it does not ask for
+    new entries only, so the next request carries the whole log again."""
+    seen = []
+    log = [{"event": "rolled", "value": 4}]
+    with python_bot(lambda observation, legal: seen.append(observation) or legal[0]) as url:
+        forgot = requests.post(url, json=_payload([{"type": "a"}], log_from=5,
+                                                  observation={"log": log}), timeout=5)
+        whole = requests.post(url, json=_payload([{"type": "a"}], observation={"log": log}),
+                              timeout=5)
+        later = requests.post(url, json=_payload([{"type": "a"}], log_from=1,
+                                                 observation={"log": log}), timeout=5)
+    assert forgot.json() == {"action": {"type": "a"}}
+    assert whole.json() == later.json() == {"action": {"type": "a"}, "log": "new"}
+    assert seen == [{"log": log}, {"log": log}, {"log": log * 2}]
+
+
+def test_the_log_keeper_forgets_the_matches_least_recently_played():
+    keeper = LogKeeper(matches=2)
+    for match_id in ("m1", "m2", "m3"):
+        assert keeper.complete(_payload([{"type": "a"}], match_id=match_id,
+                                        observation={"log": [1, 2]}))
+    assert not keeper.complete(_payload([{"type": "a"}], match_id="m1", log_from=2,
+                                        observation={"log": [3]}))
+    message = _payload([{"type": "a"}], match_id="m3", log_from=1, observation={"log": [9]})
+    assert keeper.complete(message) and message["observation"]["log"] == [1, 9]
+    keeper.forget(_payload([], match_id="m3"))
+    assert set(keeper.logs) == {("m2", 0)}
+
+
+def test_a_bot_may_keep_no_log_and_always_get_the_whole_one(serve):
+    with serve(make_server(lambda observation, legal: legal[0], port=0,
+                           keep_log=False)) as port:
+        reply = requests.post(f"http://127.0.0.1:{port}/", timeout=5,
+                              json=_payload([{"type": "a"}], observation={"log": [1]}))
+    assert reply.json() == {"action": {"type": "a"}}

@@ -2,7 +2,8 @@
 byte for byte, for every game, player count and rules version, every seat and the
 spectator, whatever order the states come in: one after the other as a match plays them,
 back to an earlier state, on a branch (a sibling action), from a state read back from JSON
-(whose log entries are new objects), and for another match's state."""
+(whose log entries are new objects), and for another match's state; and with the log from
+any of its entries on (`log_from`: what a bot that keeps the log is sent)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,16 @@ def check(writer: ObservationWriter, state: dict, seat: int | None) -> None:
     assert written.observation == json
     assert written.legal_actions == legal
     assert written.legal_actions_json == orjson.dumps(legal)
+    check_log_from(writer, state, seat)
+
+
+def check_log_from(writer: ObservationWriter, state: dict, seat: int | None) -> None:
+    """The log from its first, second, middle, last entry on, and past its end."""
+    observation = writer.game.observation(state, seat)
+    size = len(observation["log"])
+    for first in sorted({1, size // 2, size - 1, size, size + 1} - {0, -1}):
+        cut = orjson.dumps({**observation, "log": observation["log"][first:]})
+        assert writer.write(state, seat, log_from=first).observation == cut
 
 
 def setup_id(setup: tuple[str, str, dict]) -> str:

@@ -13,6 +13,8 @@
 | `/trickle` | a good answer, one byte every `TRICKLE_S` seconds |
 | `/close` | closes the connection without answering |
 | `/huge` | a 2 MB body |
+| `/lognew` | as `/random`, asking for the log's new entries only (`"log": "new"`) |
+| `/lognewfaulty` | as `/lognew`, but without an "action" at every step divisible by 3 |
 
 Every decision request is kept in `received[path]` so tests can compare what a bot was
 sent with what the replay says it saw; result notices (`"type": "result"`) are kept in
@@ -106,6 +108,10 @@ def send(handler: BaseHTTPRequestHandler, status: int, body: bytes, per_byte_s: 
 def _answer(path: str, payload: dict) -> tuple[int, bytes]:
     if path in ("/random", "/deafupdates", "/badupdates"):
         return 200, random_answer(payload)
+    if path == "/lognew" or (path == "/lognewfaulty" and payload["step"] % 3):
+        return 200, random_answer(payload)[:-1] + b', "log": "new"}'
+    if path == "/lognewfaulty":
+        return 200, json.dumps({"move": payload["legal_actions"][0], "log": "new"}).encode()
     if path == "/first":
         return 200, json.dumps({"action": payload["legal_actions"][0]}).encode()
     if path == "/chatty":  # the debug channel: 5,000 characters of debug, a 2 KiB info

@@ -17,6 +17,7 @@ from referee.match.decisions import KEPT_MAGIC, MatchRecords, decisions, seat_ma
 from referee.match.runner import FailurePolicy, MatchPlay
 from tests.support.decision_records import (
     bot_seat,
+    keeping_the_log,
     malformed_at,
     play_keeping,
     random_move,
@@ -44,6 +45,13 @@ def test_kept_decisions_are_the_records_the_match_played_again_gives(game, versi
         assert kept is not None and kept.startswith(KEPT_MAGIC)
         assert unpack_kept(kept, record) is not None
         assert lines(record, kept) == lines(record, None)
+
+
+def test_the_decisions_of_bots_sent_the_new_log_entries_only_are_kept_whole():
+    """The export's records are whole observations, whatever the bot was sent."""
+    seats = [bot_seat("a"), bot_seat("b"), bot_seat("c")]
+    record, kept = play_keeping("aladino", 4, seats, "m-log-new", choose=keeping_the_log)
+    assert kept is not None and lines(record, kept) == lines(record, None)
 
 
 def test_a_mask_and_a_start_step_read_the_same_decisions_from_kept_ones():

@@ -25,6 +25,11 @@ def random_move(rng: random.Random, step: int, legal: list[dict]) -> BotReply:
     return BotReply(rng.choice(legal), None, "", 1.0)
 
 
+def keeping_the_log(rng: random.Random, step: int, legal: list[dict]) -> BotReply:
+    """A random move from a bot that keeps the log (`"log": "new"`, docs/bots.md)."""
+    return BotReply(rng.choice(legal), None, "", 1.0, log_new=True)
+
+
 def malformed_at(bad_steps: set[int]) -> Chooser:
     """A random chooser answering an action of no game (malformed) at `bad_steps`."""
 

@@ -17,7 +17,7 @@ from marshmallow import Schema, fields, validate
 
 import engines
 from referee.api.auth import bearer_token, require_token
-from referee.api.common import JsonNumber, required
+from referee.api.common import JsonNumber, SafeInteger, required
 from referee.api.operations import MATCH_ID, REPLAY_503, operation
 from referee.api.problems import Problem, engine_problem, not_found
 from referee.api.web import load_body, load_query, reply, services
@@ -61,7 +61,7 @@ class ObservationSchema(Schema):
     clock = fields.Nested(DecisionClockSchema, metadata={
         "description": "on a match with a time control: the clocks, and what this decision "
                        "may take (`deadline_ms`, the same as above)"})
-    log_from = fields.Integer(metadata={
+    log_from = SafeInteger(strict=True, metadata={
         "description": "when asked for (`log_from` in the query): the observation's `log` "
                        "holds the entries from this one on only"})
     observation = required(fields.Dict)
@@ -69,7 +69,7 @@ class ObservationSchema(Schema):
 
 
 class ObservationQuerySchema(Schema):
-    log_from = fields.Integer(validate=validate.Range(min=0), metadata={
+    log_from = SafeInteger(validate=validate.Range(min=0), metadata={
         "description": "the log entries the client has already (the `log`'s length in its "
                        "last observation): the `log` then holds the later entries only; "
                        "more than the log has is refused (409)"})

@@ -45,7 +45,7 @@ def test_check_bot_flags_illegal_malformed_and_late_answers_with_the_reason(pyth
     assert "ILLEGAL" in out and "no token lies" in out
     assert "MALFORMED" in out and '"direction" must be an integer from 0 to 5' in out
     assert '"action" object' in out
-    assert "answer: {\"action\":\"the ruby row, please\"}" in out
+    assert "answer: {\"action\":\"the ruby row, please\"" in out
     assert "TIMEOUT" in out and "deadline of 300 ms" in out
 
 

@@ -22,7 +22,14 @@ from tests.support.apitest import ADMIN, common_config
 from tests.support.ladder_bots import LadderBots
 from tests.support.loopback import serving
 from tests.support.workers import Workers
-from tests.web.test_web_pages import count, page_errors, save_screenshot, text, wait_for
+from tests.web.test_web_pages import (
+    count,
+    page_errors,
+    save_screenshot,
+    text,
+    to_fixed,
+    wait_for,
+)
 
 PLAY_S = 300  # a few matches on a loaded machine
 STRENGTHS = {"p2": "/p/2", "p5": "/p/5", "p7": "/p/7"}
@@ -129,8 +136,9 @@ def standings_shown(browser) -> list[list[str]]:
 
 
 def standings_expected(view: dict) -> list[list[str]]:
-    return [[row["name"], str(row["version"]), f"{row['mu']:.2f} ± {row['sigma']:.2f}",
-             f"{row['ordinal']:.2f}", str(row["matches"])] for row in view["standings"]]
+    return [[row["name"], str(row["version"]),
+             f"{to_fixed(row['mu'], 2)} ± {to_fixed(row['sigma'], 2)}",
+             to_fixed(row["ordinal"], 2), str(row["matches"])] for row in view["standings"]]
 
 
 def test_the_ladder_page_follows_the_standings_and_plots_the_leaders(arena, browser,
@@ -197,9 +205,9 @@ def test_a_bot_page_shows_its_versions_and_rating_history(arena, browser, screen
     assert [e.text for e in browser.find_elements(By.CSS_SELECTOR, f"{plot} .mark-label")] == [
         "v2"]
     facts = browser.find_element(By.CSS_SELECTOR, '.game-ratings[data-game="aladino"]')
-    assert facts.find_element(By.CSS_SELECTOR, ".elo").text == f"{row['rating']:.0f}"
+    assert facts.find_element(By.CSS_SELECTOR, ".elo").text == to_fixed(row['rating'], 0)
     assert facts.find_element(By.CSS_SELECTOR, ".mu-sigma").text == (
-        f"{row['mu']:.2f} ± {row['sigma']:.2f}")
+        f"{to_fixed(row['mu'], 2)} ± {to_fixed(row['sigma'], 2)}")
     assert page_errors(browser) == []
     save_screenshot(browser, screenshots / "bot.png")
 

@@ -10,6 +10,7 @@ the ones in docs/), or the test's temporary folder, so a test run leaves the tre
 from __future__ import annotations
 
 import base64
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,12 @@ def wait_for(browser, condition, what: str, timeout: float = WAIT_S):
     """Until `condition()` holds; a page redrawn meanwhile (a stale element) is asked again."""
     return WebDriverWait(browser, timeout, ignored_exceptions=(StaleElementReferenceException,)
                          ).until(lambda _: condition(), message=what)
+
+
+def to_fixed(value: float, digits: int) -> str:
+    """`value.toFixed(digits)` as the pages' JavaScript writes it: the double's exact value
+    rounded half away from zero (Python's format rounds a tie such as 6.625 to even)."""
+    return str(Decimal(value).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
 def text(browser, element_id: str) -> str:
@@ -308,7 +315,7 @@ def test_an_sprt_page_plots_the_llr_and_shows_the_pentanomial_and_decision(site,
     assert count(browser, "#llr-plot line.bound") == 3
     cells = browser.find_elements(By.CSS_SELECTOR, "#pentanomial-table tbody td")
     assert [int(cell.text) for cell in cells] == result["pentanomial"]
-    assert text(browser, "sprt-llr").startswith(f"LLR {result['llr']:.2f} (-2.94, 2.94)")
+    assert text(browser, "sprt-llr").startswith(f"LLR {to_fixed(result['llr'], 2)} (-2.94, 2.94)")
     assert page_errors(browser) == []
 
 
@@ -323,7 +330,7 @@ def test_a_swiss_page_shows_the_rounds_and_buchholz(site, browser):
     wait_for(browser, lambda: count(browser, "#swiss-rounds .swiss-round") == 2, "two rounds")
     rows = browser.find_elements(By.CSS_SELECTOR, "#swiss-table tbody tr")
     shown = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")][1:4] for row in rows]
-    assert shown == [[row["name"], f"{row['points']:.1f}", f"{row['buchholz']:.1f}"]
+    assert shown == [[row["name"], to_fixed(row['points'], 1), to_fixed(row['buchholz'], 1)]
                      for row in view["swiss"]["standings"]]
     rounds = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#swiss-rounds p")]
     names = {bot["bot_id"]: bot["name"] for bot in view["bots"]}
@@ -363,8 +370,8 @@ def test_the_viewer_shows_a_steps_clocks_debug_and_info(site, browser):
     browser.get(f"{site.url}/ui/matches/{match_id}#step={index}&seat=0")
     wait_shown(browser, index, 0)
     clock = text(browser, "step-clock")
-    assert clock.startswith(f"took {step['elapsed_ms'] / 1000:.2f} s · clocks: ")
-    assert f"{step['clock']['remaining_ms'][1] / 1000:.2f} s" in clock
+    assert clock.startswith(f"took {to_fixed(step['elapsed_ms'] / 1000, 2)} s · clocks: ")
+    assert f"{to_fixed(step['clock']['remaining_ms'][1] / 1000, 2)} s" in clock
     assert '"score":0.5' in text(browser, "step-info")
     assert text(browser, "step-debug").startswith(f"step {index} ")
     assert text(browser, "step-debug").endswith("(cut)")

@@ -182,7 +182,7 @@ def test_a_pull_seat_may_ask_for_the_log_from_an_entry_on(api, background_worker
         ahead = assert_problem(api.get(f"{base}?log_from={len(log) + 1}", token=client.token),
                                409, "observation/log-ahead")
         assert str(len(log)) in ahead["detail"]
-        for bad in ("-1", "two", "1.5"):
+        for bad in ("-1", "two", "1.5", str(1 << 53), "9" * 400):
             problem = assert_problem(api.get(f"{base}?log_from={bad}", token=client.token),
                                      400, "request/invalid")
             assert list(problem["errors"]) == ["log_from"]

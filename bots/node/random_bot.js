@@ -8,10 +8,11 @@
 // The referee POSTs {"protocol": "referee/1", "type": "decision", "match_id", "game",
 // "seat", "step", "deadline_ms", "observation", "legal_actions"}; the bot answers 200
 // {"action": {...}, "log": "new"} (it reads no log: "new" asks for the log's new entries
-// only, docs/bots.md "The log since your last decision"). After a match it POSTs
-// {"type": "result", "match_id", "game", "seat", "result", "replay_url"}: answered 200 {}
-// (a body without "type" is a decision, from an older referee). With REFEREE_BOT_SECRET set, a request without a valid Referee-Signature
-// header (t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>." + raw body)>) gets a 401.
+// only, docs/bots.md "The log since your last decision"). After a match it POSTs {"type":
+// "result", "match_id", "game", "seat", "result", "replay_url"}: answered 200 {} (a body
+// without "type" is a decision, from an older referee). With REFEREE_BOT_SECRET set, a
+// request without a valid Referee-Signature header (t=<unix seconds>,v1=<hex
+// HMAC-SHA256(secret, "<t>." + raw body)>) gets a 401.
 // On a match with a time control each decision carries "clock" ({remaining_ms, increment_ms,
 // overdraft_ms, deadline_ms}); with --think the bot spends its budget on each decision (a
 // twentieth of its clock plus most of the increment, as docs/bots.md "Clocks" suggests)

@@ -81,7 +81,7 @@ class LogKeeper:
 
     def __init__(self, matches: int = KEPT_LOGS):
         self.matches = matches
-        self.logs: OrderedDict[tuple[Any, Any], list] = OrderedDict()
+        self.logs: OrderedDict[tuple[str, int], list] = OrderedDict()
         self.lock = threading.Lock()
 
     def complete(self, message: dict) -> bool:
@@ -89,9 +89,9 @@ class LogKeeper:
         entries before `log_from` are not kept here: a restarted or forgetful bot), the
         observation's log then left as it came."""
         log, start = message["observation"].get("log"), message.get("log_from", 0)
-        if not isinstance(log, list) or type(start) is not int or start < 0:
+        key = _match_seat(message)
+        if not isinstance(log, list) or type(start) is not int or start < 0 or key is None:
             return False
-        key = (message.get("match_id"), message.get("seat"))
         with self.lock:
             kept = self.logs.pop(key, [])
             if start > len(kept):
@@ -107,7 +107,14 @@ class LogKeeper:
     def forget(self, message: dict) -> None:
         """Drop the log of a match that ended (its result notice)."""
         with self.lock:
-            self.logs.pop((message.get("match_id"), message.get("seat")), None)
+            self.logs.pop(_match_seat(message), None)
+
+
+def _match_seat(message: dict) -> tuple[str, int] | None:
+    """The (match id, seat) a message names; None when they are not a string and an integer
+    (whatever a sender wrote there, never a key this bot cannot hold)."""
+    match_id, seat = message.get("match_id"), message.get("seat")
+    return (match_id, seat) if isinstance(match_id, str) and type(seat) is int else None
 
 
 def answer_body(choose: Choose, message: dict, logs: LogKeeper | None = None) -> dict:

@@ -286,3 +286,19 @@ def test_a_bot_may_keep_no_log_and_always_get_the_whole_one(serve):
         reply = requests.post(f"http://127.0.0.1:{port}/", timeout=5,
                               json=_payload([{"type": "a"}], observation={"log": [1]}))
     assert reply.json() == {"action": {"type": "a"}}
+
+
+def test_junk_where_the_match_and_seat_belong_neither_breaks_the_bot_nor_its_logs(python_bot):
+    """A sender's lists and objects as `match_id` or `seat` (unhashable: no key of the kept
+    logs) get a plain answer, and a result notice naming them is answered 200."""
+    with python_bot(lambda observation, legal: legal[0]) as url:
+        for junk in ({"match_id": ["m1"]}, {"seat": {"a": 1}}, {"match_id": None}):
+            decision = requests.post(url, timeout=5, json=_payload(
+                [{"type": "a"}], observation={"log": [1]}, **junk))
+            assert decision.status_code == 200
+            assert decision.json() == {"action": {"type": "a"}}
+            notice = requests.post(url, timeout=5, json={**_result_notice(), **junk})
+            assert notice.status_code == 200
+        fine = requests.post(url, timeout=5, json=_payload([{"type": "a"}],
+                                                          observation={"log": [1]}))
+    assert fine.json() == {"action": {"type": "a"}, "log": "new"}

@@ -128,8 +128,9 @@ def observation(match_id: str) -> Response:
     if log_from > len(seen["log"]):
         raise Problem(OBSERVATION_LOG_AHEAD, f"log_from={log_from} is past the log's "
                                             f"{len(seen['log'])} entries")
-    payload = decision_payload(engine.name, {**seen, "log": seen["log"][log_from:]},
-                               seen["legal_actions"], match_id, seat, live["step"],
+    shown = {**seen, "log": seen["log"][log_from:]} if log_from else seen
+    payload = decision_payload(engine.name, shown, seen["legal_actions"], match_id, seat,
+                               live["step"],
                                seat_deadline_ms(match, seat) if clocks is None
                                else clocks.deadline_ms(seat))
     if log_from:

@@ -4,6 +4,7 @@ at once; `--hosted` also plays and builds hosted bots, in the sandbox."""
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import time
 from collections.abc import Callable
@@ -69,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
                             hosted_limits=limits),
         redacted_url(config.redis_url))
     mode = "until the queues are empty" if args.burst else "until stopped"
+    gc.freeze()  # what start-up made lives as long as the process: no collection scans it
     logs.announce(log, f"worker {worker.name} on queues {', '.join(queues)} at "
                        f"{redacted_url(config.redis_url)}, up to {concurrency} matches "
                        f"at once, {priority}, {mode}")

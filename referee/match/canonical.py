@@ -40,6 +40,8 @@ _DIGITS = frozenset(b"0123456789")
 _NUMBER_BYTES = frozenset(b"0123456789.e+-")
 _VALUE_STARTS = frozenset(b":,[")
 _E = ord("e")
+_NOT_NUMBER = re.compile(rb"[^0-9.e+-]")
+_LONGEST = 24  # bytes of the longest number orjson writes (`-1.7976931348623157e+308`)
 
 
 def sorted_json(value: Any) -> bytes:
@@ -65,17 +67,22 @@ def _has_double(fast: bytes) -> bool:
     or a `+`/`-` after a digit's `e`, in a number that starts where a value may (first, or
     after `:`, `,` or `[`), which no number inside a string does unless the string holds
     such text (then the rewriting, exact, finds nothing to change). The marks are single
-    bytes, found at C speed; the few found are looked at in Python."""
+    bytes, found at C speed; the few found are looked at in Python, each run of number
+    bytes once (its other marks share its start), and no further back than a number
+    orjson writes: a string of `1.1.1...` (a bot's debug text in a step) costs time
+    linear in its length, not quadratic."""
     for mark in _DOUBLE_MARKS:
         at = fast.find(mark, 1)
         while at != -1:
             if (fast[at - 1] in _DIGITS if mark == b"." else
                     at > 1 and fast[at - 1] == _E and fast[at - 2] in _DIGITS):
                 start = at - 1
-                while start >= 0 and fast[start] in _NUMBER_BYTES:
+                while start >= 0 and fast[start] in _NUMBER_BYTES and at - start <= _LONGEST:
                     start -= 1
-                if start < 0 or fast[start] in _VALUE_STARTS:
+                if at - start <= _LONGEST and (start < 0 or fast[start] in _VALUE_STARTS):
                     return True
+                after = _NOT_NUMBER.search(fast, at)  # its run's other marks share its start
+                at = after.start() if after else len(fast)
             at = fast.find(mark, at + 1)
     return False
 

@@ -9,12 +9,14 @@ import random
 import shutil
 import struct
 import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.match.canonical import CanonicalizationError, jcs, sorted_json
+from tests.support.apitest import ROOT
 
 SAFE = 2**53 - 1
 
@@ -125,6 +127,38 @@ def test_agrees_with_the_rfc8785_package(value):
     import rfc8785
 
     assert jcs(value) == rfc8785.dumps(value)
+
+
+# Text shaped like numbers, as a bot's debug, info or raw answer in a step may be: the
+# search for doubles in orjson's bytes must neither miss a real one beside it nor look at
+# every byte of it again for each of its marks.
+NUMBERISH = st.lists(st.sampled_from(["1", "0", "5", ".", "e", "+", "-", ":", ",", "[", "]",
+                                      "{", "}", "a", " "]), max_size=40).map("".join)
+NUMBERISH_LEAVES = (st.integers(-SAFE, SAFE) | st.floats(allow_nan=False, allow_infinity=False)
+                    | NUMBERISH)
+
+
+@settings(max_examples=1000, suppress_health_check=[HealthCheck.too_slow])
+@given(_json_values(NUMBERISH_LEAVES))
+def test_text_shaped_like_numbers_hides_no_double(value):
+    import rfc8785
+
+    assert jcs(value) == rfc8785.dumps(value)
+
+
+def test_canonical_json_is_linear_in_text_shaped_like_numbers():
+    """A step whose debug text is 1,000,000 bytes of `1.1.1...` (or `1e-1e-...`, `:1.1...`,
+    `1.a1.a...`): linear, well under a second each; the search before walked back over the
+    whole run for each of its marks (0.4 s for a bot's 4,096 bytes of debug, days at this
+    length). The limit below only stops a test that would never end."""
+    script = ("from referee.match.canonical import jcs\n"
+              "n = 1_000_000\n"
+              "for text in ['1.' * n, '1e-' * n, ':1.1' * n, '1.a' * n, '1' * n + '.5']:\n"
+              "    jcs({'debug': text[:n], 'elapsed_ms': 20.5})\n"
+              "print('done')\n")
+    finished = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                              text=True, timeout=300)
+    assert finished.stdout.strip() == "done", finished.stderr
 
 
 def _random_value(chooser: random.Random, depth: int):

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import subprocess
-import sys
-from pathlib import Path
 
 import orjson
 import pytest
@@ -16,6 +13,7 @@ import pytest
 import engines
 from engines import action_space
 from engines.action_space import ActionSpace, OutsideActionSpace, schema_actions
+from tests.support.python_process import printed_by
 
 GAMES = 20
 SETUPS = [pytest.param(name, variant, id=f"{name}-{variant['num_players']}p-"
@@ -130,6 +128,4 @@ def test_only_the_adapters_need_openspiel_and_pettingzoo():
             "    engines.action_space.of(name), engines.tensor.of(name)\n"
             "adapters = {'pyspiel', 'pettingzoo', 'gymnasium', 'open_spiel'}\n"
             "print(sorted(adapters & set(sys.modules)))")
-    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           check=True, cwd=Path(__file__).resolve().parents[2])
-    assert found.stdout.strip() == "[]"
+    assert printed_by(code) == "[]"

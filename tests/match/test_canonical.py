@@ -105,6 +105,20 @@ def test_orjson_path_is_taken_only_when_its_bytes_are_canonical():
     assert jcs({"a": "line\nbreak"}) == b'{"a":"line\\nbreak"}'
 
 
+def test_strings_are_escaped_as_the_rfc_escapes_them_every_code_point():
+    """The exact writer (taken for text that is not ASCII or holds escapes) writes strings
+    with orjson: every code point but the surrogates, as a value and as a key, the same
+    bytes as the `rfc8785` package; a lone surrogate is refused by both."""
+    import rfc8785
+
+    text = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF)
+    assert jcs([text]) == rfc8785.dumps([text])
+    assert jcs({text: 1, "\u00e9": 2}) == rfc8785.dumps({text: 1, "\u00e9": 2})
+    for lone in ("\ud800", "a\udfffb"):
+        with pytest.raises(CanonicalizationError):
+            jcs({"debug": lone})
+
+
 def test_keys_must_be_strings():
     with pytest.raises(CanonicalizationError):
         jcs({1: "one"})

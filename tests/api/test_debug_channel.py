@@ -59,6 +59,24 @@ def test_a_pull_seat_sends_its_debug_with_its_move(api, workers):
         "nodes": 12}
 
 
+def test_debug_shaped_like_numbers_is_kept_whole_and_its_replay_verifies(
+        api, bot_server, redis_url):
+    """A bot's debug of 4 KiB written `1.1.1...` and an info of `1e-1e-...`: text a search
+    for doubles in canonical JSON must look at once, not once a mark. The match finishes,
+    each step keeps the text as sent, and the replay verifies (its chain is made over the
+    steps' canonical bytes, written by the worker and again by the API)."""
+    numberish = api.register_bot(bot_server.url("/numberish"), name="numberish")
+    quiet = api.register_bot(bot_server.url("/first"), name="quiet")
+    match = api.create_match("aladino", [{"kind": "bot", "bot_id": numberish},
+                                         {"kind": "bot", "bot_id": quiet}], seed=3)
+    assert drive_match(redis_url, match["id"])["status"] == "finished"
+    record = api.get(f"/matches/{match['id']}/replay").get_json()
+    said = [step for step in record["steps"] if step["seat"] == 0]
+    assert said and all(step["debug"] == "1." * (MAX_DEBUG_BYTES // 2)
+                        and step["info"]["pv"] == "1e-" * 300 for step in said)
+    assert api.post("/replays/verify", json=record).get_json()["valid"]
+
+
 def test_an_info_nested_too_deep_or_too_big_is_cut_and_the_match_plays_on(
         api, bot_server, redis_url):
     """A hostile answer: `info` with 50,000 members and one nested 400 deep (more than a

@@ -15,6 +15,7 @@
 | `/huge` | a 2 MB body |
 | `/lognew` | as `/random`, asking for the log's new entries only (`"log": "new"`) |
 | `/lognewfaulty` | as `/lognew`, but without an "action" at every step divisible by 3 |
+| `/numberish` | the first legal action, with 4 KiB of debug and an info shaped like numbers |
 
 Every decision request is kept in `received[path]` so tests can compare what a bot was
 sent with what the replay says it saw; result notices (`"type": "result"`) are kept in
@@ -33,6 +34,7 @@ from http.server import BaseHTTPRequestHandler
 
 import engines
 from bots.python import sdk
+from referee.match.botclient import MAX_DEBUG_BYTES
 
 SLOW_S = 1.0
 DEAF_UPDATE_S = 3.0
@@ -119,6 +121,10 @@ def _answer(path: str, payload: dict) -> tuple[int, bytes]:
                                 "debug": f"step {payload['step']} " + "é" * 5000,
                                 "info": {"depth": payload["step"], "score": 0.5,
                                          "pv": ["x" * 100] * 20}}).encode()
+    if path == "/numberish":  # debug and info shaped like numbers, debug at its 4 KiB cap
+        return 200, json.dumps({"action": payload["legal_actions"][0],
+                                "debug": "1." * (MAX_DEBUG_BYTES // 2),
+                                "info": {"pv": "1e-" * 300, "eval": ":1.5,[2.25"}}).encode()
     if path == "/deepinfo":  # info nested past what JSON writers write, and 50,000 members
         deep = "[]"
         for _ in range(400):

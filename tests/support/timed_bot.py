@@ -10,6 +10,8 @@ import argparse
 import asyncio
 import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +23,8 @@ import httptools
 import orjson
 
 from referee.match.botclient import realtime_offset_ns
+from referee.redis_server import free_port, wait_for_port
+from tests.support.apitest import ROOT
 
 
 class _Request:
@@ -154,6 +158,29 @@ class TimedBot:
             self.loop.call_soon_threadsafe(serving.cancel)
             thread.join(10)
             self.loop.close()
+
+
+@contextmanager
+def bot_process(folder: Path, *args: str) -> Iterator[tuple[str, Path]]:
+    """The bot in a process of its own (`main`'s arguments): a test's own threads, and its
+    process's garbage collections, then cannot delay its answers; (its URL, its decisions'
+    log, read with `logged_decisions`)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    port, log = free_port(), folder / "decisions.jsonl"
+    process = subprocess.Popen([sys.executable, "-m", "tests.support.timed_bot", "--port",
+                                str(port), "--log", str(log), *args], cwd=ROOT)
+    try:
+        wait_for_port(port, timeout=30)
+        yield f"http://127.0.0.1:{port}/", log
+    finally:
+        process.kill()
+        process.wait(10)
+
+
+def logged_decisions(log: Path) -> list[dict]:
+    """The decisions a `bot_process` was sent, in order."""
+    return [orjson.loads(line) for line in log.read_bytes().splitlines()]
+
 
 def main() -> None:
     """`python -m tests.support.timed_bot --port P [--margin-ms M | --fixed-ms F | --fraction

@@ -5,11 +5,8 @@ charges nothing for the outage."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 import orjson
@@ -17,11 +14,10 @@ import orjson
 from referee.bridge import BridgeConfig, running_bridge
 from referee.match.clock import Clocks, TimeControl
 from referee.match.verify import verify
-from referee.redis_server import free_port, wait_for_port
-from tests.support.apitest import ADMIN, ROOT
+from tests.support.apitest import ADMIN
 from tests.support.bot_servers import stdio_program
 from tests.support.live_server import wait_status
-from tests.support.timed_bot import TimedBot
+from tests.support.timed_bot import TimedBot, bot_process, logged_decisions
 from tests.support.tournament_checks import check_logged_once
 from tests.support.updates import clocks_before, expected_updates
 
@@ -35,21 +31,6 @@ def clocked_match(api, bots: list[str], seed: int, clock: dict = CLOCK) -> str:
     assert response.status_code == 201, response.get_json()
     assert response.get_json()["time_control"]["base_ms"] == clock["base_ms"]
     return response.get_json()["id"]
-
-
-@contextmanager
-def bot_process(tmp_path: Path, *args: str) -> Iterator[tuple[str, Path]]:
-    """`tests.support.timed_bot` in a process of its own; (its URL, its decisions' log)."""
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    port, log = free_port(), tmp_path / "decisions.jsonl"
-    process = subprocess.Popen([sys.executable, "-m", "tests.support.timed_bot", "--port",
-                                str(port), "--log", str(log), *args], cwd=ROOT)
-    try:
-        wait_for_port(port, timeout=30)
-        yield f"http://127.0.0.1:{port}/", log
-    finally:
-        process.kill()
-        process.wait(10)
 
 
 def wait_all_quietly(api, match_ids: list[str], timeout: float = 300) -> None:
@@ -81,7 +62,7 @@ def test_a_hundred_matches_at_once_on_one_worker_lose_nothing_on_time(api, worke
         workers.start_ready(1, REFEREE_BOT_MAX_MATCHES="100")
         wait_all_quietly(api, match_ids)
     decisions = {(d["match_id"], d["step"]): d for _, log in served
-                 for d in map(orjson.loads, log.read_bytes().splitlines())}
+                 for d in logged_decisions(log)}
     referee_caused, bot_caused, steps = [], [], 0
     for match_id in match_ids:
         record = api.get(f"/matches/{match_id}/replay").get_json()

@@ -22,24 +22,31 @@ def test_what_fits_is_kept_what_does_not_is_cut_and_flagged_and_nothing_else_is_
     assert debug_channel({"debug": 7, "info": [1, 2]}) == (None, None, False)
 
 
-def test_a_match_keeps_each_steps_debug_and_shows_it_to_its_seat_and_the_admin_only(
-        api, bot_server, redis_url):
-    chatty = api.register_bot(bot_server.url("/chatty"), name="chatty")
+def played_against_a_quiet_bot(api, bot_server, redis_url, path: str) -> tuple[dict, list]:
+    """An aladino match of the bot at `path` (seat 0) against one that always answers its
+    first legal action, driven to its end: (its replay, the steps seat 0 played)."""
+    talker = api.register_bot(bot_server.url(path), name=path.strip("/"))
     quiet = api.register_bot(bot_server.url("/first"), name="quiet")
-    match = api.create_match("aladino", [{"kind": "bot", "bot_id": chatty},
+    match = api.create_match("aladino", [{"kind": "bot", "bot_id": talker},
                                          {"kind": "bot", "bot_id": quiet}], seed=3)
     assert drive_match(redis_url, match["id"])["status"] == "finished"
     record = api.get(f"/matches/{match['id']}/replay").get_json()
-    said = [step for step in record["steps"] if step["seat"] == 0]
+    return record, [step for step in record["steps"] if step["seat"] == 0]
+
+
+def test_a_match_keeps_each_steps_debug_and_shows_it_to_its_seat_and_the_admin_only(
+        api, bot_server, redis_url):
+    record, said = played_against_a_quiet_bot(api, bot_server, redis_url, "/chatty")
+    replay = f"/matches/{record['match_id']}/replay"
     assert said and all(step["debug"].startswith(f"step {step['step']} ") and
                         step["debug_truncated"] and step["info"]["score"] == 0.5 for step in said)
     assert all("debug" not in step for step in record["steps"] if step["seat"] == 1)
     assert all(step["fault"] is None for step in record["steps"])
     index = said[0]["step"]
-    own = api.get(f"/matches/{match['id']}/replay/{index}?seat=0").get_json()["played"]
+    own = api.get(f"{replay}/{index}?seat=0").get_json()["played"]
     assert own["debug"] == said[0]["debug"] and own["info"] == said[0]["info"]
-    other = api.get(f"/matches/{match['id']}/replay/{index}?seat=1").get_json()["played"]
-    spectator = api.get(f"/matches/{match['id']}/replay/{index}").get_json()["played"]
+    other = api.get(f"{replay}/{index}?seat=1").get_json()["played"]
+    spectator = api.get(f"{replay}/{index}").get_json()["played"]
     assert not {"debug", "info", "debug_truncated"} & (set(other) | set(spectator))
     assert api.post("/replays/verify", json=record).get_json()["valid"]
 
@@ -65,13 +72,7 @@ def test_debug_shaped_like_numbers_is_kept_whole_and_its_replay_verifies(
     for doubles in canonical JSON must look at once, not once a mark. The match finishes,
     each step keeps the text as sent, and the replay verifies (its chain is made over the
     steps' canonical bytes, written by the worker and again by the API)."""
-    numberish = api.register_bot(bot_server.url("/numberish"), name="numberish")
-    quiet = api.register_bot(bot_server.url("/first"), name="quiet")
-    match = api.create_match("aladino", [{"kind": "bot", "bot_id": numberish},
-                                         {"kind": "bot", "bot_id": quiet}], seed=3)
-    assert drive_match(redis_url, match["id"])["status"] == "finished"
-    record = api.get(f"/matches/{match['id']}/replay").get_json()
-    said = [step for step in record["steps"] if step["seat"] == 0]
+    record, said = played_against_a_quiet_bot(api, bot_server, redis_url, "/numberish")
     assert said and all(step["debug"] == "1." * (MAX_DEBUG_BYTES // 2)
                         and step["info"]["pv"] == "1e-" * 300 for step in said)
     assert api.post("/replays/verify", json=record).get_json()["valid"]
@@ -81,13 +82,7 @@ def test_an_info_nested_too_deep_or_too_big_is_cut_and_the_match_plays_on(
         api, bot_server, redis_url):
     """A hostile answer: `info` with 50,000 members and one nested 400 deep (more than a
     JSON writer writes), `debug` not a string. The step keeps what fits, flagged; no fault."""
-    hostile = api.register_bot(bot_server.url("/deepinfo"), name="hostile")
-    quiet = api.register_bot(bot_server.url("/first"), name="quiet")
-    match = api.create_match("aladino", [{"kind": "bot", "bot_id": hostile},
-                                         {"kind": "bot", "bot_id": quiet}], seed=3)
-    assert drive_match(redis_url, match["id"])["status"] == "finished"
-    record = api.get(f"/matches/{match['id']}/replay").get_json()
-    said = [step for step in record["steps"] if step["seat"] == 0]
+    _, said = played_against_a_quiet_bot(api, bot_server, redis_url, "/deepinfo")
     assert all(step["fault"] is None and step["debug_truncated"] and "debug" not in step
                for step in said)
     assert all(len(orjson.dumps(step["info"])) <= MAX_INFO_BYTES for step in said)

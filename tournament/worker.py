@@ -50,7 +50,7 @@ from rq.queue import Queue
 from rq.serializers import JSONSerializer
 from rq.timeouts import TimerDeathPenalty
 from rq.utils import now
-from rq.worker import BaseWorker
+from rq.worker import BaseWorker, WorkerStatus
 
 from referee.config import DEFAULT_CONCURRENCY, Config, ConfigError
 from referee.match import sandbox
@@ -75,6 +75,10 @@ OUTAGE_BACKOFF_S = (0.1, 5.0)
 MAINTENANCE_S = 30
 MAINTENANCE_LOCK_S = 4 * MAINTENANCE_S  # the clean-up's lock, if its holder dies (rq: 899 s)
 PUBSUB_POLL_S = 1.0  # rq's command channel's thread wakes this often (rq: 60 s)
+# rq writes the worker's heartbeat twice a dequeue and asks whether workers are suspended
+# once (~0.4 ms of CPU a match): at most this often here, the heartbeat's expiry being
+# minutes (rq's worker_ttl) and a suspension waiting for the next check
+BOOKKEEPING_EVERY_S = 1.0
 
 
 class MaintainedQueue(Queue):
@@ -117,6 +121,8 @@ class MatchWorker(BaseWorker):
         self.checking: asyncio.Task | None = None  # the ladders' entry checks under way
         self.hosted_limits = hosted_limits
         self.building: asyncio.Task | None = None  # the hosted bots' builds under way
+        self.heartbeat_sent_at = -BOOKKEEPING_EVERY_S  # time.monotonic() of the last one
+        self.suspension_checked_at = -BOOKKEEPING_EVERY_S
 
     # ----- the main thread: rq's loop --------------------------------------------------
     def work(self, burst: bool = False, logging_level: str | None = "INFO", *_: object,
@@ -204,11 +210,32 @@ class MatchWorker(BaseWorker):
     def heartbeat(self, timeout: int | None = None,
                   pipeline: redis.client.Pipeline | None = None) -> None:
         """rq's heartbeat (the worker's hash and its expiries), its writes in one round trip
-        when it is not on a caller's pipeline (rq sends them one by one, twice a dequeue)."""
+        when it is not on a caller's pipeline (rq sends them one by one, twice a dequeue);
+        one of its own with rq's expiry at most every `BOOKKEEPING_EVERY_S`."""
         if pipeline is not None:
             super().heartbeat(timeout, pipeline)
             return
+        if timeout is None and not _due(self.heartbeat_sent_at):
+            return
         in_one_round_trip(self.connection, partial(super().heartbeat, timeout))
+        self.heartbeat_sent_at = time.monotonic()
+
+    def check_for_suspension(self, burst: bool) -> None:
+        """rq's wait while workers are suspended (`rq suspend`), asked at most every
+        `BOOKKEEPING_EVERY_S` (rq asks before every dequeue)."""
+        if _due(self.suspension_checked_at):
+            super().check_for_suspension(burst)
+            self.suspension_checked_at = time.monotonic()
+
+    def set_state(self, state: str, pipeline: redis.client.Pipeline | None = None) -> None:
+        """rq's worker state, where "idle" (set before every dequeue) is written only when
+        no match is being driven: a worker driving matches is busy while it takes more."""
+        if state == WorkerStatus.IDLE and pipeline is None:
+            with self.running_lock:
+                if self.running:
+                    self._state = state
+                    return
+        super().set_state(state, pipeline)
 
     def subscribe(self) -> None:
         """rq's subscription to this worker's command channel, its thread polling every
@@ -391,6 +418,11 @@ class MatchWorker(BaseWorker):
         for task in [*self.periodic, *(task for task in (self.checking, self.building) if task)]:
             task.cancel()
         await asyncio.gather(*self.periodic, return_exceptions=True)
+
+
+def _due(last: float) -> bool:
+    """`BOOKKEEPING_EVERY_S` or more since `last` (`time.monotonic()`)."""
+    return time.monotonic() - last >= BOOKKEEPING_EVERY_S
 
 
 def _plain(job: Job, default_result_ttl: int) -> bool:

@@ -12,8 +12,11 @@ from functools import partial
 import pytest
 import redis
 from rq import Worker
+from rq.exceptions import StopRequested
 from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
+from rq.suspension import resume, suspend
+from rq.worker import WorkerStatus
 
 import engines
 from referee.match import replay
@@ -22,7 +25,12 @@ from tests.support.botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, f
 from tests.support.waiting import wait_for
 from tournament import wakeups
 from tournament.store import MATCH_QUEUE, Store
-from tournament.worker import MAINTENANCE_LOCK_S, MAINTENANCE_S, MatchWorker
+from tournament.worker import (
+    BOOKKEEPING_EVERY_S,
+    MAINTENANCE_LOCK_S,
+    MAINTENANCE_S,
+    MatchWorker,
+)
 
 
 def check_replay_matches_the_engine(record: dict) -> None:
@@ -278,4 +286,47 @@ def test_an_idle_worker_fails_a_dead_workers_abandoned_job_within_its_maintenanc
     connection.zadd(queue.started_job_registry.key, {f"{job.id}:exec-of-a-dead-worker": 1})
     wait_for(lambda: job.id in queue.failed_job_registry, timeout=4 * MAINTENANCE_S)
     assert job.get_status() == JobStatus.FAILED
+    connection.close()
+
+
+def test_rqs_bookkeeping_between_dequeues_is_sent_at_most_once_a_second(config, redis_url):
+    """rq writes the worker's heartbeat twice a dequeue and asks whether workers are
+    suspended once: each at most every `BOOKKEEPING_EVERY_S` here (one asked with its own
+    expiry always); "idle", set before every dequeue, is not written while the worker
+    drives a match (time is moved by moving the worker's stamps back, not by waiting)."""
+    connection = redis.Redis.from_url(redis_url)
+    connection.flushdb()
+    worker = MatchWorker([MATCH_QUEUE], connection, config, config.sealer(), name="w1")
+    worker.register_birth()
+
+    def last_heartbeat() -> bytes | None:
+        return connection.hget(worker.key, "last_heartbeat")
+
+    worker.heartbeat()
+    sent = last_heartbeat()
+    worker.heartbeat()
+    assert last_heartbeat() == sent  # within the second: not sent
+    worker.heartbeat(timeout=90)
+    assert last_heartbeat() != sent and 60 < connection.ttl(worker.key) <= 90
+    sent = last_heartbeat()
+    worker.heartbeat_sent_at -= BOOKKEEPING_EVERY_S
+    worker.heartbeat()
+    assert last_heartbeat() != sent
+
+    suspend(connection)
+    worker.suspension_checked_at = time.monotonic()
+    worker.check_for_suspension(burst=True)  # asked a moment ago: not asked again
+    worker.suspension_checked_at -= BOOKKEEPING_EVERY_S
+    with pytest.raises(StopRequested):  # suspended in burst mode: rq's exit
+        worker.check_for_suspension(burst=True)
+    resume(connection)
+
+    worker.set_state(WorkerStatus.BUSY)
+    worker.running["j1"] = ()  # type: ignore[assignment]  # a match being driven
+    worker.set_state(WorkerStatus.IDLE)
+    assert connection.hget(worker.key, "state") == b"busy"
+    worker.running.clear()
+    worker.set_state(WorkerStatus.IDLE)
+    assert connection.hget(worker.key, "state") == b"idle"
+    worker.register_death()
     connection.close()

@@ -31,6 +31,7 @@ SCRIPTS = {
     "ladder.py": ["next_match, played", "_plan after a count", "first tau >= 0.9", "p99 ms"],
     "hosted.py": ["start to first answer", "hosted (HostedProgram.ask)",
                   "bridge (BotClient.decide)", "hosted / bridge"],
+    "counting.py": ["1 processes", "2 processes", "counts/s", "tries/count", "Redis CPU"],
     "remote_workers.py": ["CPU ms/dec", "matches/s", "ms each way", "Redis RTT ms"],
     "search_bots.py": ["a move): decision", "LLR", "solo ranking 1:"],
     "api_load.py": ["GET /ratings/aladino", "GET /matches?limit=20", "GET /matches/{id}",

@@ -46,6 +46,7 @@ from referee.match.sealing import Sealer
 from tournament import hosted, results, wakeups
 from tournament.bots import version_url
 from tournament.store import MatchStatus, Store, seat_deadline_ms
+from tournament.store.log import completes_a_node
 from tournament.store.metrics import PULL_SEAT
 from tournament.store.progress import LeaseLost, Loaded, Progress
 
@@ -183,7 +184,8 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
     log.info("match finished", extra={"match_id": match_id, "steps": len(record["steps"]),
                                       "duration_ms": _duration_ms(record)})
     await context.in_thread(results.count_finished, context.store, match_id, record)
-    await context.in_thread(context.store.complete_log, index + 1)
+    if completes_a_node(index + 1):  # else a reader's `complete_log` has nothing to add
+        await context.in_thread(context.store.complete_log, index + 1)
     _send_result_notices(context, record, index, seats)
     return _summary(match_id, MatchStatus.FINISHED.value, record["result"])
 

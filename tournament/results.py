@@ -75,7 +75,8 @@ def _count_over(store: Store, match: dict, record: Record | None) -> bool:
     counted = False
     outcome = functools.cache(lambda: match_outcome(store, match, record)
                               if match["status"] == MatchStatus.FINISHED else None)
-    if not store.is_counted(match["game"], match["id"]):
+    # with its record in hand the outcome costs no read: the count's own check is enough
+    if record is not None or not store.is_counted(match["game"], match["id"]):
         counted = _count(store, match, outcome())
     finish_tournament_of(store, match)
     if match.get("ladder_id") and not store.is_ladder_counted(match["ladder_id"], match["id"]):

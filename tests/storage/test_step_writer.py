@@ -1,7 +1,9 @@
 """The drivers' scripts on one kept connection (`tournament.store.steps.StepWriter`), against
 a real Redis: calls made at once are pipelined and each gets its own answer, an error reply
-fails its own call only, a lost connection fails the calls in flight and the next call
-works on a new one, and a Redis that lost its scripts still records a step."""
+fails its own call only, a call's commands go out together (a MULTI/EXEC of one call is
+never split by another's commands), a lost connection fails the calls in flight and the
+next call works on a new one, and a Redis that lost its scripts still records a step and
+renews a lease."""
 
 from __future__ import annotations
 
@@ -44,6 +46,56 @@ def test_an_error_reply_fails_its_own_call_only(redis_url):
                                        writer.call(resp(["INCR", "writer:text"])),
                                        writer.call(resp(["INCR", "writer:m"])),
                                        return_exceptions=True)
+        await client.aclose()
+        return answers
+
+    first, error, third = run(calls())
+    assert (first, third) == (1, 2) and isinstance(error, ResponseError)
+
+
+def test_a_transaction_answers_its_replies_and_is_not_split_by_other_calls(redis_url):
+    """Calls made at once land in one write: each MULTI/EXEC still runs whole, its
+    commands not interleaved with another call's (the counter reads the same inside)."""
+    async def calls() -> list:
+        client = aioredis.Redis.from_url(redis_url)
+        writer = StepWriter(client)
+        answers = await asyncio.gather(*(
+            writer.transaction([resp(["INCR", "writer:t"]), resp(["INCR", "writer:t"]),
+                                resp(["GET", "writer:t"])]) for _ in range(20)),
+            writer.call(resp(["INCR", "writer:t"])))
+        await client.aclose()
+        return answers
+
+    *transactions, alone = run(calls())
+    counts = [int(read) for _, _, read in transactions]
+    assert all(second == first + 1 and int(read) == second
+               for first, second, read in transactions)
+    assert sorted([*counts, alone]) == sorted(set([*counts, alone])) and max(counts) >= 40
+
+
+def test_a_transaction_with_an_error_reply_raises_it(redis_url):
+    async def calls() -> BaseException | list:
+        client = aioredis.Redis.from_url(redis_url)
+        writer = StepWriter(client)
+        await client.set("writer:word", "text")
+        try:
+            return await writer.transaction([resp(["INCR", "writer:c"]),
+                                             resp(["INCR", "writer:word"])])
+        except ResponseError as error:
+            return error
+        finally:
+            await client.aclose()
+
+    assert isinstance(run(calls()), ResponseError)
+
+
+def test_call_each_answers_each_reply_an_error_as_its_value(redis_url):
+    async def calls() -> list:
+        client = aioredis.Redis.from_url(redis_url)
+        writer = StepWriter(client)
+        await client.set("writer:w", "text")
+        answers = await writer.call_each([resp(["INCR", "writer:e"]), resp(["INCR", "writer:w"]),
+                                          resp(["INCR", "writer:e"])])
         await client.aclose()
         return answers
 
@@ -96,3 +148,22 @@ def test_commands_are_packed_as_the_redis_protocol(argument):
     data = argument if isinstance(argument, bytes) else str(argument).encode()
     assert resp(["SET", "k", argument]) == b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n%b\r\n" % (
         len(data), data)
+
+
+def test_leases_are_renewed_after_redis_lost_its_scripts(redis_url):
+    """Renewing several leases sends one EVALSHA each in one round trip; NOSCRIPT (a
+    restart, a new primary) loads the script and runs it instead."""
+    async def renew() -> tuple[list, list]:
+        client = aioredis.Redis.from_url(redis_url)
+        progress = Progress(client)
+        for match_id in ("m-r1", "m-r2"):
+            assert await progress.take_lease(match_id, "holder")
+        await client.set("referee:match:m-r2:lease", "another")
+        await client.script_flush()
+        lost = await progress.renew_leases({"m-r1": "holder", "m-r2": "holder"})
+        ttls = [await client.pttl(f"referee:match:{m}:lease") for m in ("m-r1", "m-r2")]
+        await client.aclose()
+        return lost, ttls
+
+    lost, (kept, taken) = run(renew())
+    assert lost == ["m-r2"] and kept > 0 and taken == -1

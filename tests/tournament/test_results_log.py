@@ -33,6 +33,7 @@ from tests.support.apitest import (
 )
 from tests.support.live_server import LiveServer, wait_status
 from tests.support.tournament_checks import check_logged_once
+from tests.support.waiting import wait_for
 from tournament import archive
 from tournament.store import Store, match_key
 from tournament.store.keys import log_head_key, log_ids_key, log_level_key
@@ -50,11 +51,16 @@ def wait_all(api, match_ids: list[str], timeout: float = 180) -> None:
 
 
 def test_eight_workers_finishing_at_once_never_share_an_index_nor_leave_a_gap(
-        api, bot_server, workers):
+        api, bot_server, workers, redis_url):
+    """The workers also store each level-4 node as its 16th leaf lands (the driver's
+    `complete_log`), before any reader of the log asks for it."""
     bots = [api.register_bot(bot_server.url("/first"), name=f"first {n}") for n in range(4)]
     workers.start_ready(8)
     match_ids = create_matches(api, bots, 48)
     wait_all(api, match_ids)
+    client = redis.Redis.from_url(redis_url)
+    wait_for(lambda: client.strlen(log_level_key(4)) == 3 * merkle.HASH_BYTES, 60,
+             "the workers storing the log's 3 nodes of 16 leaves")
     check_logged_once(api, match_ids)
 
 

@@ -35,6 +35,12 @@ from tournament.store.keys import (
 STRIDE = 4  # levels 0, 4, 8... are stored
 
 
+def completes_a_node(size: int) -> bool:
+    """Whether the leaf that makes the log `size` long completes a stored node (one of
+    level 4 at every 16th leaf): only then has `complete_log` anything new to fill."""
+    return size % (1 << STRIDE) == 0
+
+
 def stored_level(level: int) -> int:
     """The stored level a node of `level` is folded from."""
     return level - level % STRIDE

@@ -4,12 +4,14 @@ Workers on many machines and every API process share one Redis, so the counters 
 there: one hash per `MetricCounter` (`metrics:{counter}`), whose fields are JSON arrays of
 label values. A worker queues a few HINCRBY per decision on a pipeline it already holds
 (`record_decision`, `record_match_status`; the driver sends `decision_increments` inside
-its step script), the API counts replay verifications.
+its step script and `status_increment` beside a match's start and end), the API counts
+replay verifications.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 from typing import Any
 
@@ -46,21 +48,39 @@ def decision_increments(game: str, bot: str, seconds: float, fault: str | None
                         ) -> list[tuple[str, str, int]]:
     """The (hash, field, amount) increments that count one decision (`record_decision`),
     for a writer that sends them its own way (the driver: inside its step script)."""
-    labels, seconds = (game, bot), max(seconds, 0.0)
-    bucket = BUCKET_NAMES[bisect.bisect_left(BUCKETS, seconds)]
+    seconds = max(seconds, 0.0)
+    labels, by_bucket = _decision_fields(game, bot)
     increments = [
-        (metrics_key(MetricCounter.DECISIONS), field(*labels), 1),
-        (metrics_key(MetricCounter.DECISION_US), field(*labels), round(seconds * 1_000_000)),
-        (metrics_key(MetricCounter.DECISION_BUCKETS), field(*labels, bucket), 1)]
+        (DECISIONS_KEY, labels, 1),
+        (DECISION_US_KEY, labels, round(seconds * 1_000_000)),
+        (DECISION_BUCKETS_KEY, by_bucket[bisect.bisect_left(BUCKETS, seconds)], 1)]
     if fault is not None:
         increments.append((metrics_key(MetricCounter.FAULTS), field(game, fault), 1))
     return increments
 
 
+DECISIONS_KEY = metrics_key(MetricCounter.DECISIONS)
+DECISION_US_KEY = metrics_key(MetricCounter.DECISION_US)
+DECISION_BUCKETS_KEY = metrics_key(MetricCounter.DECISION_BUCKETS)
+
+
+@functools.lru_cache(maxsize=4096)
+def _decision_fields(game: str, bot: str) -> tuple[str, tuple[str, ...]]:
+    """The field of (game, bot) in the decision counters, and in the histogram's per bucket
+    (written once per bot and game: they are the same at every decision)."""
+    return field(game, bot), tuple(field(game, bot, bucket) for bucket in BUCKET_NAMES)
+
+
 def record_match_status(pipe: Any, game: str, status: str) -> None:
     """Queue the counting of a match entering `status` (queued, running, finished, failed)
     on `pipe` (a pipeline, sync or asyncio, or a sync client, which sends it at once)."""
-    pipe.hincrby(metrics_key(MetricCounter.MATCHES), field(game, str(status)), 1)
+    pipe.hincrby(*status_increment(game, status))
+
+
+def status_increment(game: str, status: str) -> tuple[str, str, int]:
+    """The (hash, field, amount) increment that counts a match entering `status`
+    (`record_match_status`), for a writer that sends it its own way (the driver)."""
+    return metrics_key(MetricCounter.MATCHES), field(game, str(status)), 1
 
 
 class CounterStore(StoreBase):

@@ -43,7 +43,7 @@ from tournament.store.keys import (
     running_key,
 )
 from tournament.store.matches import match_fields
-from tournament.store.metrics import decision_increments, record_match_status
+from tournament.store.metrics import decision_increments, status_increment
 from tournament.store.pull import SIGNAL_TTL_S
 from tournament.store.scripts import Scripts
 from tournament.store.steps import Argument, StepWriter, resp
@@ -74,12 +74,11 @@ class Progress:
         self.steps = StepWriter(client)  # the scripts' calls (`_run`), pipelined
 
     async def load(self, match_id: str) -> Loaded | None:
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hgetall(match_key(match_id))
-            pipe.get(match_key(match_id, MatchPart.LIVE))
-            pipe.lrange(match_key(match_id, MatchPart.STEPS), 0, -1)
-            fields, live, steps = await pipe.execute()
-        match = match_fields(fields)
+        fields, live, steps = await self.steps.transaction([
+            resp(["HGETALL", match_key(match_id)]),
+            resp(["GET", match_key(match_id, MatchPart.LIVE)]),
+            resp(["LRANGE", match_key(match_id, MatchPart.STEPS), 0, -1])])
+        match = match_fields(_hash(fields))
         if match is None:
             return None
         state = loads(live) if live else None
@@ -93,12 +92,11 @@ class Progress:
     async def renew_leases(self, leases: dict[str, str]) -> list[str]:
         """Renew every lease held (match id -> holder) in one round trip; the ids of those
         found taken by another driver."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for match_id, holder in leases.items():
-                await self.scripts.renew_lease(keys=[lease_key(match_id), running_key()],
-                                               args=[holder, LEASE_TTL_MS, match_id],
-                                               client=pipe)
-            answers = await pipe.execute()
+        if not leases:
+            return []
+        answers = await self._run_each([
+            (self.scripts.renew_lease, [lease_key(match_id), running_key()],
+             [holder, LEASE_TTL_MS, match_id]) for match_id, holder in leases.items()])
         return [match_id for match_id, answer in zip(leases, answers, strict=True)
                 if answer == 0]
 
@@ -116,9 +114,7 @@ class Progress:
             raise LeaseLost(match_id)
         first_started_at, first = answer
         if first:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                record_match_status(pipe, game, MatchStatus.RUNNING.value)
-                await pipe.execute()
+            await self.steps.call(_count_status(game, MatchStatus.RUNNING))
         return first_started_at.decode()
 
     async def record(self, match_id: str, holder: str, entry: StepRecord, state_json: bytes,
@@ -214,31 +210,56 @@ class Progress:
                                     [match_id, cap, prefix, suffix]))
 
     async def release_bot_slots(self, match_id: str, bot_ids: list[str]) -> None:
-        async with self.redis.pipeline(transaction=True) as pipe:
-            for bot in sorted(set(bot_ids)):
-                pipe.srem(playing_key(bot), match_id)
-            await pipe.execute()
+        await self.steps.transaction([resp(["SREM", playing_key(bot), match_id])
+                                      for bot in sorted(set(bot_ids))])
 
     async def _run(self, script: AsyncScript, keys: list[str], args: list[Argument]) -> Any:
         """`script`'s answer, run on `steps`' connection (EVALSHA; loaded first on a Redis
         that lacks it)."""
         try:
-            return await self.steps.call(resp(["EVALSHA", script.sha, len(keys), *keys, *args]))
+            return await self.steps.call(_evalsha(script, keys, args))
         except NoScriptError:
             return await script(keys=keys, args=args)
+
+    async def _run_each(self, calls: list[tuple[AsyncScript, list[str], list[Any]]],
+                        then: list[bytes] | None = None) -> list[Any]:
+        """The answers of scripts run one after the other on `steps`' connection, in one
+        round trip with the commands `then` (whose replies are not answered); a script
+        Redis lacks is loaded and run again; any other error reply raises."""
+        replies = await self.steps.call_each(
+            [_evalsha(script, keys, args) for script, keys, args in calls] + (then or []))
+        answers = []
+        for (script, keys, args), reply in zip(calls, replies, strict=False):
+            if isinstance(reply, NoScriptError):
+                reply = await script(keys=keys, args=args)
+            elif isinstance(reply, Exception):
+                raise reply
+            answers.append(reply)
+        return answers
 
     async def _fenced(self, script: AsyncScript, keys: list[str], args: list[Any],
                       status: tuple[str, MatchStatus] | None = None) -> Any:
         """Run a lease-checking script (and count the status a match enters, in the same
         round trip) and answer what it answers; LeaseLost when the lease is not ours."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            await script(keys=keys, args=args, client=pipe)
-            if status:
-                record_match_status(pipe, status[0], status[1].value)
-            answer, *_ = await pipe.execute()
+        answer, = await self._run_each([(script, keys, args)],
+                                       [_count_status(*status)] if status else None)
         if not answer:
             raise LeaseLost(keys[0])
         return answer
+
+
+def _evalsha(script: AsyncScript, keys: list[str], args: list[Any]) -> bytes:
+    return resp(["EVALSHA", script.sha, len(keys), *keys, *args])
+
+
+def _count_status(game: str, status: MatchStatus) -> bytes:
+    """The command that counts a match entering `status` (`record_match_status`)."""
+    return resp(["HINCRBY", *status_increment(game, status.value)])
+
+
+def _hash(reply: list[bytes] | dict[bytes, bytes]) -> dict[bytes, bytes]:
+    """HGETALL's reply as a dict (RESP2 answers a flat list of fields and values)."""
+    return reply if isinstance(reply, dict) else dict(zip(reply[::2], reply[1::2], strict=True))
 
 
 def _end_keys(match_id: str, seats: int, keep_progress: bool = False) -> list[str]:

@@ -1,12 +1,13 @@
 """The drivers' script calls, pipelined on one connection (`StepWriter`).
 
 A step is one script call (`Progress.record`), the only Redis command of a decision, and a
-match's lease, start and bot slots are a few more. Sent through redis-py's client, each
-costs the worker ~0.2 ms of CPU (a connection taken from the pool and checked, the command
-encoded in Python, retries and metrics hooks around it), several times the round trip
-itself. The writer keeps one connection of the client's pool for every match the process
-drives, writes each call packed by hiredis (`resp`), and sends the calls of every match
-made in the same turn of the event loop in one write, reading their answers in order.
+match's load, lease, start, bot slots and end are a few more. Sent through redis-py's
+client, each costs the worker ~0.2 ms of CPU (a connection taken from the pool and
+checked, the command encoded in Python, retries and metrics hooks around it), several times
+the round trip itself. The writer keeps one connection of the client's pool for every match
+the process drives, writes each call packed by hiredis (`resp`), and sends the calls of
+every match made in the same turn of the event loop in one write, reading their answers in
+order; a call's commands (a MULTI/EXEC, a lease renewed per match) go out together.
 
 What the client's connections promise holds for this one: it is one of the pool's (with
 Sentinel, connected to the primary the Sentinels name; READONLY from a demoted primary is
@@ -38,21 +39,45 @@ def resp(arguments: Sequence[Argument]) -> bytes:
     return hiredis.pack_command(tuple(arguments))  # type: ignore[arg-type]
 
 
+MULTI = resp(["MULTI"])
+EXEC = resp(["EXEC"])
+
+
 class StepWriter:
     """Commands of many coroutines on one kept connection, pipelined."""
 
     def __init__(self, client: aioredis.Redis):
         self.pool = client.connection_pool
         self.connection: AbstractConnection | None = None
-        self.waiting: list[tuple[bytes, asyncio.Future[Any]]] = []
+        # each call: its packed commands, how many replies it answers as a list (None: it
+        # answers its one reply), its answer
+        self.waiting: list[tuple[bytes, int | None, asyncio.Future[Any]]] = []
         self.sending = False  # a batch is being written or its replies read
 
     async def call(self, command: bytes) -> Any:
         """Send a packed command (`resp`) and answer its reply; an error reply raises. The
         caller that finds the connection idle sends what waits itself (no task for a match
         alone); calls made meanwhile are sent next, by a task."""
+        return await self._call(command, None)
+
+    async def call_each(self, commands: Sequence[bytes]) -> list[Any]:
+        """Send packed commands one after the other, nothing of another call between them,
+        and answer their replies in order, an error reply as its `ResponseError`."""
+        return await self._call(b"".join(commands), len(commands))
+
+    async def transaction(self, commands: Sequence[bytes]) -> list[Any]:
+        """Run packed commands in one MULTI/EXEC and answer their replies (EXEC's); an
+        error reply raises."""
+        *_, replies = await self.call_each([MULTI, *commands, EXEC])
+        if isinstance(replies, ResponseError):
+            raise replies
+        if errors := [reply for reply in replies if isinstance(reply, ResponseError)]:
+            raise errors[0]
+        return list(replies)
+
+    async def _call(self, commands: bytes, replies: int | None) -> Any:
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.waiting.append((command, answer))
+        self.waiting.append((commands, replies, answer))
         if not self.sending:
             try:
                 await self._send_waiting()
@@ -76,16 +101,21 @@ class StepWriter:
         batch, self.waiting, self.sending = self.waiting, [], True
         try:
             connection = await self._connection()
-            await connection.send_packed_command(b"".join(c for c, _ in batch),
+            await connection.send_packed_command(b"".join(c for c, _, _ in batch),
                                                  check_health=False)
-            for _, answer in batch:
-                reply = await self._reply(connection)
-                if not answer.done():
-                    _settle(answer, reply)
+            for _, count, answer in batch:
+                if count is None:
+                    reply = await self._reply(connection)
+                    if not answer.done():
+                        _settle(answer, reply)
+                else:
+                    replies = [await self._reply(connection) for _ in range(count)]
+                    if not answer.done():
+                        answer.set_result(replies)
         except BaseException as error:
             failure = error if isinstance(error, Exception) else RedisConnectionError(
                 "the step writer was stopped")
-            for _, answer in batch:
+            for _, _, answer in batch:
                 if not answer.done():
                     answer.set_exception(failure)
             await self._drop()

@@ -11,9 +11,12 @@ digits, as JSON itself allows.
 `jcs` writes with orjson whenever orjson's bytes are provably the same once its doubles
 are rewritten as ECMAScript writes them (ASCII only, no escapes: then keys sort alike and
 strings are written alike; integers are written alike): engine states and step records
-take that path, at C speed but for the few doubles. orjson writes every double with a
-fraction or a signed exponent (`3.0`, `1e+21`, `5e-324`) and no integer with either, so a
-few byte searches find the doubles, or show there is none;
+take that path, at C speed. orjson writes every double with a fraction or a signed
+exponent (`3.0`, `0.5`, `1e+21`, `5e-324`) and no integer with either, and a double
+written with a fraction other than `.0` and no exponent already has ECMAScript's digits
+(both write the shortest that reads back the same double): only an integral double
+(`3.0`) or one with an exponent needs rewriting, and a few byte searches find those, or
+show there is none (a step's `elapsed_ms` of `20.513` needs nothing);
 anything else goes through the exact writer below, which leaves strings and doubles to
 the `rfc8785` package.
 
@@ -37,6 +40,7 @@ _DOUBLE_MARKS = (b".", b"+", b"-")
 _DOUBLE_MARK = re.compile(rb"[0-9](?:\.|e[+-])")
 _NUMBER = re.compile(rb"-?[0-9][0-9.e+-]*")
 _DIGITS = frozenset(b"0123456789")
+_DIGIT_BYTES = frozenset(bytes([digit]) for digit in _DIGITS)
 _NUMBER_BYTES = frozenset(b"0123456789.e+-")
 _VALUE_STARTS = frozenset(b":,[")
 _E = ord("e")
@@ -57,24 +61,25 @@ def jcs(value: Any) -> bytes:
         return _write(value)
     if not fast.isascii() or b"\\" in fast:
         return _write(value)
-    if not _has_double(fast):
-        return fast  # no double: orjson's bytes are RFC 8785's
+    if not _has_double_to_rewrite(fast):
+        return fast  # no double ECMAScript writes otherwise: orjson's bytes are RFC 8785's
     return _ecmascript_doubles(fast)
 
 
-def _has_double(fast: bytes) -> bool:
-    """Whether orjson's bytes (ASCII, no escapes) may hold a double: a `.` after a digit,
-    or a `+`/`-` after a digit's `e`, in a number that starts where a value may (first, or
-    after `:`, `,` or `[`), which no number inside a string does unless the string holds
-    such text (then the rewriting, exact, finds nothing to change). The marks are single
-    bytes, found at C speed; the few found are looked at in Python, each run of number
-    bytes once (its other marks share its start), and no further back than a number
-    orjson writes: a string of `1.1.1...` (a bot's debug text in a step) costs time
-    linear in its length, not quadratic."""
+def _has_double_to_rewrite(fast: bytes) -> bool:
+    """Whether orjson's bytes (ASCII, no escapes) may hold a double ECMAScript writes
+    otherwise: a `.0` after a digit and before no digit (an integral double), or a `+`/`-`
+    after a digit's `e`, in a number that starts where a value may (first, or after `:`,
+    `,` or `[`), which no number inside a string does unless the string holds such text
+    (then the rewriting, exact, finds nothing to change). The marks are single bytes,
+    found at C speed; the few found are looked at in Python, each run of number bytes
+    once (its other marks share its start), and no further back than a number orjson
+    writes: a string of `1.1.1...` (a bot's debug text in a step) costs time linear in its
+    length, not quadratic."""
     for mark in _DOUBLE_MARKS:
         at = fast.find(mark, 1)
         while at != -1:
-            if (fast[at - 1] in _DIGITS if mark == b"." else
+            if (fast[at - 1] in _DIGITS and _integral_at(fast, at) if mark == b"." else
                     at > 1 and fast[at - 1] == _E and fast[at - 2] in _DIGITS):
                 start = at - 1
                 while start >= 0 and fast[start] in _NUMBER_BYTES and at - start <= _LONGEST:
@@ -85,6 +90,11 @@ def _has_double(fast: bytes) -> bool:
                 at = after.start() if after else len(fast)
             at = fast.find(mark, at + 1)
     return False
+
+
+def _integral_at(fast: bytes, at: int) -> bool:
+    """Whether the `.` at `at` starts a fraction of `.0` alone (`3.0`, not `3.05`)."""
+    return fast[at + 1:at + 2] == b"0" and fast[at + 2:at + 3] not in _DIGIT_BYTES
 
 
 def _ecmascript_doubles(fast: bytes) -> bytes:

@@ -11,9 +11,11 @@ import struct
 import subprocess
 
 import pytest
+import rfc8785
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from referee.match import canonical
 from referee.match.canonical import CanonicalizationError, jcs, sorted_json
 from tests.support.python_process import printed_by
 
@@ -105,12 +107,25 @@ def test_orjson_path_is_taken_only_when_its_bytes_are_canonical():
     assert jcs({"a": "line\nbreak"}) == b'{"a":"line\\nbreak"}'
 
 
+def test_doubles_already_written_as_ecmascript_writes_them_are_not_rewritten(monkeypatch):
+    """A step's `elapsed_ms` of 20.513 is written alike by orjson and ECMAScript (both the
+    shortest digits that read back the double): orjson's bytes are kept as they are; only
+    an integral double or one with an exponent is rewritten."""
+    def rewrite(fast: bytes) -> bytes:
+        raise AssertionError(f"rewritten: {fast!r}")
+
+    monkeypatch.setattr(canonical, "_ecmascript_doubles", rewrite)
+    value = {"elapsed_ms": 20.513, "n": [0.5, -1.25, 10.05, 0.000025], "v": "3.0"}
+    assert jcs(value) == sorted_json(value) == rfc8785.dumps(value)
+    for needs_rewriting in (3.0, -0.0, 1e16, 1e-7):
+        with pytest.raises(AssertionError, match="rewritten"):
+            jcs({"x": needs_rewriting})
+
+
 def test_strings_are_escaped_as_the_rfc_escapes_them_every_code_point():
     """The exact writer (taken for text that is not ASCII or holds escapes) writes strings
     with orjson: every code point but the surrogates, as a value and as a key, the same
     bytes as the `rfc8785` package; a lone surrogate is refused by both."""
-    import rfc8785
-
     text = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF)
     assert jcs([text]) == rfc8785.dumps([text])
     assert jcs({text: 1, "\u00e9": 2}) == rfc8785.dumps({text: 1, "\u00e9": 2})
@@ -137,8 +152,6 @@ SAFE_LEAVES = (st.none() | st.booleans() | st.integers(-SAFE, SAFE)
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(_json_values(SAFE_LEAVES))
 def test_agrees_with_the_rfc8785_package(value):
-    import rfc8785
-
     assert jcs(value) == rfc8785.dumps(value)
 
 
@@ -154,8 +167,6 @@ NUMBERISH_LEAVES = (st.integers(-SAFE, SAFE) | st.floats(allow_nan=False, allow_
 @settings(max_examples=1000, suppress_health_check=[HealthCheck.too_slow])
 @given(_json_values(NUMBERISH_LEAVES))
 def test_text_shaped_like_numbers_hides_no_double(value):
-    import rfc8785
-
     assert jcs(value) == rfc8785.dumps(value)
 
 

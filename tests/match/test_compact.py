@@ -108,6 +108,21 @@ def test_small_values_pack_and_unpack(value):
     assert compact.unpack(orjson.dumps(value)) == value  # plain JSON of earlier versions
 
 
+def test_each_value_is_deflated_as_by_a_fresh_compressor_with_the_dictionary():
+    """The compressor primed with the dictionary once is copied for each value: the same
+    bytes as a new one (what records stored before were written with), one value's state
+    never carried into the next."""
+    def fresh(data: bytes) -> bytes:
+        compressor = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY,
+                                      compact.dictionary())
+        return compressor.compress(data) + compressor.flush()
+
+    values = [b'{"scores":[12,40],"ranks":[2,1]}', b'{"seats":[{"seat":0}]}' * 40, b"[]"]
+    for data in [*values, *values]:
+        assert compact._deflate(data) == fresh(data)
+        assert compact._inflate(compact._deflate(data)) == data
+
+
 def test_a_changed_dictionary_is_refused(tmp_path, monkeypatch):
     changed = tmp_path / "dictionary.json"
     samples = orjson.loads(compact.DICTIONARY_FILE.read_bytes())

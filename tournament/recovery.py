@@ -2,14 +2,16 @@
 
 A running match has a driver renewing its lease (`match:{id}:lease`) every couple of seconds
 and is listed in the `running` index. Three signals find one whose driver died:
-- the sweep: every `referee worker` looks, every `SWEEP_EVERY_S`, for running matches
-  without a lease (`sweep`), so a match continues seconds after its worker's death, even
-  when nobody watches it; and for jobs a worker took from the queue but died (or lost
-  Redis) before starting (`rescue_dequeued`): rq keeps them in its intermediate queue,
-  and fails them a minute later without calling their failure callback (or, registered
-  started, only at its registry cleanup), which would leave the match queued with no job
-  for good; and for queued, parked or deferred matches that nothing
-  will wake (`requeue_orphans`): no lease, no live rq job, no timer. Redis killed with
+- the sweep: the workers look, one at a time, every `SWEEP_EVERY_S` (`sweep_in_turn`:
+  each worker asks every `SWEEP_EVERY_S`, and the first to ask once the last sweep's turn
+  lapsed sweeps, so the cluster sweeps as often with a hundred workers as with one), for
+  running matches without a lease (`sweep`), so a match continues seconds after its
+  worker's death, even when nobody watches it; and for jobs a worker took from the queue
+  but died (or lost Redis) before starting (`rescue_dequeued`): rq keeps them in its
+  intermediate queue, and fails them a minute later without calling their failure
+  callback (or, registered started, only at its registry cleanup), which would leave the
+  match queued with no job for good; and for queued, parked or deferred matches that
+  nothing will wake (`requeue_orphans`): no lease, no live rq job, no timer. Redis killed with
   `kill -9` comes back with only what its append-only file got (under load, a second or
   two of acknowledged writes may be missing) while the workers go on from what they
   remember: a job whose id is back in the queue may be deleted by the worker that ran it
@@ -49,6 +51,9 @@ from tournament.store.running import WakeState
 log = logging.getLogger(__name__)
 
 SWEEP_EVERY_S = 2.0
+# A sweep's turn, a little shorter than the period, so that a worker alone sweeps at each of
+# its rounds and many workers sweep, all told, about once a period.
+SWEEP_TURN_S = 0.8 * SWEEP_EVERY_S
 # A live worker moves a job from the queue to rq's intermediate queue and, milliseconds
 # later, to the started registry: one found between the two this long belongs to a dead one.
 STUCK_DEQUEUED_S = 5.0
@@ -56,6 +61,12 @@ STUCK_DEQUEUED_S = 5.0
 # moment's such state (between a match's change and its job's enqueue) is no orphan.
 ORPHAN_GRACE_S = 5.0
 ORPHAN_BATCH = 500  # matches a sweep looks at, in a round over all of them
+
+
+def sweep_in_turn(store: Store, worker: str) -> list[str] | None:
+    """`sweep` when it is `worker`'s turn (`Store.take_sweep_turn`); None when another
+    worker swept less than `SWEEP_TURN_S` ago."""
+    return sweep(store) if store.take_sweep_turn(worker, SWEEP_TURN_S) else None
 
 
 def sweep(store: Store) -> list[str]:

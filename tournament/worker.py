@@ -372,7 +372,7 @@ class MatchWorker(BaseWorker):
                 log.warning("match %s: lease taken by another driver", match_id)
 
     async def _sweep(self) -> None:
-        await self.driving.in_thread(recovery.sweep, self.driving.store)
+        await self.driving.in_thread(recovery.sweep_in_turn, self.driving.store, self.name)
 
     async def _fire_timers(self) -> None:
         await self.driving.in_thread(wakeups.fire_due_timers, self.driving.store)

@@ -25,7 +25,7 @@ from tests.support.tournament_checks import (
     histories,
     start,
 )
-from tournament import results, wakeups
+from tournament import recovery, results, wakeups
 from tournament.store import (
     Store,
     lease_key,
@@ -34,6 +34,7 @@ from tournament.store import (
     running_key,
     tournament_key,
 )
+from tournament.store.keys import sweep_turn_key
 from tournament.store.progress import Progress
 
 SLOW_S = 0.02  # per decision: an Aladino match lasts about a second
@@ -219,3 +220,22 @@ def test_only_an_undriven_match_is_taken_over(redis_url):
     assert store.take_over("m-3", from_running=False) == 2  # rq found its job dead
     store.redis.hset(match_key("m-3"), "status", "finished")
     assert store.take_over("m-3", from_running=False) is None
+
+
+def test_the_workers_sweep_one_at_a_time(api, bot_server, redis_url):
+    """A hundred workers sweep the cluster as often as one: a worker sweeps when the last
+    sweep's turn has lapsed, and a worker dead with the turn holds up no more than it."""
+    store = Store.from_url(redis_url)
+    bot = api.register_bot(bot_server.url("/first"))
+    lost = api.create_match("aladino", [{"kind": "bot", "bot_id": bot}] * 2)["id"]
+    store.redis.hset(match_key(lost), "status", "running")  # its driver died, no lease
+    store.redis.zadd(running_key(), {lost: 1})
+    assert store.take_sweep_turn("worker-a", 60)
+    assert recovery.sweep_in_turn(store, "worker-b") is None  # worker-a's turn
+    assert store.redis.zscore(running_key(), lost) is not None  # nothing swept
+    assert not store.take_sweep_turn("worker-b", 60)
+    store.redis.delete(sweep_turn_key())  # worker-a's turn lapsed
+    assert recovery.sweep_in_turn(store, "worker-b") == [lost]
+    assert not store.take_sweep_turn("worker-a", 60)  # worker-b's turn now
+    assert store.redis.get(sweep_turn_key()) == b"worker-b"
+    assert 0 < store.redis.pttl(sweep_turn_key()) <= recovery.SWEEP_TURN_S * 1000

@@ -354,6 +354,11 @@ def orphans_key() -> str:
     return f"{PREFIX}recovery:orphans"
 
 
+def sweep_turn_key() -> str:
+    """The worker whose recovery sweep is the cluster's latest (it lapses on its own)."""
+    return f"{PREFIX}recovery:turn"
+
+
 def archive_cursor_key(game: str) -> str:
     return f"{PREFIX}archive:cursor:{game}"
 

@@ -24,6 +24,7 @@ from tournament.store.keys import (
     orphans_key,
     recovery_cursor_key,
     running_key,
+    sweep_turn_key,
     timers_key,
 )
 from tournament.store.timers import timer_member
@@ -67,6 +68,13 @@ Wakers = Callable[[str, WakeState], tuple[list[str], list[str]]]
 
 class Running(StoreBase):
     """The matches a driver holds, seen from outside the drivers."""
+
+    def take_sweep_turn(self, worker: str, seconds: float) -> bool:
+        """Whether `worker` sweeps now: one sweep of the cluster's workers per `seconds`,
+        taken by the first to ask once the last turn lapsed (a worker that dies holding it
+        delays the next sweep by no more)."""
+        return bool(self.redis.set(sweep_turn_key(), worker, nx=True,
+                                   px=max(int(seconds * 1000), 1)))
 
     def running_match_ids(self) -> list[str]:
         # Members only (no `withscores`), which redis-py's typing of ZRANGE does not tell.

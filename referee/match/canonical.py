@@ -79,17 +79,28 @@ def _has_double_to_rewrite(fast: bytes) -> bool:
     for mark in _DOUBLE_MARKS:
         at = fast.find(mark, 1)
         while at != -1:
-            if (fast[at - 1] in _DIGITS and _integral_at(fast, at) if mark == b"." else
-                    at > 1 and fast[at - 1] == _E and fast[at - 2] in _DIGITS):
-                start = at - 1
-                while start >= 0 and fast[start] in _NUMBER_BYTES and at - start <= _LONGEST:
-                    start -= 1
-                if at - start <= _LONGEST and (start < 0 or fast[start] in _VALUE_STARTS):
-                    return True
-                after = _NOT_NUMBER.search(fast, at)  # its run's other marks share its start
+            if mark == b".":
+                in_number = fast[at - 1] in _DIGITS
+                to_rewrite = in_number and _integral_at(fast, at)
+            else:
+                in_number = to_rewrite = (at > 1 and fast[at - 1] == _E
+                                          and fast[at - 2] in _DIGITS)
+            if to_rewrite and _starts_a_value(fast, at):
+                return True
+            if in_number:  # a number has one `.`: its run's other marks are no number's
+                after = _NOT_NUMBER.search(fast, at)
                 at = after.start() if after else len(fast)
             at = fast.find(mark, at + 1)
     return False
+
+
+def _starts_a_value(fast: bytes, at: int) -> bool:
+    """Whether the run of number bytes around `at` starts where a value may, no further
+    back than the longest number orjson writes."""
+    start = at - 1
+    while start >= 0 and fast[start] in _NUMBER_BYTES and at - start <= _LONGEST:
+        start -= 1
+    return at - start <= _LONGEST and (start < 0 or fast[start] in _VALUE_STARTS)
 
 
 def _integral_at(fast: bytes, at: int) -> bool:

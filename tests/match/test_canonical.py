@@ -172,12 +172,14 @@ def test_text_shaped_like_numbers_hides_no_double(value):
 
 def test_canonical_json_is_linear_in_text_shaped_like_numbers():
     """A step whose debug text is 1,000,000 bytes of `1.1.1...` (or `1e-1e-...`, `:1.1...`,
-    `1.a1.a...`): linear, well under a second each; the search before walked back over the
-    whole run for each of its marks (0.4 s for a bot's 4,096 bytes of debug, days at this
-    length)."""
+    `1.a1.a...`, or `1.01.0...` and `:1.0:1.0...`, shaped like the integral doubles that
+    are rewritten): linear, well under a second each; the search before walked back over
+    the whole run for each of its marks (0.4 s for a bot's 4,096 bytes of debug, days at
+    this length)."""
     script = ("from referee.match.canonical import jcs\n"
               "n = 1_000_000\n"
-              "for text in ['1.' * n, '1e-' * n, ':1.1' * n, '1.a' * n, '1' * n + '.5']:\n"
+              "for text in ['1.' * n, '1e-' * n, ':1.1' * n, '1.a' * n, '1' * n + '.5',\n"
+              "             '1.0' * n, ':1.0' * n, '1.0e+1' * n]:\n"
               "    jcs({'debug': text[:n], 'elapsed_ms': 20.5})\n"
               "print('done')\n")
     assert printed_by(script) == "done"

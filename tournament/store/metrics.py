@@ -44,6 +44,11 @@ def record_decision(pipe: Any, game: str, bot: str, seconds: float, fault: str |
         pipe.hincrby(key, name, amount)
 
 
+DECISIONS_KEY = metrics_key(MetricCounter.DECISIONS)
+DECISION_US_KEY = metrics_key(MetricCounter.DECISION_US)
+DECISION_BUCKETS_KEY = metrics_key(MetricCounter.DECISION_BUCKETS)
+
+
 def decision_increments(game: str, bot: str, seconds: float, fault: str | None
                         ) -> list[tuple[str, str, int]]:
     """The (hash, field, amount) increments that count one decision (`record_decision`),
@@ -57,11 +62,6 @@ def decision_increments(game: str, bot: str, seconds: float, fault: str | None
     if fault is not None:
         increments.append((metrics_key(MetricCounter.FAULTS), field(game, fault), 1))
     return increments
-
-
-DECISIONS_KEY = metrics_key(MetricCounter.DECISIONS)
-DECISION_US_KEY = metrics_key(MetricCounter.DECISION_US)
-DECISION_BUCKETS_KEY = metrics_key(MetricCounter.DECISION_BUCKETS)
 
 
 @functools.lru_cache(maxsize=4096)

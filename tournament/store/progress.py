@@ -215,7 +215,8 @@ class Progress:
 
     async def _run(self, script: AsyncScript, keys: list[str], args: list[Argument]) -> Any:
         """`script`'s answer, run on `steps`' connection (EVALSHA; loaded first on a Redis
-        that lacks it)."""
+        that lacks it): `_run_each` for one script, kept apart for the step's path (a call
+        a decision, without the lists)."""
         try:
             return await self.steps.call(_evalsha(script, keys, args))
         except NoScriptError:

@@ -15,6 +15,8 @@ SCRIPTS = {
     "engines_speed.py": ["decisions/s", "games/s"],
     "referee_overhead.py": ["in-process overall:", "referee worker overall:", "ratio"],
     "concurrency_models.py": ["asyncio + httptools", "threads + requests", "us/dec"],
+    "decision_cost.py": ["warm, in-process", "step (advance)", "idle 20 ms before each",
+                         "40 in flight"],
     "execution.py": ["CPU ms/decision", "matches at once", "asked again", "idle pull"],
     "throughput.py": ["referee m/s", "engine m/s", "ratio", "http", "stdio", "lowest ratio"],
     "replay_verify_speed.py": ["speed-up", "overall against"],

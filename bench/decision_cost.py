@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterator
 import _support
 import orjson
 
+from engines.errors import InvalidSetup
 from referee.match.botclient import BotClient, judge_answer
 from referee.match.replay import SeatInfo
 from referee.match.runner import FailurePolicy, MatchPlay
@@ -174,6 +175,12 @@ def main() -> None:
     parser.add_argument("--seats", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="a few matches: a smoke run")
     args = parser.parse_args()
+    if args.matches < 1:
+        parser.error("--matches must be at least 1")
+    try:
+        new_match(0, args.seats)
+    except InvalidSetup as error:
+        parser.error(f"--seats: {error}")
     matches = 3 if args.quick else args.matches
     idle_decisions = 20 if args.quick else 400
     sealer = Sealer.from_key_file(_support.key_file())

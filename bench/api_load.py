@@ -210,10 +210,14 @@ def main() -> None:
     parser.add_argument("--idle", action="store_true",
                         help="no tournament during the load: the API's own latency, the "
                              "baseline the goal is measured against")
-    parser.add_argument("--quick", action="store_true", help="a tiny run (smoke test)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a tiny run (smoke test), its workers at the API's share unless "
+                             "--worker-nice says otherwise: at their default, idle, a machine "
+                             "kept busy by others would never let them play")
     args = parser.parse_args()
     if args.quick:
         args.clients, args.seconds, args.matches = 5, 2.0, 12
+        args.worker_nice = 0 if args.worker_nice is None else args.worker_nice
     workers_nice = ("their default nice" if args.worker_nice is None
                     else f"nice {args.worker_nice}")
     _support.header(f"API latency, {args.clients} clients (think {args.think_ms:g} ms) while a "

@@ -16,7 +16,11 @@ does:
   (`referee.match.urls.address_allowed`) after the name is resolved, so neither a URL that
   parses differently elsewhere nor a name that later resolves to another address reaches
   a host off the list; redirects are never followed (a 3xx is a `crash`);
-- headers are capped at 16 KiB and the body at `MAX_REPLY_BYTES`.
+- the deadline holds by when each chunk arrived, not when the loop read it, and the loop
+  reads one chunk a turn: a bot that never stops sending cannot hold the event loop nor
+  pass a late answer off as one in time;
+- headers are capped at 16 KiB (`MAX_HEAD_WIRE_BYTES` on the wire, interim answers
+  included), the body at `MAX_REPLY_BYTES`, the whole answer at `MAX_ANSWER_WIRE_BYTES`.
 `decide` never raises for anything the bot does: every failure becomes a `BotReply` with a
 fault code the runner's failure policy understands.
 """
@@ -45,6 +49,11 @@ PROTOCOL = "referee/1"
 RAW_LIMIT = 2000
 MAX_REPLY_BYTES = 1 << 20
 MAX_HEADER_BYTES = 16384
+MAX_HEAD_WIRE_BYTES = 2 * MAX_HEADER_BYTES
+"""The bytes an answer may take on the wire before its final headers are whole (its status
+lines, header lines and any interim `1xx` answers before them)."""
+MAX_ANSWER_WIRE_BYTES = 2 * MAX_REPLY_BYTES
+"""The bytes an answer may take on the wire in all, its framing included."""
 DEFAULT_DEADLINE_MS = 2000
 """A push bot's time per decision when its match or tournament names none."""
 NOTICE_DEADLINE_MS = DEFAULT_DEADLINE_MS
@@ -96,7 +105,7 @@ class _Refused(RefereeError):
 
 
 class _TooLarge(RefereeError):
-    """The reply body exceeded MAX_REPLY_BYTES."""
+    """The reply exceeded MAX_REPLY_BYTES of body or MAX_ANSWER_WIRE_BYTES on the wire."""
 
 
 class _TimedOut(RefereeError):
@@ -117,6 +126,7 @@ class _Answer:
         self.chunks: list[bytes] = []
         self.size = 0
         self.head_bytes = 0
+        self.wire_bytes = 0
         self.headers_done = False
         self.done = False
         self.keep_alive = False
@@ -134,7 +144,7 @@ class _Answer:
     def on_body(self, body: bytes) -> None:
         self.size += len(body)
         if self.size > MAX_REPLY_BYTES:
-            raise _TooLarge
+            raise _TooLarge(f"the answer is larger than {MAX_REPLY_BYTES} bytes")
         self.chunks.append(body)
 
     def on_message_complete(self) -> None:
@@ -145,12 +155,22 @@ class _Answer:
         self.keep_alive = self.parser.should_keep_alive()
 
     def feed(self, data: bytes) -> None:
+        """Parse a chunk, within the wire's bounds: the parser keeps an unfinished header
+        line by appending each chunk to it, so a line that never ends must be cut short by
+        its bytes, not by its length once whole."""
+        self.wire_bytes += len(data)
+        if self.wire_bytes > MAX_ANSWER_WIRE_BYTES:
+            raise _TooLarge(f"the answer is larger than {MAX_ANSWER_WIRE_BYTES} bytes on the "
+                            "wire, its framing included")
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserCallbackError as error:
             raise error.__context__ or _Refused(str(error)) from None
         except httptools.HttpParserError as error:
             raise _Refused(f"not an HTTP answer: {error}") from None
+        if not self.headers_done and self.wire_bytes > MAX_HEAD_WIRE_BYTES:
+            raise _Refused(f"no final headers within the answer's first {MAX_HEAD_WIRE_BYTES} "
+                           "bytes")
 
     def take(self, data: bytes, arrived_ns: int) -> None:
         """One chunk read (b"": the bot closed the connection) and when it arrived."""
@@ -239,16 +259,20 @@ class _Connection:
         return chunk
 
     def _on_readable(self) -> None:
-        """The event loop's callback: read what arrived, for the answer awaited."""
-        while not self.closed:
-            try:
-                data, ancillary, _, _ = self.sock.recvmsg(_CHUNK, _ANCILLARY_BYTES)
-            except (BlockingIOError, InterruptedError):
-                break
-            except OSError as error:
-                self.chunks.append(error)
-                self._stop_reading()
-                break
+        """The event loop's callback: read one chunk of what arrived, for the answer
+        awaited. One a turn of the loop: a bot that keeps sending holds neither the loop
+        (the other matches, the deadline's timer) nor more memory than the chunks its
+        answer is waiting to take."""
+        if self.closed:
+            return
+        try:
+            data, ancillary, _, _ = self.sock.recvmsg(_CHUNK, _ANCILLARY_BYTES)
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError as error:
+            self.chunks.append(error)
+            self._stop_reading()
+        else:
             self.chunks.append((data, _arrival_ns(ancillary)))
             if not data:
                 self._stop_reading()
@@ -294,6 +318,15 @@ class _TlsConnection:
 
     def close(self) -> None:
         self.writer.close()
+
+
+def _in_time(chunk: tuple[bytes, int], late_ns: int) -> tuple[bytes, int]:
+    """A chunk read and when it arrived; TimeoutError when that was after `late_ns`: the
+    deadline holds by the chunks' arrival, so a bot that keeps its socket readable (the
+    deadline's timer then never finds the wait pending) is still cut off at its deadline."""
+    if chunk[1] > late_ns:
+        raise TimeoutError
+    return chunk
 
 
 def _time_out(waiter: asyncio.Future[None]) -> None:
@@ -382,10 +415,9 @@ class BotClient:
             self._drop()
             return BotReply(None, Fault.TIMEOUT, "", out.elapsed_ms,
                             f"no complete answer within the deadline of {deadline_ms} ms")
-        except _TooLarge:
+        except _TooLarge as error:
             self._drop()
-            return _fault(Fault.MALFORMED, "", started,
-                          f"the answer is larger than {MAX_REPLY_BYTES} bytes")
+            return _fault(Fault.MALFORMED, "", started, str(error))
         except (_Refused, OSError, ssl.SSLError, ValueError) as error:
             self._drop()
             return _fault(Fault.CRASH, "", started, f"connection error: {_short(error)}")
@@ -513,16 +545,20 @@ class BotClient:
             raise _TimedOut(float(deadline_ms)) from None
         sent = time.monotonic_ns()
         until = asyncio.get_running_loop().time() + deadline_ms / 1000
+        late_ns = sent + deadline_ms * 1_000_000
         answer = _Answer()
         try:
-            while not answer.done:
-                answer.take(*await connection.recv(until))
+            try:
+                while not answer.done:
+                    answer.take(*_in_time(await connection.recv(until), late_ns))
+            except TimeoutError:
+                # a last look at what arrived in time but was not read yet (a busy loop)
+                while not answer.done and (chunk := connection.recv_nowait()) is not None:
+                    answer.take(*_in_time(chunk, late_ns))
+                if not answer.done:
+                    raise
         except TimeoutError:
-            # a last look at what arrived in time but was not read yet (a busy loop)
-            while not answer.done and (chunk := connection.recv_nowait()) is not None:
-                answer.take(*chunk)
-            if not answer.done or answer.arrived_ns - sent > deadline_ms * 1_000_000:
-                raise _TimedOut(max((time.monotonic_ns() - sent) / 1e6, deadline_ms)) from None
+            raise _TimedOut(max((time.monotonic_ns() - sent) / 1e6, deadline_ms)) from None
         connection.answered()
         if not answer.keep_alive:
             self._drop()

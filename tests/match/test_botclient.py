@@ -1,11 +1,15 @@
 """BotClient against real HTTP bots on loopback: a good answer, and every fault code."""
 
 import asyncio
+import time
 
 import pytest
 
 from referee.match.botclient import RAW_LIMIT, BotClient
 from tests.support.botserver import SLOW_S
+from tests.support.floodbot import flood_bot
+from tests.support.python_process import ENDLESS_S
+from tests.support.timed_bot import bot_process
 
 PAYLOAD = {"protocol": "referee/1", "match_id": "m-test", "game": "aladino", "seat": 0,
            "step": 3, "deadline_ms": 200, "observation": {},
@@ -87,6 +91,55 @@ def test_a_bot_closing_the_connection_is_a_crash(bot_server):
 def test_a_huge_answer_is_malformed(bot_server):
     reply = decide(bot_server.url("/huge"), deadline_ms=3000)
     assert reply.fault == "malformed" and "larger than" in reply.detail
+
+
+@pytest.mark.parametrize("kind", ["continue", "header", "extension", "body"])
+def test_a_bot_that_never_stops_sending_is_cut_off_and_holds_no_other_match(kind, tmp_path):
+    """A bot whose answer never ends (interim answers, a header line, a chunk extension or
+    chunk framing, sent as fast as loopback takes them) is a fault of its seat, at its
+    deadline or at the answer's size bounds, and another match's decision on the same event
+    loop meanwhile gets its answer. (Before: the client read while bytes kept arriving, so
+    the deadline's timer never ran, the loop was held and memory grew without bound.)"""
+    async def both(flooding_url, good_url):
+        flooded = BotClient(flooding_url, 300)
+        good = BotClient(good_url, 5000)
+        try:
+            return await asyncio.wait_for(asyncio.gather(
+                flooded.decide({**PAYLOAD, "deadline_ms": 300}),
+                good.decide({**PAYLOAD, "type": "decision", "deadline_ms": 5000})),
+                ENDLESS_S)
+        finally:
+            await flooded.aclose()
+            await good.aclose()
+
+    with flood_bot(kind) as url, bot_process(tmp_path, "--fixed-ms", "100") as (good_url, _):
+        flooded, answered = asyncio.run(both(url, good_url))
+    assert flooded.action is None
+    assert flooded.fault in ("timeout", "malformed", "crash"), flooded.detail
+    assert answered.fault is None, answered.detail
+
+
+def test_an_answer_that_arrived_after_the_deadline_is_a_timeout_however_late_it_is_read(
+        tmp_path):
+    """A bot answering 400 ms after a request with a 300 ms deadline has timed out, even when
+    the event loop (busy with another match) reads its answer and the deadline's timer in
+    the same turn: the deadline holds by when the answer arrived. (Before: the loop ran the
+    socket's callback before the timer, and the late answer was taken as a good one.)"""
+    async def once(url):
+        client = BotClient(url, 300)
+        deciding = asyncio.ensure_future(client.decide({**PAYLOAD, "type": "decision",
+                                                         "deadline_ms": 300}))
+        await asyncio.sleep(0.05)  # the request goes out
+        time.sleep(1.0)  # another match's work holds the loop past the deadline and answer
+        try:
+            return await asyncio.wait_for(deciding, ENDLESS_S)
+        finally:
+            await client.aclose()
+
+    with bot_process(tmp_path, "--fixed-ms", "400") as (url, _):
+        reply = asyncio.run(once(url))
+    assert reply.fault == "timeout" and reply.action is None, (reply.fault, reply.detail)
+    assert reply.elapsed_ms >= 300
 
 
 def _out_of_turn_bot(listener, answers: int) -> None:

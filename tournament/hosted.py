@@ -116,6 +116,7 @@ def _archive_files(encoded: str) -> dict[str, bytes]:
         raise SourceError(f"archive is not gzip: {error}") from None
     if len(tar_bytes) > MAX_ARCHIVE_TAR_BYTES or inflater.unconsumed_tail:
         raise SourceError(f"archive expands past {MAX_ARCHIVE_TAR_BYTES} bytes")
+    _check_headers(tar_bytes)
     files: dict[str, bytes] = {}
     try:
         with tarfile.open(fileobj=io.BytesIO(tar_bytes), mode="r:") as tar:
@@ -131,6 +132,65 @@ def _archive_files(encoded: str) -> dict[str, bytes]:
     except tarfile.TarError as error:
         raise SourceError(f"archive is not a tar: {error}") from None
     return files
+
+
+_PAX_TYPES = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE)
+_DATA_TYPES = (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.CONTTYPE, tarfile.GNUTYPE_LONGNAME,
+               tarfile.GNUTYPE_LONGLINK, *_PAX_TYPES)
+_PAX_LENGTH = re.compile(rb"([0-9]{1,20}) ")
+_LONG_DIGIT_RUN = re.compile(rb"[0-9]{33}")
+
+
+def _check_headers(tar_bytes: bytes) -> None:
+    """Refuse, before `tarfile` parses them, the pax headers it would parse in time
+    quadratic in their length (CPython before 3.11.10 and 3.12.6 reads them with regular
+    expressions that backtrack: CVE-2024-6232; a 352-byte upload cost 25 s of the API's
+    CPU), and the members it would refuse later anyway (links, devices, sparse files), so
+    this walk reads the same headers `tarfile` reads. It stops where `tarfile` stops: at
+    the archive's end or a header `tarfile` would not take."""
+    position = 0
+    while position + tarfile.BLOCKSIZE <= len(tar_bytes):
+        try:
+            info = tarfile.TarInfo.frombuf(tar_bytes[position:position + tarfile.BLOCKSIZE],
+                                           tarfile.ENCODING, "surrogateescape")
+        except tarfile.HeaderError:
+            return
+        position += tarfile.BLOCKSIZE
+        if info.type == tarfile.DIRTYPE:
+            continue  # tarfile reads no data after a directory's header
+        if info.type not in _DATA_TYPES:
+            raise SourceError(f"archive member {info.name!r} is not a regular file")
+        if info.type in _PAX_TYPES:
+            _check_pax_records(tar_bytes[position:position + info.size])
+        position += -(-info.size // tarfile.BLOCKSIZE) * tarfile.BLOCKSIZE
+
+
+def _check_pax_records(data: bytes) -> None:
+    """A pax header's records, each `<length> <keyword>=<value>\\n` whose length is its
+    own (as CPython 3.11.10 checks them), no run of more than 32 digits (its search for
+    `hdrcharset` backtracks over each), and no keyword that changes where the next member's
+    data is (`size`, GNU's sparse maps)."""
+    position = 0
+    while position < len(data) and data[position] != 0:
+        keyword, end = _pax_record(data, position)
+        if keyword == b"size" or keyword.startswith(b"GNU.sparse"):
+            raise SourceError(f"archive holds a pax header setting {keyword[:40]!r}, which "
+                              "a source file has no use for")
+        position = end
+    if _LONG_DIGIT_RUN.search(data):
+        raise SourceError("archive holds a pax header with a run of over 32 digits")
+
+
+def _pax_record(data: bytes, position: int) -> tuple[bytes, int]:
+    """The keyword of the pax record at `position`, and where the next one starts."""
+    length = _PAX_LENGTH.match(data, position)
+    end = position + int(length.group(1)) if length else position
+    if length is None or end - position < 5 or end > len(data) or data[end - 1] != 0x0A:
+        raise SourceError("archive holds a malformed pax header")
+    keyword, equals, _ = data[length.end():end - 1].partition(b"=")
+    if not keyword or not equals:
+        raise SourceError("archive holds a malformed pax header")
+    return keyword, end
 
 
 def pack(files: dict[str, bytes]) -> bytes:

@@ -185,6 +185,17 @@ def add_symlink(tar: tarfile.TarFile, name: str, target: str) -> None:
     tar.addfile(info)
 
 
+def raw_tar_gz(*members: tuple[bytes, str, bytes]) -> str:
+    """A tar.gz of (type, name, data) members written as they are (a pax header's data too),
+    then `main.py`."""
+    raw = b""
+    for kind, name, data in [*members, (tarfile.REGTYPE, "main.py", GOOD_PY)]:
+        info = tarfile.TarInfo(name)
+        info.size, info.type = len(data), kind
+        raw += info.tobuf(format=tarfile.USTAR_FORMAT) + data + b"\0" * (-len(data) % 512)
+    return base64.b64encode(gzip.compress(raw + b"\0" * 1024)).decode()
+
+
 GOOD_PY = b"print('hi')\n"
 REFUSED_SOURCES = {
     "both forms": {"language": "python3", "files": {"main.py": "x"}, "archive": "eA=="},
@@ -203,6 +214,19 @@ REFUSED_SOURCES = {
         add_file(tar, "main.py", GOOD_PY), add_file(tar, "../../x.py", GOOD_PY)))},
     "a gzip bomb": {"language": "python3", "archive": base64.b64encode(
         gzip.compress(b"\0" * (64 << 20))).decode()},
+    # pax headers CPython before 3.11.10 parses in quadratic time (CVE-2024-6232): refused
+    # as malformed before tarfile reads them (it took the first one, after 0.1 s at this
+    # size and 25 s at 128,000 digits, as a header with no records)
+    "a pax header of digits": {"language": "python3", "archive": raw_tar_gz(
+        (tarfile.XHDTYPE, "pax", b"1" * 8000))},
+    "a pax header of bare lengths": {"language": "python3", "archive": raw_tar_gz(
+        (tarfile.XGLTYPE, "pax", b"2 " * 4000 + b"x=\n"))},
+    "a pax record of a long digit run": {"language": "python3", "archive": raw_tar_gz(
+        (tarfile.XHDTYPE, "pax", b"50 comment=" + b"1" * 38 + b"\n"))},
+    "a pax size": {"language": "python3", "archive": raw_tar_gz(
+        (tarfile.XHDTYPE, "pax", b"10 size=5\n"))},
+    "a sparse file": {"language": "python3", "archive": raw_tar_gz(
+        (tarfile.GNUTYPE_SPARSE, "holes.py", b""))},
 }
 
 
@@ -228,6 +252,26 @@ def test_an_archive_of_files_is_taken_as_the_files_would_be(api):
         "name": "as-files", "games": ["aladino"],
         "source": {"language": "python3", "files": {"main.py": GOOD_PY.decode()}}}).get_json()
     assert bot["versions"][0]["source_sha256"] == same["versions"][0]["source_sha256"]
+
+
+def test_an_archive_with_pax_headers_as_tar_tools_write_them_is_taken(api):
+    """pax headers of a long path, of macOS's extended attributes and a global one (what
+    bsdtar and `tar --format=posix` write) pass the check in front of tarfile."""
+    long_path = "lib/" + "a" * 120 + "/util.py"
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT,
+                      pax_headers={"comment": "made by a test"}) as tar:
+        for name, content in (("main.py", GOOD_PY), (long_path, b"X = 1\n")):
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(content), 1733412345.123456
+            info.pax_headers = {"LIBARCHIVE.xattr.com.apple.provenance": "AQIAeHl6"}
+            tar.addfile(info, io.BytesIO(content))
+    response = api.post("/bots", token=ADMIN, json={
+        "name": "from-bsdtar", "games": ["aladino"],
+        "source": {"language": "python3", "archive": base64.b64encode(buffer.getvalue()).decode()}})
+    assert response.status_code == 201, response.get_json()
+    assert hosted.source_files({"language": "python3", "archive": base64.b64encode(
+        buffer.getvalue()).decode()}) == {"main.py": GOOD_PY, long_path: b"X = 1\n"}
 
 
 def test_a_url_and_a_source_together_or_a_body_over_3_mib_are_refused(api):

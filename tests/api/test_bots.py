@@ -68,6 +68,16 @@ def test_bot_urls_outside_the_allowlist_are_refused(api, url, status):
     assert response.status_code == status and list(response.get_json()["errors"]) == ["url"]
 
 
+def test_a_url_over_2000_characters_is_refused_for_its_length_alone(api):
+    """A 1 MB URL is refused by its length; its syntax is not looked at (that cost ~1 s of
+    the API's CPU a MB, and the refusal repeated its host back)."""
+    url = "http://" + "a." * 500_000 + "_"
+    response = api.post("/bots", token=ADMIN, json={"name": "x", "url": url,
+                                                    "games": ["aladino"]})
+    assert response.status_code == 400
+    assert response.get_json()["errors"] == {"url": ["Length must be between 1 and 2000."]}
+
+
 def test_a_name_already_registered_is_a_409_naming_that_bot(api, bot_server):
     first = register(api, bot_server.url("/random"), "Greedy One").get_json()
     for name in ("Greedy One", "greedy one", "  GREEDY ONE "):

@@ -30,8 +30,8 @@ from referee.api.auth import (
     require_token,
 )
 from referee.api.auth import caller as current_caller
-from referee.api.common import ListQuerySchema, PageSchema, StrictBoolean, required
-from referee.api.operations import PAGE, link, operation, path_parameter
+from referee.api.common import FullMatch, ListQuerySchema, PageSchema, StrictBoolean, required
+from referee.api.operations import PAGE, id_parameter, link, operation, path_parameter
 from referee.api.problems import Problem, not_found
 from referee.api.web import load_body, load_query, reply, services
 from referee.errors import (
@@ -58,7 +58,7 @@ class AccountIdConverter(BaseConverter):
 def _add_converter(state: BlueprintSetupState) -> None:
     state.app.url_map.converters["account_id"] = AccountIdConverter
 
-NAME = validate.Regexp(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", error=(
+NAME = FullMatch(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", error=(
     "1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit"))
 MAX_TOKEN_LIFE_S = 366 * 86400
 INVITE_LIFE_S = 7 * 86400
@@ -139,7 +139,7 @@ class InviteSchema(Schema):
 
 ACCOUNT_ID = path_parameter("account_id", {"type": "string",
                                            "pattern": f"^{ACCOUNT_ID_PATTERN}$"})
-TOKEN_ID = path_parameter("token_id")
+TOKEN_ID = id_parameter("token_id")
 
 PATHS = {
     "/accounts": {
@@ -202,12 +202,16 @@ def create_account() -> Response:
     admin = _signup_allowed_so_far()
     data = load_body(AccountCreateSchema)
     store = services().store
-    if not admin and services().config.signup == "invite" and not (
-            "invite" in data and store.use_invite(data["invite"])):
-        raise Problem(SIGNUP_REFUSED, "sign-up here needs an unused invite code (`invite`)")
+    invite_left_ms = None
+    if not admin and services().config.signup == "invite":
+        invite_left_ms = store.use_invite(data["invite"]) if "invite" in data else None
+        if invite_left_ms is None:
+            raise Problem(SIGNUP_REFUSED, "sign-up here needs an unused invite code (`invite`)")
     account = {"id": f"acct-{secrets.token_hex(6)}", "name": data["name"],
                "created_at": utc_now(), "suspended": False}
     if not store.create_account(account):
+        if invite_left_ms is not None:
+            store.give_back_invite(data["invite"], invite_left_ms)  # try another name
         raise Problem(ACCOUNT_NAME_TAKEN, f"the account name {data['name']!r} is taken")
     token, _ = _new_token(account["id"], list(SCOPES), None)
     return reply(AccountCreatedSchema, {**account, "token": token}, 201,
@@ -272,7 +276,7 @@ def list_tokens() -> Response:
         who.account_id or "")})
 
 
-@bp.delete("/accounts/me/tokens/<token_id>")
+@bp.delete("/accounts/me/tokens/<id:token_id>")
 def revoke_token(token_id: str) -> Response:
     record = services().store.revoke_token(require_account().account_id or "", token_id)
     if record is None:

@@ -23,6 +23,7 @@ from referee.api import (
     spec,
     tournaments,
 )
+from referee.api.operations import IdConverter
 from referee.api.web import Services
 from referee.config import Config
 from tournament.archive import ReplayArchive
@@ -38,6 +39,7 @@ BLUEPRINTS = (*(resource.bp for resource in RESOURCES), ui.bp, ui.root)
 def create_app(config: Config | None = None) -> Flask:
     config = config or Config.from_env()
     app = Flask("referee")
+    app.url_map.converters["id"] = IdConverter  # before the routes that use it
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
     archive = ReplayArchive(config.archive_dir) if config.archive_dir else None
     store = Store.from_url(config.redis_url, archive)

@@ -17,7 +17,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 
 from referee.api.auth import BOTS_WRITE, PRIVATE_READ, Caller, caller, require_scope
 from referee.api.common import ListQuerySchema, PageSchema, StrictBoolean, known_game, required
-from referee.api.operations import PAGE, link, operation, path_parameter
+from referee.api.operations import PAGE, id_parameter, link, operation
 from referee.api.problems import Problem, not_found, unprocessable
 from referee.api.web import load_body, load_query, reply, services
 from referee.errors import (
@@ -243,7 +243,7 @@ class BotListSchema(PageSchema):
         "description": "by registration time, oldest first"})
 
 
-BOT_ID = path_parameter("bot_id")
+BOT_ID = id_parameter("bot_id")
 
 WRITERS = ("admin", "account")
 PATHS = {
@@ -395,18 +395,18 @@ def list_bots() -> Response:
                                  "total": total, **query})
 
 
-@bp.get("/bots/<bot_id>")
+@bp.get("/bots/<id:bot_id>")
 def get_bot(bot_id: str) -> Response:
     return reply(BotSchema, _shown(_find_bot(bot_id), caller()))
 
 
-@bp.get("/bots/<bot_id>/versions")
+@bp.get("/bots/<id:bot_id>/versions")
 def get_versions(bot_id: str) -> Response:
     return reply(BotVersionListSchema,
                  {"versions": _shown(_find_bot(bot_id), caller())["versions"]})
 
 
-@bp.get("/bots/<bot_id>/build")
+@bp.get("/bots/<id:bot_id>/build")
 def get_build(bot_id: str) -> Response:
     """A hosted version's build, to its owner and the admin."""
     who = require_scope(BOTS_WRITE)
@@ -428,7 +428,7 @@ def list_languages() -> Response:
     return reply(LanguageListSchema, {"languages": list(announced.values())})
 
 
-@bp.patch("/bots/<bot_id>")
+@bp.patch("/bots/<id:bot_id>")
 def change_bot(bot_id: str) -> Response:
     """New fields (checked as at registration); a new URL or source is a new version.
     Matches already recorded keep the old name and version."""
@@ -473,7 +473,7 @@ def _check_same_kind(bot: dict, data: dict) -> None:
                                      "url"]})
 
 
-@bp.delete("/bots/<bot_id>")
+@bp.delete("/bots/<id:bot_id>")
 def retire_bot(bot_id: str) -> Response:
     """Retire the bot: no new match or tournament accepts it; its history stays."""
     who = require_scope(BOTS_WRITE)
@@ -485,7 +485,7 @@ def retire_bot(bot_id: str) -> Response:
     return reply(BotSchema, _shown(bot, who))
 
 
-@bp.post("/bots/<bot_id>/secret")
+@bp.post("/bots/<id:bot_id>/secret")
 def rotate_secret(bot_id: str) -> Response:
     """A new secret for the bot, shown in this answer only; the old one stops at once."""
     who = require_scope(BOTS_WRITE)

@@ -13,13 +13,28 @@ from marshmallow import Schema, ValidationError, fields, validate
 
 import engines
 from referee.errors import CATALOGUE
+from tournament.store.keys import ID_PATTERN
 
 MAX_SAFE_INTEGER = (1 << 53) - 1  # the largest integer a JavaScript number holds exactly
 MAX_SEED = MAX_SAFE_INTEGER
 SEED_RANGE = validate.Range(min=0, max=MAX_SEED, error=(
     "a seed is an integer from 0 to 2**53 - 1 = 9007199254740991, the largest integer "
     "every JSON client (JavaScript's JSON.parse) reads exactly"))
-SHA256_HEX = validate.Regexp(r"^[0-9a-f]{64}$", error="not a sha256 hex digest")
+
+
+class FullMatch(validate.Regexp):
+    """A `Regexp` the whole string must match: Python's `$` also matches before a final
+    newline (`"bob\\n"` passed `^[a-z]+$`), ECMAScript's, the spec's `pattern`, does not."""
+
+    def __call__(self, value: str) -> str:  # type: ignore[override]
+        if self.regex.fullmatch(value) is None:  # type: ignore[call-overload] # str patterns
+            raise ValidationError(self._format_error(value))
+        return value
+
+
+SHA256_HEX = FullMatch(r"^[0-9a-f]{64}$", error="not a sha256 hex digest")
+RECORD_ID = FullMatch(f"^{ID_PATTERN}$", error=(
+    "not an id: 1 to 100 letters, digits, '_', '.' or '-', starting with a letter or digit"))
 MAX_PAGE = 200
 MAX_OFFSET = 1 << 40
 MAX_SEATS = 16

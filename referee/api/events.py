@@ -268,7 +268,7 @@ PATHS = {
 }
 
 
-@bp.get("/matches/<match_id>/events")
+@bp.get("/matches/<id:match_id>/events")
 def match_events(match_id: str) -> Response:
     query = load_query(MatchEventsQuerySchema)
     after = _last_event_id(query)
@@ -287,7 +287,7 @@ def match_events(match_id: str) -> Response:
                                      updates=seat_client))
 
 
-@bp.get("/tournaments/<tournament_id>/events")
+@bp.get("/tournaments/<id:tournament_id>/events")
 def tournament_events(tournament_id: str) -> Response:
     store = _live().store
     if tournaments.get_meta(store, tournament_id) is None:
@@ -297,7 +297,7 @@ def tournament_events(tournament_id: str) -> Response:
                                       announcer))
 
 
-@bp.get("/ladders/<ladder_id>/events")
+@bp.get("/ladders/<id:ladder_id>/events")
 def ladder_events(ladder_id: str) -> Response:
     store = _live().store
     if store.ladder_meta(ladder_id) is None:

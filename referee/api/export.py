@@ -13,7 +13,15 @@ from marshmallow import Schema, fields, validate
 
 import engines
 from referee.api.auth import PRIVATE_READ, Caller, caller
-from referee.api.common import MAX_SEATS, SEAT, STEP, JsonNumber, known_game, required
+from referee.api.common import (
+    MAX_SEATS,
+    SEAT,
+    STEP,
+    FullMatch,
+    JsonNumber,
+    known_game,
+    required,
+)
 from referee.api.operations import operation, path_parameter
 from referee.api.problems import unprocessable
 from referee.api.web import load_query, path_game, services
@@ -34,10 +42,10 @@ SINCE_PATTERN = (r"^([0-9]{1,11}(\.[0-9]{1,6})?|[0-9]{4}-[0-9]{2}-[0-9]{2}"
 
 
 class ExportQuerySchema(Schema):
-    cursor = fields.String(validate=validate.Regexp(r"^[A-Za-z0-9_-]{1,200}$"), metadata={
+    cursor = fields.String(validate=FullMatch(r"^[A-Za-z0-9_-]{1,200}$"), metadata={
         "description": f"where to go on: the `{CURSOR_HEADER}` of the previous page (absent: "
                        "from the first finished match)"})
-    since = fields.String(validate=validate.Regexp(SINCE_PATTERN), metadata={
+    since = fields.String(validate=FullMatch(SINCE_PATTERN), metadata={
         "description": "only matches finished at this time or later: ISO 8601 (UTC unless "
                        "it names a zone) or seconds since the epoch"})
     limit = fields.Integer(load_default=DEFAULT_LIMIT, validate=validate.Range(1, MAX_LIMIT),

@@ -11,6 +11,7 @@ from marshmallow import Schema, fields, validate
 from referee.api.auth import BOTS_WRITE, require_admin, require_scope
 from referee.api.common import (
     MAX_SEED,
+    RECORD_ID,
     ListQuerySchema,
     PageSchema,
     SafeInteger,
@@ -28,7 +29,7 @@ from referee.api.matches import (
     TimeControlSchema,
     match_list,
 )
-from referee.api.operations import PAGE, operation, path_parameter
+from referee.api.operations import PAGE, id_parameter, operation
 from referee.api.problems import Problem, invalid, not_found, unprocessable
 from referee.api.web import load_body, load_query, reply, services
 from referee.errors import AUTH_FORBIDDEN, BOT_RETIRED
@@ -39,8 +40,8 @@ from tournament.formats import SetupError
 
 bp = Blueprint("ladders", __name__)
 
-LADDER_ID = path_parameter("ladder_id")
-BOT_ID = path_parameter("bot_id")
+LADDER_ID = id_parameter("ladder_id")
+BOT_ID = id_parameter("bot_id")
 MAX_CONCURRENCY = 256
 DEFAULT_PLAYERS = 2
 STATUSES = [ladders.CHECKING, ladders.ACTIVE, ladders.REJECTED, ladders.SUSPENDED,
@@ -145,7 +146,7 @@ class LadderListSchema(PageSchema):
 
 
 class LadderEntryRequestSchema(Schema):
-    bot = fields.String(required=True, validate=validate.Length(min=1, max=100),
+    bot = fields.String(required=True, validate=RECORD_ID,
                         metadata={"description": "the bot's id"})
 
 
@@ -234,12 +235,12 @@ def list_ladders() -> Response:
     return reply(LadderListSchema, {"ladders": found, "total": total, **query})
 
 
-@bp.get("/ladders/<ladder_id>")
+@bp.get("/ladders/<id:ladder_id>")
 def get_ladder(ladder_id: str) -> Response:
     return reply(LadderSchema, _view(ladder_id))
 
 
-@bp.patch("/ladders/<ladder_id>")
+@bp.patch("/ladders/<id:ladder_id>")
 def change_ladder(ladder_id: str) -> Response:
     require_admin()
     changes = load_body(LadderChangeSchema)
@@ -248,7 +249,7 @@ def change_ladder(ladder_id: str) -> Response:
     return reply(LadderSchema, _view(ladder_id))
 
 
-@bp.post("/ladders/<ladder_id>/entries")
+@bp.post("/ladders/<id:ladder_id>/entries")
 def enter_ladder(ladder_id: str) -> Response:
     who = require_scope(BOTS_WRITE)
     meta = _meta(ladder_id)
@@ -271,7 +272,7 @@ def enter_ladder(ladder_id: str) -> Response:
                  headers={"Location": f"/ladders/{ladder_id}/entries"})
 
 
-@bp.get("/ladders/<ladder_id>/entries")
+@bp.get("/ladders/<id:ladder_id>/entries")
 def list_entries(ladder_id: str) -> Response:
     _meta(ladder_id)
     query = load_query(ListQuerySchema)
@@ -281,7 +282,7 @@ def list_entries(ladder_id: str) -> Response:
                                    "total": len(entries), **query})
 
 
-@bp.delete("/ladders/<ladder_id>/entries/<bot_id>")
+@bp.delete("/ladders/<id:ladder_id>/entries/<id:bot_id>")
 def leave_ladder(ladder_id: str, bot_id: str) -> Response:
     who = require_scope(BOTS_WRITE)
     _meta(ladder_id)
@@ -296,7 +297,7 @@ def leave_ladder(ladder_id: str, bot_id: str) -> Response:
     return reply(LadderEntrySchema, ladders.entry_view(entry))
 
 
-@bp.get("/ladders/<ladder_id>/matches")
+@bp.get("/ladders/<id:ladder_id>/matches")
 def list_ladder_matches(ladder_id: str) -> Response:
     _meta(ladder_id)
     query = load_query(ListQuerySchema)
@@ -305,7 +306,7 @@ def list_ladder_matches(ladder_id: str) -> Response:
     return match_list(ids, total, query)
 
 
-@bp.get("/ladders/<ladder_id>/history")
+@bp.get("/ladders/<id:ladder_id>/history")
 def ladder_history(ladder_id: str) -> Response:
     _meta(ladder_id)
     since = load_query(LadderHistoryQuerySchema)["since"]

@@ -17,7 +17,7 @@ from typing import TypeVar
 from flask import Blueprint, Response
 from marshmallow import Schema, fields, validate
 
-from referee.api.common import SHA256_HEX, required
+from referee.api.common import SHA256_HEX, FullMatch, required
 from referee.api.matches import find_match
 from referee.api.operations import MATCH_ID, operation
 from referee.api.problems import Problem
@@ -55,8 +55,8 @@ class SignatureSchema(Schema):
     algorithm = required(fields.String, validate=validate.OneOf(ALGORITHMS), metadata={
         "description": "ed25519 (value: base64url, no padding); hmac-sha256 on an HMAC-only "
                        "server (value: hex)"})
-    key_id = required(fields.String, validate=validate.Regexp(r"^[0-9a-f]{16}$"))
-    value = required(fields.String, validate=validate.Regexp(r"^[A-Za-z0-9_-]{1,128}$"),
+    key_id = required(fields.String, validate=FullMatch(r"^[0-9a-f]{16}$"))
+    value = required(fields.String, validate=FullMatch(r"^[A-Za-z0-9_-]{1,128}$"),
                      metadata={"description": "base64url (ed25519) or hex (hmac-sha256)"})
 
 
@@ -158,7 +158,7 @@ def log_head() -> Response:
     return reply(TreeHeadSchema, results_log.signed_head(services().store, services().sealer))
 
 
-@bp.get("/log/proof/<match_id>")
+@bp.get("/log/proof/<id:match_id>")
 def log_proof(match_id: str) -> Response:
     match = find_match(match_id)
     index = match.get("log_index")

@@ -26,6 +26,7 @@ from referee.api.auth import (
 from referee.api.bots import check_seatable
 from referee.api.common import (
     MAX_SEATS,
+    RECORD_ID,
     SEAT,
     SEED_RANGE,
     STEP,
@@ -104,7 +105,7 @@ class SeatSpecSchema(Schema):
     }
 
     kind = fields.String(required=True, validate=validate.OneOf(["bot", "pull"]))
-    bot_id = fields.String(validate=validate.Length(min=1, max=100))
+    bot_id = fields.String(validate=RECORD_ID)
     name = fields.String(validate=validate.Length(min=1, max=100))
     deadline_ms = fields.Integer(strict=True, metadata={"description": SEAT_DEADLINE})
 
@@ -368,7 +369,7 @@ def _match_row(match: dict, secret: bool) -> bytes:
     return orjson.dumps(dumper(MatchSchema)(public_match(match, secret)))
 
 
-@bp.get("/matches/<match_id>/stderr")
+@bp.get("/matches/<id:match_id>/stderr")
 def get_stderr(match_id: str) -> Response:
     """A hosted seat's stderr, as text, to the admin and the bot's owner (private:read)."""
     who = require_scope(PRIVATE_READ)
@@ -386,7 +387,7 @@ def get_stderr(match_id: str) -> Response:
     return Response(text, 200, mimetype="text/plain")
 
 
-@bp.get("/matches/<match_id>")
+@bp.get("/matches/<id:match_id>")
 def get_match(match_id: str) -> Response:
     """Reading a running match also queues it again when its worker died (no lease)."""
     match = find_match(match_id)

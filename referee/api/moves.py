@@ -116,7 +116,7 @@ PATHS = {
 }
 
 
-@bp.get("/matches/<match_id>/observation")
+@bp.get("/matches/<id:match_id>/observation")
 def observation(match_id: str) -> Response:
     match, seat, live = _seat_request(match_id)
     log_from = load_query(ObservationQuerySchema).get("log_from", 0)
@@ -141,7 +141,7 @@ def observation(match_id: str) -> Response:
                                        "to_move": seen["to_move"]})
 
 
-@bp.post("/matches/<match_id>/actions")
+@bp.post("/matches/<id:match_id>/actions")
 def post_action(match_id: str) -> Response:
     match, seat, live = _seat_request(match_id)
     _check_rate()

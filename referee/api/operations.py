@@ -8,8 +8,11 @@ schemas; `referee.api.openapi` assembles them.
 
 from __future__ import annotations
 
+from werkzeug.routing import BaseConverter
+
 from referee.api.common import ListQuerySchema, ProblemSchema
 from referee.api.problems import MEDIA_TYPE
+from tournament.store.keys import ID_PATTERN
 
 ERROR_TEXT = {
     400: "malformed JSON or invalid fields (named in `errors`)",
@@ -43,9 +46,21 @@ def path_parameter(name: str, schema: dict | None = None) -> dict:
             "schema": schema or {"type": "string"}}
 
 
-MATCH_ID = path_parameter("match_id")
+class IdConverter(BaseConverter):
+    """`<id:...>` in a route: a record's id (`ID_PATTERN`); any other text in its place is
+    no route, a 404, before it can name a Redis key."""
+
+    regex = ID_PATTERN
+
+
+def id_parameter(name: str) -> dict:
+    """A path parameter that is a record's id, as `IdConverter` matches it."""
+    return path_parameter(name, {"type": "string", "pattern": f"^{ID_PATTERN}$"})
+
+
+MATCH_ID = id_parameter("match_id")
 GAME = path_parameter("game")
-TOURNAMENT_ID = path_parameter("tournament_id")
+TOURNAMENT_ID = id_parameter("tournament_id")
 
 
 def operation(operation_id: str, summary: str, tag: str, ok: tuple[int, type | dict],

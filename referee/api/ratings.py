@@ -9,7 +9,14 @@ import orjson
 from flask import Blueprint, Response
 from marshmallow import Schema, fields, validate
 
-from referee.api.common import MAX_OFFSET, JsonNumber, ListQuerySchema, PageSchema, required
+from referee.api.common import (
+    MAX_OFFSET,
+    RECORD_ID,
+    JsonNumber,
+    ListQuerySchema,
+    PageSchema,
+    required,
+)
 from referee.api.operations import GAME, PAGE, operation
 from referee.api.problems import not_found
 from referee.api.tournaments import TournamentBotSchema
@@ -55,7 +62,7 @@ MAX_HISTORY_PAGE = 1000
 
 
 class HistoryQuerySchema(Schema):
-    bot = fields.String(required=True, validate=validate.Length(min=1, max=100),
+    bot = fields.String(required=True, validate=RECORD_ID,
                         metadata={"description": "the bot's id"})
     offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=MAX_OFFSET),
                             metadata={"description": "points to skip (oldest first); the "

@@ -259,7 +259,7 @@ PATHS = {
 }
 
 
-@bp.get("/matches/<match_id>/replay")
+@bp.get("/matches/<id:match_id>/replay")
 def get_replay(match_id: str) -> Response:
     match = find_match(match_id)
     record = _with_log(_readable_record(match), match.get("log_index"))
@@ -267,7 +267,7 @@ def get_replay(match_id: str) -> Response:
         "Content-Disposition": f'attachment; filename="{match_id}.replay.json"'})
 
 
-@bp.get("/matches/<match_id>/replay/<int:step>")
+@bp.get("/matches/<id:match_id>/replay/<int:step>")
 def get_replay_step(match_id: str, step: int) -> Response:
     record = _readable_record(find_match(match_id))
     seat = load_query(ReplayStepQuerySchema).get("seat")

@@ -15,6 +15,7 @@ from referee.api.bots import check_seatable
 from referee.api.common import (
     MAX_PAGE,
     MAX_SEED,
+    RECORD_ID,
     JsonNumber,
     ListQuerySchema,
     PageSchema,
@@ -85,7 +86,7 @@ class TournamentCreateSchema(Schema):
                                      "seat rotation; gauntlet: every match holds the "
                                      "challenger; swiss: rounds paired by score; sprt: pairs "
                                      "of matches until the LLR decides"})
-    bots = fields.List(fields.String(validate=validate.Length(min=1, max=100)), required=True,
+    bots = fields.List(fields.String(validate=RECORD_ID), required=True,
                        validate=validate.Length(min=1, max=64),
                        metadata={"description": "registered bot ids, each at most once (sprt: "
                                                 "[challenger, baseline]; gauntlet: the field)"})
@@ -387,7 +388,7 @@ def list_tournaments() -> Response:
     return reply(TournamentListSchema, {"tournaments": found, "total": total, **query})
 
 
-@bp.get("/tournaments/<tournament_id>")
+@bp.get("/tournaments/<id:tournament_id>")
 def get_tournament(tournament_id: str) -> Response:
     view = tournaments.tournament_view(services().store, tournament_id, asked_by_admin())
     if view is None:
@@ -395,7 +396,7 @@ def get_tournament(tournament_id: str) -> Response:
     return reply(TournamentSchema, view)
 
 
-@bp.get("/tournaments/<tournament_id>/matches")
+@bp.get("/tournaments/<id:tournament_id>/matches")
 def list_tournament_matches(tournament_id: str) -> Response:
     """A page of the tournament's matches in schedule order."""
     store = services().store

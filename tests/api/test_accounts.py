@@ -83,6 +83,26 @@ def test_invite_sign_up_takes_a_one_time_code(api):
             "account/signup-refused")
 
 
+def test_a_sign_up_refused_for_its_name_keeps_its_invite_code(api):
+    """A code spent on a name already taken is given back, with the life it had left, for a
+    try with another name; it is still used once. (Before: the 409 spent it.)"""
+    settings(api, signup="invite")
+    signup(api, "taken")
+    code = api.post("/invites", token=ADMIN).get_json()["code"]
+    problem(api.post("/accounts", json={"name": "TAKEN", "invite": code}), 409,
+            "account/name-taken")
+    signup(api, "free", token=None, invite=code)
+    problem(api.post("/accounts", json={"name": "free2", "invite": code}), 403,
+            "account/signup-refused")
+
+
+@pytest.mark.parametrize("name", ["bob\n", "bob\r", " bob", "bob:x", "", "b" * 65])
+def test_an_account_name_is_letters_digits_and_punctuation_only(api, name):
+    """`"bob\\n"` was taken beside `"bob"` (Python's `$` matches before a final newline)."""
+    signup(api, "bob")
+    problem(api.post("/accounts", token=ADMIN, json={"name": name}), 400, "request/invalid")
+
+
 def test_open_sign_up_is_limited_per_client_address(api):
     settings(api, signup="open", signup_rate=(2, 60))
     signup(api, "one", token=None)

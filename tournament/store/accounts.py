@@ -122,9 +122,18 @@ class Accounts(Matches):
     def save_invite(self, code: str, ttl_s: int) -> None:
         self.redis.set(invite_key(token_digest(code)), "1", ex=ttl_s)
 
-    def use_invite(self, code: str) -> bool:
-        """Spend a one-time sign-up code; False when it is unknown, used or expired."""
-        return self.redis.getdel(invite_key(token_digest(code))) is not None
+    def use_invite(self, code: str) -> int | None:
+        """Spend a one-time sign-up code: the milliseconds it had left (for `give_back`),
+        or None when it is unknown, used or expired."""
+        with self.redis.pipeline() as pipe:  # MULTI: read its life and spend it at once
+            pipe.pttl(invite_key(token_digest(code)))
+            pipe.delete(invite_key(token_digest(code)))
+            left_ms, deleted = pipe.execute()
+        return max(left_ms, 1) if deleted else None
+
+    def give_back_invite(self, code: str, left_ms: int) -> None:
+        """Make a spent code usable again for what it had left (a sign-up that failed)."""
+        self.redis.set(invite_key(token_digest(code)), "1", px=left_ms, nx=True)
 
     # ----- quotas -----------------------------------------------------------------------
     def take_daily(self, account_id: str, quota: str, amount: int, limit: int,

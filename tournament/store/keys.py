@@ -117,6 +117,10 @@ from __future__ import annotations
 from enum import StrEnum
 
 PREFIX = "referee:"
+ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}"
+"""What an id of a bot, match, tournament, ladder or token in a key may be (every id the
+referee makes is one): no `:`, the keys' separator, so no id names another key's part
+(`match:{id}:replay` is not the match of id `{id}:replay`)."""
 MATCH_QUEUE = "referee-matches"
 HOSTED_QUEUE = "referee-hosted"
 QUEUES = (MATCH_QUEUE, HOSTED_QUEUE)

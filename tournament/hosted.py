@@ -31,6 +31,7 @@ import logging
 import os
 import re
 import shutil
+import subprocess
 import tarfile
 import tempfile
 import time
@@ -58,6 +59,9 @@ MAX_FILES = 200
 MAX_PATH_CHARS = 200
 MAX_ARCHIVE_TAR_BYTES = 4 << 20  # a tar of 1 MiB of files, headers and padding included
 MAX_ARTIFACT_BYTES = 16 << 20
+MAX_BUILD_BYTES = 64 << 20  # the build's files unpacked (sparse ones at their apparent size)
+MAX_BUILD_ENTRIES = 5000
+MAX_BUILD_DEPTH = 32
 MAX_STDERR_BYTES = 64 << 10  # kept per match and seat: the start, and the end
 BUILD_STALE_S = 600
 SHARED_MEMORY = "/dev/shm"
@@ -212,17 +216,43 @@ def unpack(packed: bytes, folder: Path) -> None:
 
 
 def pack_folder(folder: Path) -> bytes:
-    """A build's folder as an artifact: its regular files (executable bits kept)."""
+    """A build's folder as an artifact: its regular files (executable bits kept), within
+    the bounds of `_build_files`."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=6) as tar:
-        for path in sorted(folder.rglob("*")):
-            if path.is_file() and not path.is_symlink():
-                info = tarfile.TarInfo(str(path.relative_to(folder)))
-                info.size, info.mtime = path.stat().st_size, 0
-                info.mode = 0o755 if os.access(path, os.X_OK) else 0o644
-                with path.open("rb") as content:
-                    tar.addfile(info, content)
+        for path in _build_files(folder):
+            info = tarfile.TarInfo(str(path.relative_to(folder)))
+            info.size, info.mtime = path.stat().st_size, 0
+            info.mode = 0o755 if os.access(path, os.X_OK) else 0o644
+            with path.open("rb") as content:
+                tar.addfile(info, content)
     return buffer.getvalue()
+
+
+def _build_files(folder: Path) -> list[Path]:
+    """The regular files a build left (symbolic links are not followed), in order; a
+    `SourceError` when the folder is deeper than `MAX_BUILD_DEPTH` or holds more than
+    `MAX_BUILD_ENTRIES` entries or `MAX_BUILD_BYTES` of files. A build may leave sparse
+    files (16 MiB each that cost nothing, packed to a few bytes, written out whole by every
+    worker that plays them) or a tree deeper than Python's recursion reaches."""
+    found: list[Path] = []
+    entries, size, pending = 0, 0, [(folder, 0)]
+    while pending:
+        directory, depth = pending.pop()
+        if depth > MAX_BUILD_DEPTH:
+            raise SourceError(f"the build's folders nest deeper than {MAX_BUILD_DEPTH}")
+        with os.scandir(directory) as listing:
+            for entry in listing:
+                entries += 1
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((Path(entry.path), depth + 1))
+                elif entry.is_file(follow_symlinks=False):
+                    found.append(Path(entry.path))
+                    size += entry.stat(follow_symlinks=False).st_size
+                if entries > MAX_BUILD_ENTRIES or size > MAX_BUILD_BYTES:
+                    raise SourceError(f"the build leaves more than {MAX_BUILD_ENTRIES} files "
+                                      f"and folders or {MAX_BUILD_BYTES} bytes of files")
+    return sorted(found)
 
 
 # ----- builds ----------------------------------------------------------------------------
@@ -268,7 +298,8 @@ async def build_version(store: Store, bot_id: str, version: int, limits: sandbox
 
 async def _build_in_sandbox(language: sandbox.Language, source: bytes,
                             limits: sandbox.Limits) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="referee-build-", dir=_build_root()) as folder:
+    folder = tempfile.mkdtemp(prefix="referee-build-", dir=_build_root())
+    try:
         Path(folder).chmod(0o711)  # the sandbox's uid passes through to the bot's folder
         bot_dir = Path(folder, "bot")
         bot_dir.mkdir()
@@ -276,12 +307,23 @@ async def _build_in_sandbox(language: sandbox.Language, source: bytes,
         result = await sandbox.build(language, bot_dir, limits)
         if not result.ok:
             return _failed(result.log, result.seconds)
-        artifact = await asyncio.to_thread(pack_folder, bot_dir)
+        try:
+            artifact = await asyncio.to_thread(pack_folder, bot_dir)
+        except SourceError as error:
+            return _failed(f"{result.log}\n{error}", result.seconds)
+    finally:
+        await asyncio.to_thread(_remove_folder, folder)
     if len(artifact) > MAX_ARTIFACT_BYTES:
         return _failed(f"{result.log}\nthe build's output is {len(artifact)} bytes packed; at "
                        f"most {MAX_ARTIFACT_BYTES}", result.seconds)
     return {"status": BuildStatus.READY.value, "log": result.log, "seconds": result.seconds,
             "artifact": artifact, "digest": hashlib.sha256(artifact).hexdigest()}
+
+
+def _remove_folder(folder: str) -> None:
+    """Remove a build's folder whatever the build left in it: `rm`, since `shutil.rmtree`
+    recurses as deep as the folders nest (a build's tree 3,000 deep stayed in /dev/shm)."""
+    subprocess.run(["rm", "-rf", "--", folder], check=False, capture_output=True)
 
 
 def _build_root() -> str | None:

@@ -4,11 +4,14 @@ The bots (tests/support/hosted) play the first legal action, in every language."
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import gzip
 import io
+import os
 import subprocess
 import tarfile
+import tempfile
 import time
 from collections.abc import Callable
 
@@ -318,6 +321,34 @@ def test_a_hosted_bot_does_not_enter_a_ladder_yet(api):
     refused = api.post(f"/ladders/{ladder['id']}/entries", token=ADMIN, json={"bot": bot})
     assert refused.status_code == 422
     assert "hosted" in str(refused.get_json()["errors"])
+
+
+# a python3 build runs `python3 -m py_compile main.py` in the bot's folder, where a
+# `py_compile.py` of the bot's is the module run: code at build time, as perl's BEGIN is
+BUILDS_LEAVING_TOO_MUCH = {
+    "sparse files": "for i in range(8):\n    open(f'big{i}', 'wb').truncate(16 << 20)\n",
+    "a tree 3,000 deep": "import os\nfor _ in range(3000):\n    os.mkdir('d')\n    os.chdir('d')\n",
+    "6,000 files": "for i in range(6000):\n    open(f'f{i}', 'w').close()\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(BUILDS_LEAVING_TOO_MUCH))
+def test_a_build_leaving_too_much_fails_and_leaves_nothing_behind(case, monkeypatch):
+    """What a build leaves is bounded before it is packed: sparse files (16 MiB each that
+    cost the build nothing, and every worker playing it 16 MiB of disk), a tree deeper
+    than the packer's recursion (which then left the build's folder in /dev/shm for good),
+    too many files. (Before: the sparse files were `ready`, the deep tree an error.)"""
+    made: list[str] = []
+    real_mkdtemp = tempfile.mkdtemp
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda **kw: made.append(real_mkdtemp(**kw))
+                        or made[-1])
+    source = hosted.pack({"main.py": GOOD_PY,
+                          "py_compile.py": BUILDS_LEAVING_TOO_MUCH[case].encode()})
+    outcome = asyncio.run(hosted._build_in_sandbox(sandbox.languages()["python3"], source,
+                                                   sandbox.Limits()))
+    assert outcome["status"] == "build_failed", outcome.get("log")
+    assert "the build" in outcome["log"], outcome["log"]
+    assert made and not os.path.exists(made[0])
 
 
 def test_every_entry_file_is_the_one_the_sandbox_runs():

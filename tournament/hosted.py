@@ -408,7 +408,7 @@ class HostedSeat:
         if self.program is None:
             return BotReply(None, Fault.CRASH, "", 0.0, self.failed or "no program")
         if self.telling is not None:
-            await self.telling  # the updates told go first (each waits a second at most)
+            await self.telling  # the updates told go first (never waiting on the program)
         started = time.monotonic_ns()
         try:
             answer = await self.program.ask(orjson.dumps(payload), deadline_ms / 1000)

@@ -22,7 +22,10 @@ from referee.errors import RefereeError
 
 READ_CHUNK = 64 * 1024
 PREVIEW_BYTES = 300
-TELL_WAIT_S = 1.0
+UPDATE_BACKLOG_BYTES = 1 << 16
+"""Updates a program has left unread (beyond its pipe's own buffer) past which the next ones
+are dropped rather than waited for: a program that reads nothing delays neither its own
+decisions nor its match."""
 REAP_WAIT_S = 0.5
 
 
@@ -130,18 +133,13 @@ class Program:
                 return answer
 
     async def tell(self, line: bytes) -> None:
-        """Send one message line that is not answered (an update), waiting at most
-        TELL_WAIT_S for the pipe to take it (a program that reads nothing only delays its
-        own updates). Raises ProgramDied."""
+        """Send one message line that is not answered (an update), never waiting for the
+        program to read it: dropped when it has left `UPDATE_BACKLOG_BYTES` of earlier
+        ones unread. Raises ProgramDied."""
         if self.dead:
             raise ProgramDied(self.dead)
-        try:
-            self.stdin.write(line + b"\n")
-            await asyncio.wait_for(self.stdin.drain(), TELL_WAIT_S)
-        except ConnectionError:
-            raise await self._died("the program closed its stdin") from None
-        except TimeoutError:
-            pass
+        if self.stdin.transport.get_write_buffer_size() < UPDATE_BACKLOG_BYTES:
+            self.stdin.write(line + b"\n")  # a closed pipe shows at the next `ask`
 
     async def stop(self, last_line: bytes | None, grace_s: float) -> None:
         """Send `last_line` (if any) then EOF; kill the program if it still runs `grace_s`

@@ -29,11 +29,12 @@ import pytest
 
 import engines
 from referee.match import sandbox
-from referee.match.program import LineTooLong, ProgramDied
+from referee.match.program import UPDATE_BACKLOG_BYTES, LineTooLong, ProgramDied
 from referee.match.runner import state_payload
 from referee.match.sandbox import MIB, HostedProgram, Limits, SandboxUnavailable
 from tests.support.hosted import ENTRY
 from tests.support.hosted import HERE as HOSTED_SOURCES
+from tests.support.python_process import ENDLESS_S
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = """\
@@ -657,6 +658,27 @@ def test_a_gigabyte_line_is_too_long_and_costs_no_memory(bot_dir, tmp_path):
     prefix, after = asyncio.run(read())
     assert prefix.startswith(b"xxxx") and after == "next"
     assert memory_kib("VmHWM:") - before < 64 * 1024
+
+
+def test_updates_a_program_leaves_unread_are_dropped_not_waited_for(bot_dir, tmp_path):
+    """A program busy (reading nothing) while 600 updates of 1 KiB are told: each is
+    written at once, or dropped once `UPDATE_BACKLOG_BYTES` are left unread, so the
+    seat's next decision is not held back. (Before: a second for each update past the
+    pipe's buffer; 150 updates held a 100 ms decision 39 s.)"""
+    async def tell() -> int:
+        async with hosted(bot_dir, tmp_path / "log") as program:
+            with pytest.raises(TimeoutError):
+                await probe(program, "import time\ntime.sleep(2)\nresult = 'slept'", 0.1)
+            update = orjson.dumps({"type": "update", "pad": "x" * 1024})
+
+            async def all_of_them() -> None:
+                for _ in range(600):
+                    await program.tell(update)
+
+            await asyncio.wait_for(all_of_them(), ENDLESS_S)
+            return program.program.stdin.transport.get_write_buffer_size()
+
+    assert asyncio.run(tell()) < UPDATE_BACKLOG_BYTES + 1100
 
 
 def test_a_late_answer_is_dropped(bot_dir, tmp_path):

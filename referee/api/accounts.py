@@ -262,10 +262,12 @@ def create_token() -> Response:
                                               f"scopes, and this one lacks {scope}",
                           members={"scope": scope})
     account_id = who.account_id or ""
-    quotas.check_held("tokens", len(services().store.account_tokens(account_id)),
-                      services().config.quotas)
-    token, record = _new_token(account_id, sorted(set(data["scopes"])),
-                               data.get("expires_in_s"))
+    store = services().store
+    with store.serialized(f"account:{account_id}:tokens"):  # the quota checked, then taken
+        quotas.check_held("tokens", len(store.account_tokens(account_id)),
+                          services().config.quotas)
+        token, record = _new_token(account_id, sorted(set(data["scopes"])),
+                                   data.get("expires_in_s"))
     return reply(TokenCreatedSchema, {**record, "token": token}, 201)
 
 

@@ -11,6 +11,7 @@ played."""
 
 import hashlib
 import secrets
+from contextlib import nullcontext
 
 from flask import Blueprint, Response, request
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
@@ -35,7 +36,7 @@ from referee.match.replay import utc_now
 from referee.match.urls import BOT_URL_PATTERN, url_syntax_problem, without_credentials
 from tournament import hosted, ladders, quotas
 from tournament.bots import is_retired, new_secret, new_version, public_bot
-from tournament.store import BuildStatus
+from tournament.store import BuildStatus, Store
 
 BUILD_STATUSES = validate.OneOf([status.value for status in BuildStatus])
 MAX_UPLOAD_BODY_BYTES = 3 << 20  # 1 MiB of source, as JSON text or base64, and the rest
@@ -44,6 +45,9 @@ bp = Blueprint("bots", __name__)
 
 
 MAX_BOT_URL_CHARS = 2000
+NAMES_LOCK = "bot-names"
+"""Held while a bot's name is checked free and taken (`Store.serialized`), and while an
+account's bot quota is checked and a bot added (both at registration)."""
 
 
 class BotUrl(validate.Regexp):
@@ -332,8 +336,14 @@ def register_bot() -> Response:
     data = load_body(BotCreateSchema)
     if "url" in data:
         check_bot_host(data["url"])
-    _check_name_free(data["name"])
     store = services().store
+    with store.serialized(NAMES_LOCK):  # the name and the quota checked, then taken
+        return _register(store, data, who)
+
+
+def _register(store: Store, data: dict, who: Caller) -> Response:
+    """The bot registered, its name and its owner's quota checked (under NAMES_LOCK)."""
+    _check_name_free(data["name"])
     if who.account_id is not None:
         quotas.check_held("bots", quotas.bots_held(store, who.account_id),
                           services().config.quotas)
@@ -439,8 +449,6 @@ def change_bot(bot_id: str) -> Response:
     _check_same_kind(bot, data)
     if "url" in data:
         check_bot_host(data["url"])
-    if "name" in data:
-        _check_name_free(data["name"], other_than=bot_id)
     source = data.pop("source", None)
     packed = None if source is None else _packed_source(source)
     versioned = ("url" in data and data["url"] != bot["url"]) or (
@@ -453,7 +461,10 @@ def change_bot(bot_id: str) -> Response:
             bot["versions"][-1].update(_hosted_version(bot["language"], packed))
     bot.update(data)
     store = services().store
-    store.update_bot(bot)
+    with store.serialized(NAMES_LOCK) if "name" in data else nullcontext():
+        if "name" in data:
+            _check_name_free(data["name"], other_than=bot_id)
+        store.update_bot(bot)
     if versioned and packed is not None:
         store.add_hosted_version(bot_id, bot["version"], packed, bot["language"],
                                  bot["versions"][-1]["created_at"])

@@ -8,6 +8,7 @@ match (its seats, policy, result, forfeit) are declared here for every resource.
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from typing import Any
 
 import orjson
@@ -329,16 +330,18 @@ def create_match() -> Response:
     seats = _seat_infos(store, data["seats"], engine.name, who)
     seed = data["seed"]
     state = _initial_state(engine, len(seats), seed, data["options"])
-    if who.account_id is not None:
-        _admit_match(who.account_id)
     meta = new_match_meta(engine.name, engine.version, seats, state["options"], seed,
                           data["failure_policy"], data["deadline_ms"], data["pull_deadline_ms"],
                           **clock_tag(data), **account_tag({"account": who.account_id}))
     tokens = {seat["seat"]: new_token() for seat in seats if seat["kind"] == "pull"}
-    store.create_match(meta, state, engine.current_seat(state),
-                       {seat: token_digest(token) for seat, token in tokens.items()})
-    if who.account_id is not None:
-        store.add_account_match(who.account_id, [meta["id"]])
+    with (store.serialized(f"account:{who.account_id}:matches") if who.account_id is not None
+          else nullcontext()):  # the quota checked, then taken
+        if who.account_id is not None:
+            _admit_match(who.account_id)
+        store.create_match(meta, state, engine.current_seat(state),
+                           {seat: token_digest(token) for seat, token in tokens.items()})
+        if who.account_id is not None:
+            store.add_account_match(who.account_id, [meta["id"]])
     enqueue_match(store, meta)
     body = {**find_match(meta["id"]),
             "tokens": [{"seat": seat, "token": token} for seat, token in tokens.items()]}

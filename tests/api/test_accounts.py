@@ -6,6 +6,7 @@ suspension and deletion. Every answer is checked against openapi.yaml."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 
 import pytest
@@ -380,3 +381,43 @@ def test_an_account_cannot_revoke_or_list_another_accounts_tokens(api):
     assert api.get("/accounts/me", token=made["token"]).status_code == 200, "still live"
     listed = api.get("/accounts/me/tokens", token=bob).get_json()["tokens"]
     assert made["id"] not in {token["id"] for token in listed} and len(listed) == 1
+
+
+# ----- requests at once ---------------------------------------------------------------
+def at_once(api, count: int, method: str, path: str, token: str, body) -> list[int]:
+    """The statuses of `count` requests sent together from as many threads (each with its
+    own client), released by one barrier: a check and its write must not interleave."""
+    barrier = threading.Barrier(count)
+    statuses: list[int] = []
+
+    def send(index: int) -> None:
+        client = api.app.test_client()
+        barrier.wait()
+        response = client.open(path, method=method, json=body(index),
+                               headers={"Authorization": f"Bearer {token}"})
+        statuses.append(response.status_code)
+
+    threads = [threading.Thread(target=send, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sorted(statuses)
+
+
+def test_quotas_and_bot_names_hold_for_requests_sent_at_once(api, bot_server):
+    """Before, each request checked then wrote, and requests at once passed the check
+    together: 15 bots held against a quota of 10, 24 tokens against 20, 25 matches against
+    20, 7 bots of one name (from a helper's audit over HTTP)."""
+    settings(api, quotas=Quotas(bots=3, tokens=4, concurrent_matches=3))
+    _, token = signup(api, "hasty")
+    url = bot_server.url("/random")
+    assert at_once(api, 10, "POST", "/bots", token, lambda i: {
+        "name": f"hasty-{i}", "url": url, "games": ["aladino"]}) == [201] * 3 + [429] * 7
+    assert at_once(api, 10, "POST", "/accounts/me/tokens", token, lambda i: {
+        "scopes": ["bots:write"]}) == [201] * 3 + [429] * 7  # its first token is one
+    assert at_once(api, 10, "POST", "/matches", token, lambda i: {
+        "game": "aladino", "seats": [{"kind": "pull"}, {"kind": "pull"}]}
+    ) == [201] * 3 + [429] * 7
+    assert at_once(api, 8, "POST", "/bots", ADMIN, lambda i: {
+        "name": "Twin", "url": url, "games": ["aladino"]}) == [201] + [409] * 7

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, TypeVar
 
 import redis
 from redis.client import Pipeline
 from redis.commands.core import Script
+from redis.exceptions import LockError
 
 from tournament.store.connection import ask_sentinels, target_of
-from tournament.store.keys import replication_fence_key
+from tournament.store.keys import lock_key, replication_fence_key
 from tournament.store.scripts import Scripts
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ SOCKET_TIMEOUT_S = 15.0
 # move (`wait_applied`). Past it, a command waits for a free connection (up to the socket
 # timeout) rather than failing.
 MAX_CONNECTIONS = 1000
+LOCK_TTL_S = 10
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,21 @@ class StoreBase:
             pipe.multi()  # rq's enqueue on a caller's pipeline wants it in MULTI already
             yield pipe
             pipe.execute()
+
+    @contextmanager
+    def serialized(self, name: str) -> Iterator[None]:
+        """The block, while no other process of the cluster runs a block of the same
+        `name`: for a check and the write it allows (a quota held, a unique name) that
+        another request's must not fall between. A Redis lock, lapsing `LOCK_TTL_S` after a
+        holder that died; redis.ConnectionError (a 503) when it is not free by then."""
+        lock = self.redis.lock(lock_key(name), timeout=LOCK_TTL_S, blocking_timeout=LOCK_TTL_S)
+        if not lock.acquire():
+            raise redis.ConnectionError(f"the lock {name!r} stayed taken {LOCK_TTL_S} s")
+        try:
+            yield
+        finally:
+            with suppress(LockError):  # lapsed meanwhile: another may hold it now
+                lock.release()
 
     def transaction(self, apply: Callable[[Pipeline], T], *watches: str) -> T:
         """`apply(pipe)` in a transaction watching `watches` (retried while they change

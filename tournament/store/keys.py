@@ -16,6 +16,8 @@ writes each:
 - `token:{sha256}` (string, expires with the token): an account token (JSON: id, account,
   scopes, created_at, expires_at), never the token itself (`accounts`)
 - `invite:{sha256}` (string, expires): a one-time sign-up code (`accounts`)
+- `lock:{name}` (string, expires): a lock held while a check and the write it allows run
+  (`bot-names`, `account:{id}:tokens`, `account:{id}:bots`, `account:{id}:matches`; `base`)
 - `match:{id}` (hash, `MatchField`): `meta` (packed JSON, fixed at creation), `status`,
   `step`, `to_move`, `result` (packed JSON), `forfeit`, `error`, `started_at`,
   `finished_at`, `attempt` (after a dead worker), while it runs `asked_at` (Redis time in
@@ -267,6 +269,10 @@ def token_key(token_sha256: str) -> str:
 
 def invite_key(code_sha256: str) -> str:
     return f"{PREFIX}invite:{code_sha256}"
+
+
+def lock_key(name: str) -> str:
+    return f"{PREFIX}lock:{name}"
 
 
 def bot_key(bot_id: str) -> str:

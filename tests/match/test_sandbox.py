@@ -668,7 +668,7 @@ def test_updates_a_program_leaves_unread_are_dropped_not_waited_for(bot_dir, tmp
     async def tell() -> int:
         async with hosted(bot_dir, tmp_path / "log") as program:
             with pytest.raises(TimeoutError):
-                await probe(program, "import time\ntime.sleep(2)\nresult = 'slept'", 0.1)
+                await probe(program, "import time\ntime.sleep(3600)", 0.1)  # reads no more
             update = orjson.dumps({"type": "update", "pad": "x" * 1024})
 
             async def all_of_them() -> None:

@@ -77,7 +77,9 @@ def operation(operation_id: str, summary: str, tag: str, ok: tuple[int, type | d
     if links:
         responses[str(ok[0])]["links"] = links
     text = {**ERROR_TEXT, **(error_text or {})}
-    for status in sorted({*errors, 500, *((408,) if body else ())}):
+    # a token is optional, but one given is checked: a suspended account's is a 403
+    implied = (500, *((408,) if body else ()), *((403,) if optional_security else ()))
+    for status in sorted({*errors, *implied}):
         responses[str(status)] = {"description": text[status],
                                   "content": {MEDIA_TYPE: {"schema": ProblemSchema}}}
     responses["414"] = {"description": URI_TOO_LONG, "content": {"text/html": {

@@ -330,6 +330,8 @@ def test_a_suspended_account_loses_its_tokens_and_its_bots_play_nothing_new(api,
                             json={"suspended": True})
     assert suspended.status_code == 200 and suspended.get_json()["suspended"] is True
     assert api.get("/accounts/me", token=token).status_code == 403
+    for path in ("/bots", f"/bots/{bot}", f"/bots/{bot}/versions"):
+        problem(api.get(path, token=token), 403, "auth/forbidden")  # the spec says 403 too
     seats = [{"kind": "bot", "bot_id": bot}, {"kind": "bot", "bot_id": other}]
     problem(api.post("/matches", token=ADMIN, json={"game": "aladino", "seats": seats}), 409,
             "bot/owner-suspended")

@@ -76,7 +76,8 @@ KILL_WAIT_S = 5.0
 KILL_POLL_S = 0.005
 
 # EPERM for these (the rest is allowed): debugging and reading other processes, mounts and
-# namespaces, kernel modules and keyrings, eBPF, io_uring, perf, the clock, swap, reboot;
+# namespaces, kernel modules and keyrings, eBPF, io_uring, perf, the clock, swap, reboot,
+# inotify;
 # and EAFNOSUPPORT for a socket of any family but AF_UNIX (`_seccomp_program`)
 DENIED_SYSCALLS = (
     "ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "pidfd_getfd",
@@ -87,6 +88,9 @@ DENIED_SYSCALLS = (
     "iopl", "ioperm", "userfaultfd", "open_by_handle_at", "name_to_handle_at", "syslog",
     "settimeofday", "clock_settime", "quotactl", "io_uring_setup", "io_uring_enter",
     "io_uring_register", "lookup_dcookie",
+    # per-user kernel counters, and every sandbox runs as the same uid: one sandbox's 128
+    # inotify instances left the next none (EMFILE)
+    "inotify_init", "inotify_init1",
 )
 
 

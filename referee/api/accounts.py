@@ -30,6 +30,7 @@ from referee.api.auth import (
     require_token,
 )
 from referee.api.auth import caller as current_caller
+from referee.api.bots import NAMES_LOCK, bot_lock, retire
 from referee.api.common import FullMatch, ListQuerySchema, PageSchema, StrictBoolean, required
 from referee.api.operations import PAGE, id_parameter, link, operation, path_parameter
 from referee.api.problems import Problem, not_found
@@ -41,8 +42,7 @@ from referee.errors import (
     SIGNUP_REFUSED,
 )
 from referee.match.replay import utc_now
-from tournament import ladders, quotas
-from tournament.bots import is_retired
+from tournament import quotas
 
 bp = Blueprint("accounts", __name__)
 ACCOUNT_ID_PATTERN = r"acct-[0-9a-f]{12}"
@@ -306,12 +306,12 @@ def delete_account(account_id: str) -> Response:
     require_admin()
     account = _find(account_id)
     store = services().store
-    for bot in store.get_bots(store.account_bots(account_id)):
-        if bot is not None and not is_retired(bot):
-            bot["retired_at"] = utc_now()
-            store.update_bot(bot)
-            ladders.retired(store, bot["id"])
-    store.delete_account(account_id)
+    with store.serialized(NAMES_LOCK):  # no bot of the account registered meanwhile
+        for bot_id in store.account_bots(account_id):
+            with store.serialized(bot_lock(bot_id)):
+                if (bot := store.get_bot(bot_id)) is not None:
+                    retire(store, bot)
+        store.delete_account(account_id)
     return reply(AccountSchema, account)
 
 

@@ -342,7 +342,10 @@ def register_bot() -> Response:
 
 
 def _register(store: Store, data: dict, who: Caller) -> Response:
-    """The bot registered, its name and its owner's quota checked (under NAMES_LOCK)."""
+    """The bot registered, its name and its owner's quota checked (under NAMES_LOCK, which
+    an account's deletion holds too)."""
+    if who.account_id is not None and store.get_account(who.account_id) is None:
+        raise Problem(AUTH_FORBIDDEN, "this token's account was deleted")
     _check_name_free(data["name"])
     if who.account_id is not None:
         quotas.check_held("bots", quotas.bots_held(store, who.account_id),
@@ -443,9 +446,18 @@ def change_bot(bot_id: str) -> Response:
     """New fields (checked as at registration); a new URL or source is a new version.
     Matches already recorded keep the old name and version."""
     who = require_scope(BOTS_WRITE)
-    bot = _own_bot(bot_id, who)
+    _own_bot(bot_id, who)  # 404, 403 before the body is read
     _allow_uploads()
     data = load_body(BotUpdateSchema)
+    store = services().store
+    with (store.serialized(NAMES_LOCK) if "name" in data else nullcontext(),
+          store.serialized(bot_lock(bot_id))):
+        return _change(store, _own_bot(bot_id, who), data, who)
+
+
+def _change(store: Store, bot: dict, data: dict, who: Caller) -> Response:
+    """The bot changed as `data` says (under its lock, and NAMES_LOCK for a new name)."""
+    bot_id = bot["id"]
     _check_same_kind(bot, data)
     if "url" in data:
         check_bot_host(data["url"])
@@ -460,11 +472,9 @@ def change_bot(bot_id: str) -> Response:
             bot["language"] = source["language"]
             bot["versions"][-1].update(_hosted_version(bot["language"], packed))
     bot.update(data)
-    store = services().store
-    with store.serialized(NAMES_LOCK) if "name" in data else nullcontext():
-        if "name" in data:
-            _check_name_free(data["name"], other_than=bot_id)
-        store.update_bot(bot)
+    if "name" in data:
+        _check_name_free(data["name"], other_than=bot_id)
+    store.update_bot(bot)
     if versioned and packed is not None:
         store.add_hosted_version(bot_id, bot["version"], packed, bot["language"],
                                  bot["versions"][-1]["created_at"])
@@ -488,12 +498,25 @@ def _check_same_kind(bot: dict, data: dict) -> None:
 def retire_bot(bot_id: str) -> Response:
     """Retire the bot: no new match or tournament accepts it; its history stays."""
     who = require_scope(BOTS_WRITE)
-    bot = _own_bot(bot_id, who, retired_too=True)
+    store = services().store
+    with store.serialized(bot_lock(bot_id)):
+        bot = _own_bot(bot_id, who, retired_too=True)
+        retire(store, bot)
+    return reply(BotSchema, _shown(bot, who))
+
+
+def retire(store: Store, bot: dict) -> None:
+    """Retire a bot not retired yet (its caller holds its lock): out of its ladders too."""
     if not is_retired(bot):
         bot["retired_at"] = utc_now()
-        services().store.update_bot(bot)
-        ladders.retired(services().store, bot_id)
-    return reply(BotSchema, _shown(bot, who))
+        store.update_bot(bot)
+        ladders.retired(store, bot["id"])
+
+
+def bot_lock(bot_id: str) -> str:
+    """The lock (`Store.serialized`) held while a bot's record is read, changed and
+    written, so that two changes never write over each other (a retirement undone)."""
+    return f"bot:{bot_id}"
 
 
 @bp.post("/bots/<id:bot_id>/secret")
@@ -504,9 +527,11 @@ def rotate_secret(bot_id: str) -> Response:
         raise Problem(AUTH_SCOPE_MISSING, "rotating a secret shows it: this token needs "
                                           f"the scope {PRIVATE_READ} too",
                       members={"scope": PRIVATE_READ})
-    bot = _own_bot(bot_id, who)
-    bot["secret"] = new_secret()
-    services().store.update_bot(bot)
+    store = services().store
+    with store.serialized(bot_lock(bot_id)):
+        bot = _own_bot(bot_id, who)
+        bot["secret"] = new_secret()
+        store.update_bot(bot)
     return reply(BotCreatedSchema, _shown(bot, who, with_secret=True))
 
 

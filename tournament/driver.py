@@ -201,6 +201,11 @@ async def _pull_reply(context: Context, match: dict[str, Any], holder: str, seat
         if move is not None:
             await context.in_thread(context.store.cancel_deadline_timer, match_id)
             arrived = move.get("arrived_ms", now)  # when the API took it, in Redis time
+            if arrived - asked_at > deadline_ms:  # taken before its timeout was noticed
+                return BotReply(action=None, fault=Fault.TIMEOUT, raw="",
+                                elapsed_ms=float(arrived - asked_at),
+                                detail=f"the client of seat {seat} moved {arrived - asked_at}"
+                                       f" ms after it was asked, past {deadline_ms} ms")
             debug, info, truncated = debug_channel(move)
             return BotReply(action=move["action"], fault=None,
                             raw=replay.canonical(move["action"]).decode()[:RAW_LIMIT],

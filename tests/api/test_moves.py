@@ -11,6 +11,7 @@ import redis
 
 import engines
 from tests.support.apitest import ADMIN, two_player_options
+from tests.support.waiting import wait_for
 
 GAMES = engines.names()
 
@@ -238,3 +239,26 @@ def test_a_pull_seat_given_its_own_deadline_is_told_it_and_held_to_it(api, run_w
     output = run_worker()
     status = api.get(f"/matches/{match['id']}").get_json()
     assert status["forfeit"] == {"seat": 0, "step": 0, "fault": "timeout"}, output
+
+
+def test_a_move_that_arrives_after_its_deadline_is_a_timeout_however_it_is_taken(
+        api, bot_server, workers):
+    """A pull seat's move the API takes after the seat's deadline, before anything timed the
+    seat out (here its worker died; in a helper's audit, a deadline job a few ms late: 9
+    times in 10 at 120 ms for 100 ms), is its timeout at that step, not a move played."""
+    bot = api.register_bot(bot_server.url("/random"))
+    match = api.create_match("aladino", [{"kind": "pull", "deadline_ms": 1000},
+                                         {"kind": "bot", "bot_id": bot}], seed=3)
+    client = PullClient(api, match["id"], match["tokens"][0]["token"])
+    (worker,) = workers.start_ready(1)
+    observation = wait_for(lambda: (seen := client.observe())["status"] == "running"
+                           and seen["to_move"] == 0 and seen, what="seat 0 asked")
+    workers.kill(worker)  # nothing left to time the seat out
+    time.sleep(1.2)  # past the deadline: the seat was asked before the read above
+    move = {"step": observation["step"], "action": observation["legal_actions"][0]}
+    assert client.post(move).status_code == 200  # taken into the seat's inbox
+    workers.start_ready(1)  # takes the match up once the dead worker's lease lapses
+    status = wait_for(lambda: (seen := api.get(f"/matches/{match['id']}").get_json())
+                      ["status"] == "finished" and seen, what="the match's end")
+    assert status["forfeit"] == {"seat": 0, "step": observation["step"],
+                                 "fault": "timeout"}, status

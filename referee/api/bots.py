@@ -323,8 +323,10 @@ PATHS = {
     "/bots/{bot_id}/secret": {"post": operation(
         "rotateBotSecret", "A new signing secret for a bot (its owner, the admin)", "bots",
         (200, BotCreatedSchema), (401, 403, 404), parameters=[BOT_ID], security=WRITERS,
-        description="Needs bots:write and private:read (the answer shows the secret). The "
-                    "old secret stops at once; the new one is shown in this answer only.")},
+        description="Needs bots:write and private:read (the answer shows the secret). "
+                    "Matches that start from now on sign with the new secret; matches "
+                    "already running keep the old one to their end (accept both meanwhile). "
+                    "The new one is shown in this answer only.")},
 }
 
 
@@ -521,7 +523,8 @@ def bot_lock(bot_id: str) -> str:
 
 @bp.post("/bots/<id:bot_id>/secret")
 def rotate_secret(bot_id: str) -> Response:
-    """A new secret for the bot, shown in this answer only; the old one stops at once."""
+    """A new secret for the bot, shown in this answer only; matches that start from now on
+    sign with it (running ones keep the old one to their end)."""
     who = require_scope(BOTS_WRITE)
     if PRIVATE_READ not in who.scopes:
         raise Problem(AUTH_SCOPE_MISSING, "rotating a secret shows it: this token needs "

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import engines
 from referee.errors import RefereeError
@@ -85,10 +85,19 @@ def change_settings(store: Store, ladder_id: str, changes: dict[str, Any]) -> di
 def enter(store: Store, ladder_id: str, bot: dict) -> dict:
     """Enter the bot (again): its entry, `checking` its current version. An entry already
     checking or active at that version is answered as it is."""
+    return cast(dict, _enter(store, ladder_id, bot, entered_only=False))  # never None so
+
+
+def _enter(store: Store, ladder_id: str, bot: dict, entered_only: bool) -> dict | None:
+    """`enter`; with `entered_only`, only an entry still checking or active, read in the
+    same transaction (a bot's new version must not bring back an entry that left
+    meanwhile), else None."""
     version = bot.get("version", 1)
 
-    def step(txn: LadderTransaction) -> dict:
+    def step(txn: LadderTransaction) -> dict | None:
         old = txn.entry(bot["id"])
+        if entered_only and (old is None or old["status"] not in ENTERED):
+            return None
         if old is not None and old["status"] in ENTERED and version in (old["checking"],
                                                                         old["version"]):
             return old
@@ -121,9 +130,7 @@ def leave(store: Store, ladder_id: str, bot_id: str, reason: str = "left the lad
 def new_version(store: Store, bot: dict) -> None:
     """Check the bot's new version in every ladder it plays or waits to play in."""
     for ladder_id in store.ladders_of_bot(bot["id"]):
-        entry = store.ladder_entry(ladder_id, bot["id"])
-        if entry is not None and entry["status"] in ENTERED:
-            enter(store, ladder_id, bot)
+        _enter(store, ladder_id, bot, entered_only=True)
 
 
 def retired(store: Store, bot_id: str) -> None:

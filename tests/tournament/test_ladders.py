@@ -356,3 +356,22 @@ def test_bad_ladder_requests_get_a_problem_naming_the_field(api, farm):
                         json={"paused": "yes"}), 400, "paused")
     listed = api.get("/ladders").get_json()
     assert listed["total"] == 1 and listed["ladders"][0]["id"] == made["id"]
+
+
+def test_a_new_version_does_not_bring_back_an_entry_that_left_meanwhile(api, farm,
+                                                                        monkeypatch):
+    """A bot's new version re-enters only the entries still checking or active, read in the
+    entering transaction. Before, the entry was read first: a leave between that read and
+    the transaction came back `checking` (12 in 200 PATCH/DELETE races, a helper's audit);
+    here the read before the leave is replayed."""
+    bot = register(api, farm.url("/p/1"), "leaver")
+    made = new_ladder(api)
+    enter(api, made["id"], bot, ADMIN)
+    store = api.app.extensions["referee"].store
+    entered = store.ladder_entry(made["id"], bot)
+    left = api.request("DELETE", f"/ladders/{made['id']}/entries/{bot}", token=ADMIN)
+    assert left.status_code == 200
+    monkeypatch.setattr(store, "ladder_entry", lambda ladder_id, bot_id: entered)
+    ladders.new_version(store, {**store.get_bot(bot), "version": 2})
+    monkeypatch.undo()
+    assert store.ladder_entry(made["id"], bot)["status"] == ladders.LEFT

@@ -11,7 +11,8 @@ played."""
 
 import hashlib
 import secrets
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager, nullcontext
 
 from flask import Blueprint, Response, request
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
@@ -513,6 +514,17 @@ def retire(store: Store, bot: dict) -> None:
         bot["retired_at"] = utc_now()
         store.update_bot(bot)
         ladders.retired(store, bot["id"])
+
+
+@contextmanager
+def bots_locked(store: Store, bot_ids: list[str]) -> Iterator[None]:
+    """The block under the locks of these bots, each once and in id order (one order for
+    every caller that holds several): a match or tournament seating them is stored while
+    none of them can be retired."""
+    with ExitStack() as stack:
+        for bot_id in sorted(set(bot_ids)):
+            stack.enter_context(store.serialized(bot_lock(bot_id)))
+        yield
 
 
 def bot_lock(bot_id: str) -> str:

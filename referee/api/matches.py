@@ -24,7 +24,7 @@ from referee.api.auth import (
     new_token,
     require_scope,
 )
-from referee.api.bots import check_seatable
+from referee.api.bots import bots_locked, check_seatable
 from referee.api.common import (
     MAX_SEATS,
     RECORD_ID,
@@ -326,6 +326,12 @@ def create_match() -> Response:
     who = require_scope(MATCHES_WRITE)
     store = services().store
     data = load_body(MatchCreateSchema)
+    with bots_locked(store, [seat["bot_id"] for seat in data["seats"] if "bot_id" in seat]):
+        return _create(store, data, who)
+
+
+def _create(store: Store, data: dict[str, Any], who: Caller) -> Response:
+    """The match stored and queued (its bots' locks held: none retired meanwhile)."""
     engine = engines.get(data["game"])
     seats = _seat_infos(store, data["seats"], engine.name, who)
     seed = data["seed"]

@@ -11,7 +11,7 @@ from flask import Blueprint, Response
 from marshmallow import Schema, fields, post_load, validate
 
 from referee.api.auth import TOURNAMENTS_WRITE, Caller, asked_by_admin, require_scope
-from referee.api.bots import check_seatable
+from referee.api.bots import bots_locked, check_seatable
 from referee.api.common import (
     MAX_PAGE,
     MAX_SEED,
@@ -350,8 +350,10 @@ def create_tournament() -> Response:
     data = load_body(TournamentCreateSchema)
     policy = data.pop("failure_policy")
     spec = {**data, "policy": policy, "account": who.account_id}
+    entrants = [*data["bots"], *([data["challenger"]] if data.get("challenger") else [])]
     try:
-        meta = tournaments.create_tournament(store, spec, partial(_admit, who))
+        with bots_locked(store, entrants):  # none retired before the tournament is stored
+            meta = tournaments.create_tournament(store, spec, partial(_admit, who))
     except RetiredBot as error:
         raise Problem(BOT_RETIRED, error.reason) from None
     except SetupError as error:  # 400 for what the spec says, 422 for what it cannot

@@ -14,6 +14,7 @@ import requests
 
 from referee.config import Quotas
 from tests.support.apitest import ADMIN
+from tournament.store.keys import matches_key, tournaments_key
 
 ALL = ["bots:write", "matches:write", "tournaments:write", "private:read"]
 
@@ -471,3 +472,36 @@ def test_changes_to_a_bot_at_once_never_write_over_each_other(api, bot_server):
         live = [bot for bot in store.list_bots()
                 if bot.get("owner") == account_id and not bot.get("retired_at")]
         assert live == [], live
+
+
+def test_a_bot_retired_while_a_match_or_tournament_seats_it_is_not_seated_after(
+        api, bot_server, monkeypatch):
+    """A match or tournament is stored under its bots' locks, which a retirement takes: it
+    is stored before the retirement, or refused (409). Before, the bots were checked, then
+    the retirement stored, then the match (7 in 30 over HTTP, a helper's audit)."""
+    store = api.app.extensions["referee"].store
+    stored_before: list[set[bytes]] = []
+    real_update = store.update_bot
+
+    def update_bot(bot: dict) -> None:  # what was stored when a retirement is written
+        if bot.get("retired_at"):
+            stored_before.append({*store.redis.zrange(matches_key(), 0, -1),
+                                  *store.redis.zrange(tournaments_key(), 0, -1)})
+        real_update(bot)
+
+    monkeypatch.setattr(store, "update_bot", update_bot)
+    url, house = bot_server.url("/random"), api.register_bot(bot_server.url("/random"),
+                                                              name="house")
+    for attempt in range(10):
+        bot = api.register_bot(url, name=f"retiring {attempt}")
+        seats = [{"kind": "bot", "bot_id": bot}, {"kind": "bot", "bot_id": house}]
+        match, tournament, retired = together(
+            api, ("POST", "/matches", ADMIN, {"game": "aladino", "seats": seats}),
+            ("POST", "/tournaments", ADMIN, {"game": "aladino", "bots": [bot, house],
+                                            "players": 2}),
+            ("DELETE", f"/bots/{bot}", ADMIN, None))
+        assert retired.status_code == 200
+        for made in (match, tournament):
+            assert made.status_code in (201, 409), made.get_json()
+            if made.status_code == 201:
+                assert made.get_json()["id"].encode() in stored_before[-1], attempt

@@ -388,24 +388,10 @@ def test_an_account_cannot_revoke_or_list_another_accounts_tokens(api):
 
 # ----- requests at once ---------------------------------------------------------------
 def at_once(api, count: int, method: str, path: str, token: str, body) -> list[int]:
-    """The statuses of `count` requests sent together from as many threads (each with its
-    own client), released by one barrier: a check and its write must not interleave."""
-    barrier = threading.Barrier(count)
-    statuses: list[int] = []
-
-    def send(index: int) -> None:
-        client = api.app.test_client()
-        barrier.wait()
-        response = client.open(path, method=method, json=body(index),
-                               headers={"Authorization": f"Bearer {token}"})
-        statuses.append(response.status_code)
-
-    threads = [threading.Thread(target=send, args=(index,)) for index in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return sorted(statuses)
+    """The statuses, sorted, of `count` such requests sent at once (`together`), the i-th
+    with `body(i)`: a check and its write must not interleave."""
+    return sorted(answer.status_code for answer in together(
+        api, *((method, path, token, body(index)) for index in range(count))))
 
 
 def test_quotas_and_bot_names_hold_for_requests_sent_at_once(api, bot_server):

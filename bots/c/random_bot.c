@@ -8,7 +8,8 @@
  * "legal_actions" array: the bot copies one element, chosen with its own seeded
  * generator, verbatim into one answer line {"action": <element>, "log": "new"} (the bot
  * reads no log: "new" asks for its new entries only, docs/bots.md). A result notice
- * ("type": "result") ends the match: the bot exits. The JSON is scanned, not parsed: the
+ * ("type": "result") ends the match: the bot exits; an update ("type": "update") gets no
+ * answer line (its answer would be taken for the next decision's). The JSON is scanned, not parsed: the
  * scanner only skips strings (with their escapes) and nested brackets, and never reads
  * past the end of the line, whatever the line holds.
  */
@@ -118,10 +119,12 @@ static size_t array_element(Span array, size_t wanted, Span *element) {
     return count;
 }
 
-static int is_result(const char *line) {
+/* Whether the message's "type" is `quoted` (a JSON string, quotes included). */
+static int has_type(const char *line, const char *quoted) {
     Span type;
-    return find_member(line, "type", &type) && type.length == 8 &&
-           !memcmp(type.start, "\"result\"", 8);
+    size_t length = strlen(quoted);
+    return find_member(line, "type", &type) && type.length == length &&
+           !memcmp(type.start, quoted, length);
 }
 
 /* Answers one decision line; an unreadable one gets an answer without an action. */
@@ -146,7 +149,8 @@ int main(int argc, char **argv) {
     char *line = NULL;
     size_t capacity = 0;
     while (getline(&line, &capacity, stdin) != -1) {
-        if (is_result(line)) break;
+        if (has_type(line, "\"result\"")) break;
+        if (has_type(line, "\"update\"")) continue; /* an update is never answered */
         answer(line);
     }
     free(line);

@@ -7,8 +7,9 @@
 #
 # Each line on stdin is one JSON message. A decision is answered with one line
 # {"action": <one of legal_actions>, "log": "new"} (it reads no log: "new" asks for its new
-# entries only, docs/bots.md); the result notice ({"type": "result", ...}) ends
-# the match. Debugging output goes to stderr (the bridge keeps it in the match's log).
+# entries only, docs/bots.md); an update gets no answer; the result notice ({"type":
+# "result", ...}) ends the match. Debugging output goes to stderr (the bridge keeps it in
+# the match's log).
 use strict;
 use warnings;
 use JSON::PP;
@@ -19,7 +20,9 @@ my $json = JSON::PP->new->utf8;
 
 while (my $line = <STDIN>) {
     my $message = eval { $json->decode($line) };
-    last if ref $message eq 'HASH' && ($message->{type} // '') eq 'result';
+    my $type = ref $message eq 'HASH' ? ($message->{type} // '') : '';
+    last if $type eq 'result';
+    next if $type eq 'update';    # never answered: the answer would be the next decision's
     my $legal = ref $message eq 'HASH' ? $message->{legal_actions} : undef;
     if (ref $legal ne 'ARRAY' || !@$legal) {
         print STDERR "no legal_actions in: ", substr($line, 0, 200), "\n";

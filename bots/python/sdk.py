@@ -52,6 +52,7 @@ SIGNATURE_HEADER = "Referee-Signature"
 SECRET_ENV = "REFEREE_BOT_SECRET"
 SIGNATURE_TOLERANCE_S = 300
 MAX_BODY_BYTES = 16 * 1024 * 1024
+IDLE_TIMEOUT_S = 120  # as `referee bridge`: the referee reconnects when it needs to
 LOG_NEW = "new"  # an answer's "log": the next request may carry the new log entries only
 KEPT_LOGS = 256  # the matches whose logs a bot keeps (the least recently asked forgotten)
 Choose = Callable[..., Any]  # (observation, legal_actions[, decision]) -> action | Answer
@@ -187,7 +188,7 @@ def parse_message(body: bytes) -> dict[str, Any]:
     came without one) or a result notice; BadRequest saying what is wrong."""
     try:
         payload = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+    except (ValueError, RecursionError) as error:  # a 5,000-digit integer is a ValueError
         raise BadRequest(f"the body is not JSON: {error}") from None
     if not isinstance(payload, dict):
         raise BadRequest("the body must be a JSON object")
@@ -235,10 +236,12 @@ def handler_for(choose: Choose, verbose: bool = False, secret: str | None = None
         protocol_version = "HTTP/1.1"  # keep-alive: the referee reuses its connection
         disable_nagle_algorithm = True  # TCP_NODELAY
         wbufsize = 1 << 16  # buffer the headers and body, flushed in one write
+        timeout = IDLE_TIMEOUT_S  # a connection silent this long is closed: idle ones
+        # held by anyone reaching the port would otherwise use up its threads and files
 
         def do_POST(self) -> None:
             length = self.headers.get("Content-Length") or "0"
-            if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+            if not (length.isascii() and length.isdigit()) or int(length) > MAX_BODY_BYTES:
                 self.reply(400, {"error": f"bad Content-Length {length[:20]!r}"}, close=True)
                 return
             body = self.rfile.read(int(length))

@@ -79,6 +79,27 @@ def test_refuses_a_request_that_is_not_a_decision(python_bot):
     assert not_json.status_code == 400 and "not JSON" in not_json.json()["error"]
 
 
+def test_hostile_headers_and_numbers_get_a_400_and_idle_connections_are_closed(
+        python_bot, monkeypatch):
+    """Before any signature is checked (a helper's audit of the SDKs): `Content-Length: ²`
+    (a digit to str.isdigit, not to int) and a 5,000-digit integer (past Python's limit for
+    int from text) each dropped the connection with a traceback; connections that never
+    spoke stayed open for good, so 1,100 of them used up the bot's files and stopped it."""
+    from bots.python import sdk
+
+    monkeypatch.setattr(sdk, "IDLE_TIMEOUT_S", 0.5)
+    big = b'{"protocol": "referee/1", "n": ' + b"7" * 5000 + b"}"
+    with python_bot(random_bot.make_choose(1)) as url:
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        for head, body in ((b"Content-Length: \xb2", b""),  # "²", read as latin-1
+                           (b"Content-Length: %d" % len(big), big)):
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+                sock.sendall(b"POST / HTTP/1.1\r\nHost: bot\r\n" + head + b"\r\n\r\n" + body)
+                assert sock.recv(1 << 16).startswith(b"HTTP/1.1 400 "), head
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as idle:
+            assert idle.recv(1) == b""  # closed by the bot, not by this timeout
+
+
 def test_a_choose_that_raises_gets_a_500_naming_the_error(python_bot):
     def choose(observation, legal_actions):
         raise KeyError("board")

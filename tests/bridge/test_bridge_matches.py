@@ -85,6 +85,16 @@ def test_the_perl_bot_plays_a_full_match_through_cmd(python_bot, tmp_path, game)
     assert record["seats"][0]["name"] == f"cmd:perl {PERL_BOT} 5"
 
 
+@pytest.mark.parametrize("game", engines.names())
+def test_the_c_and_perl_bots_take_updates_without_answering_them(c_bot, tmp_path, game):
+    """With updates on (`--updates`) each seat hears the other's steps as lines it must not
+    answer. (Before: both bots answered an update with an error line, taken for the next
+    decision's answer: a forfeit at the bot's second decision, a helper's audit.)"""
+    record = play(tmp_path, game, [f"cmd:{c_bot} 3", f"cmd:perl {PERL_BOT} 4"], 26,
+                  "--updates")
+    assert_clean_finished_match(record)
+
+
 def test_two_seats_of_one_match_get_a_program_each(c_bot, tmp_path):
     record = play(tmp_path, "caravans", [f"cmd:{c_bot} 1", f"cmd:{c_bot} 2", f"cmd:{c_bot} 1"],
                   seed=23)

@@ -30,7 +30,7 @@ from referee.api.auth import (
     require_token,
 )
 from referee.api.auth import caller as current_caller
-from referee.api.bots import NAMES_LOCK, bot_lock, retire
+from referee.api.bots import retire
 from referee.api.common import FullMatch, ListQuerySchema, PageSchema, StrictBoolean, required
 from referee.api.operations import PAGE, id_parameter, link, operation, path_parameter
 from referee.api.problems import Problem, not_found
@@ -43,6 +43,7 @@ from referee.errors import (
 )
 from referee.match.replay import utc_now
 from tournament import quotas
+from tournament.store.keys import BOT_NAMES_LOCK, account_lock, bot_lock
 
 bp = Blueprint("accounts", __name__)
 ACCOUNT_ID_PATTERN = r"acct-[0-9a-f]{12}"
@@ -263,7 +264,7 @@ def create_token() -> Response:
                           members={"scope": scope})
     account_id = who.account_id or ""
     store = services().store
-    with store.serialized(f"account:{account_id}:tokens"):  # the quota checked, then taken
+    with store.serialized(account_lock(account_id, "tokens")):  # the quota checked, then taken
         quotas.check_held("tokens", len(store.account_tokens(account_id)),
                           services().config.quotas)
         token, record = _new_token(account_id, sorted(set(data["scopes"])),
@@ -306,7 +307,7 @@ def delete_account(account_id: str) -> Response:
     require_admin()
     account = _find(account_id)
     store = services().store
-    with store.serialized(NAMES_LOCK):  # no bot of the account registered meanwhile
+    with store.serialized(BOT_NAMES_LOCK):  # no bot of the account registered meanwhile
         for bot_id in store.account_bots(account_id):
             with store.serialized(bot_lock(bot_id)):
                 if (bot := store.get_bot(bot_id)) is not None:

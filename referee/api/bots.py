@@ -38,6 +38,7 @@ from referee.match.urls import BOT_URL_PATTERN, url_syntax_problem, without_cred
 from tournament import hosted, ladders, quotas
 from tournament.bots import is_retired, new_secret, new_version, public_bot
 from tournament.store import BuildStatus, Store
+from tournament.store.keys import BOT_NAMES_LOCK, bot_lock
 
 BUILD_STATUSES = validate.OneOf([status.value for status in BuildStatus])
 MAX_UPLOAD_BODY_BYTES = 3 << 20  # 1 MiB of source, as JSON text or base64, and the rest
@@ -46,9 +47,6 @@ bp = Blueprint("bots", __name__)
 
 
 MAX_BOT_URL_CHARS = 2000
-NAMES_LOCK = "bot-names"
-"""Held while a bot's name is checked free and taken (`Store.serialized`), and while an
-account's bot quota is checked and a bot added (both at registration)."""
 
 
 class BotUrl(validate.Regexp):
@@ -340,12 +338,12 @@ def register_bot() -> Response:
     if "url" in data:
         check_bot_host(data["url"])
     store = services().store
-    with store.serialized(NAMES_LOCK):  # the name and the quota checked, then taken
+    with store.serialized(BOT_NAMES_LOCK):  # the name and the quota checked, then taken
         return _register(store, data, who)
 
 
 def _register(store: Store, data: dict, who: Caller) -> Response:
-    """The bot registered, its name and its owner's quota checked (under NAMES_LOCK, which
+    """The bot registered, its name and its owner's quota checked (under BOT_NAMES_LOCK, which
     an account's deletion holds too)."""
     if who.account_id is not None and store.get_account(who.account_id) is None:
         raise Problem(AUTH_FORBIDDEN, "this token's account was deleted")
@@ -453,13 +451,13 @@ def change_bot(bot_id: str) -> Response:
     _allow_uploads()
     data = load_body(BotUpdateSchema)
     store = services().store
-    with (store.serialized(NAMES_LOCK) if "name" in data else nullcontext(),
+    with (store.serialized(BOT_NAMES_LOCK) if "name" in data else nullcontext(),
           store.serialized(bot_lock(bot_id))):
         return _change(store, _own_bot(bot_id, who), data, who)
 
 
 def _change(store: Store, bot: dict, data: dict, who: Caller) -> Response:
-    """The bot changed as `data` says (under its lock, and NAMES_LOCK for a new name)."""
+    """The bot changed as `data` says (under its lock, and BOT_NAMES_LOCK for a new name)."""
     bot_id = bot["id"]
     _check_same_kind(bot, data)
     if "url" in data:
@@ -527,10 +525,6 @@ def bots_locked(store: Store, bot_ids: list[str]) -> Iterator[None]:
         yield
 
 
-def bot_lock(bot_id: str) -> str:
-    """The lock (`Store.serialized`) held while a bot's record is read, changed and
-    written, so that two changes never write over each other (a retirement undone)."""
-    return f"bot:{bot_id}"
 
 
 @bp.post("/bots/<id:bot_id>/secret")

@@ -61,6 +61,7 @@ from tournament.store import (
     new_match_meta,
     token_digest,
 )
+from tournament.store.keys import account_lock
 from tournament.wakeups import enqueue_match
 
 STDERR_TEXT = {"description": "the program's stderr (UTF-8 as it wrote it)",
@@ -340,7 +341,7 @@ def _create(store: Store, data: dict[str, Any], who: Caller) -> Response:
                           data["failure_policy"], data["deadline_ms"], data["pull_deadline_ms"],
                           **clock_tag(data), **account_tag({"account": who.account_id}))
     tokens = {seat["seat"]: new_token() for seat in seats if seat["kind"] == "pull"}
-    with (store.serialized(f"account:{who.account_id}:matches") if who.account_id is not None
+    with (store.serialized(account_lock(who.account_id, "matches")) if who.account_id is not None
           else nullcontext()):  # the quota checked, then taken
         if who.account_id is not None:
             _admit_match(who.account_id)

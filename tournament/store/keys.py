@@ -17,7 +17,7 @@ writes each:
   scopes, created_at, expires_at), never the token itself (`accounts`)
 - `invite:{sha256}` (string, expires): a one-time sign-up code (`accounts`)
 - `lock:{name}` (string, expires): a lock held while a check and the write it allows run
-  (`bot-names`, `account:{id}:tokens`, `account:{id}:bots`, `account:{id}:matches`; `base`)
+  (`BOT_NAMES_LOCK`, `bot_lock`, `account_lock`; `base`)
 - `match:{id}` (hash, `MatchField`): `meta` (packed JSON, fixed at creation), `status`,
   `step`, `to_move`, `result` (packed JSON), `forfeit`, `error`, `started_at`,
   `finished_at`, `attempt` (after a dead worker), while it runs `asked_at` (Redis time in
@@ -273,6 +273,23 @@ def invite_key(code_sha256: str) -> str:
 
 def lock_key(name: str) -> str:
     return f"{PREFIX}lock:{name}"
+
+
+BOT_NAMES_LOCK = "bot-names"
+"""The lock (`Store.serialized`) held while a bot's name is checked free and taken, and
+while an account's bot quota is checked and a bot added, or an account deleted."""
+
+
+def bot_lock(bot_id: str) -> str:
+    """The lock held while a bot's record is read, changed and written (so that two
+    changes never write over each other: a retirement undone), and while a match or
+    tournament seating it is checked and stored."""
+    return f"bot:{bot_id}"
+
+
+def account_lock(account_id: str, quota: str) -> str:
+    """The lock held while one of an account's quotas held at once is checked and taken."""
+    return f"account:{account_id}:{quota}"
 
 
 def bot_key(bot_id: str) -> str:

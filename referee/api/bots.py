@@ -11,8 +11,6 @@ played."""
 
 import hashlib
 import secrets
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
 
 from flask import Blueprint, Response, request
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
@@ -451,8 +449,8 @@ def change_bot(bot_id: str) -> Response:
     _allow_uploads()
     data = load_body(BotUpdateSchema)
     store = services().store
-    with (store.serialized(BOT_NAMES_LOCK) if "name" in data else nullcontext(),
-          store.serialized(bot_lock(bot_id))):
+    names = [BOT_NAMES_LOCK] if "name" in data else []
+    with store.serialized(*names, bot_lock(bot_id)):
         return _change(store, _own_bot(bot_id, who), data, who)
 
 
@@ -512,19 +510,6 @@ def retire(store: Store, bot: dict) -> None:
         bot["retired_at"] = utc_now()
         store.update_bot(bot)
         ladders.retired(store, bot["id"])
-
-
-@contextmanager
-def bots_locked(store: Store, bot_ids: list[str]) -> Iterator[None]:
-    """The block under the locks of these bots, each once and in id order (one order for
-    every caller that holds several): a match or tournament seating them is stored while
-    none of them can be retired."""
-    with ExitStack() as stack:
-        for bot_id in sorted(set(bot_ids)):
-            stack.enter_context(store.serialized(bot_lock(bot_id)))
-        yield
-
-
 
 
 @bp.post("/bots/<id:bot_id>/secret")

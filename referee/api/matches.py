@@ -24,7 +24,7 @@ from referee.api.auth import (
     new_token,
     require_scope,
 )
-from referee.api.bots import bots_locked, check_seatable
+from referee.api.bots import check_seatable
 from referee.api.common import (
     MAX_SEATS,
     RECORD_ID,
@@ -61,7 +61,7 @@ from tournament.store import (
     new_match_meta,
     token_digest,
 )
-from tournament.store.keys import account_lock
+from tournament.store.keys import account_lock, bot_lock
 from tournament.wakeups import enqueue_match
 
 STDERR_TEXT = {"description": "the program's stderr (UTF-8 as it wrote it)",
@@ -327,7 +327,9 @@ def create_match() -> Response:
     who = require_scope(MATCHES_WRITE)
     store = services().store
     data = load_body(MatchCreateSchema)
-    with bots_locked(store, [seat["bot_id"] for seat in data["seats"] if "bot_id" in seat]):
+    # its bots' locks: none retired between the check of its seats and its store
+    with store.serialized(*(bot_lock(seat["bot_id"]) for seat in data["seats"]
+                            if "bot_id" in seat)):
         return _create(store, data, who)
 
 

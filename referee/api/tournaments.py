@@ -11,7 +11,7 @@ from flask import Blueprint, Response
 from marshmallow import Schema, fields, post_load, validate
 
 from referee.api.auth import TOURNAMENTS_WRITE, Caller, asked_by_admin, require_scope
-from referee.api.bots import bots_locked, check_seatable
+from referee.api.bots import check_seatable
 from referee.api.common import (
     MAX_PAGE,
     MAX_SEED,
@@ -42,6 +42,7 @@ from referee.match.runner import FailurePolicy
 from tournament import quotas, tournaments
 from tournament.formats import FORMAT_DEFAULTS, FORMAT_FIELDS, FORMATS, ROUND_ROBIN
 from tournament.pairing import DEALS, PAIRED
+from tournament.store.keys import bot_lock
 from tournament.tournaments import RetiredBot, SetupError
 
 bp = Blueprint("tournaments", __name__)
@@ -352,7 +353,7 @@ def create_tournament() -> Response:
     spec = {**data, "policy": policy, "account": who.account_id}
     entrants = [*data["bots"], *([data["challenger"]] if data.get("challenger") else [])]
     try:
-        with bots_locked(store, entrants):  # none retired before the tournament is stored
+        with store.serialized(*map(bot_lock, entrants)):  # none retired before it is stored
             meta = tournaments.create_tournament(store, spec, partial(_admit, who))
     except RetiredBot as error:
         raise Problem(BOT_RETIRED, error.reason) from None

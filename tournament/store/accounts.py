@@ -123,7 +123,7 @@ class Accounts(Matches):
         self.redis.set(invite_key(token_digest(code)), "1", ex=ttl_s)
 
     def use_invite(self, code: str) -> int | None:
-        """Spend a one-time sign-up code: the milliseconds it had left (for `give_back`),
+        """Spend a one-time sign-up code: the milliseconds it had left (for `give_back_invite`),
         or None when it is unknown, used or expired."""
         with self.redis.pipeline() as pipe:  # MULTI: read its life and spend it at once
             pipe.pttl(invite_key(token_digest(code)))

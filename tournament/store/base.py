@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from typing import TYPE_CHECKING, TypeVar
 
 import redis
@@ -51,11 +51,20 @@ class StoreBase:
             pipe.execute()
 
     @contextmanager
-    def serialized(self, name: str) -> Iterator[None]:
-        """The block, while no other process of the cluster runs a block of the same
-        `name`: for a check and the write it allows (a quota held, a unique name) that
-        another request's must not fall between. A Redis lock, lapsing `LOCK_TTL_S` after a
-        holder that died; redis.ConnectionError (a 503) when it is not free by then."""
+    def serialized(self, *names: str) -> Iterator[None]:
+        """The block, while no other process of the cluster runs a block holding one of
+        `names`: for a check and the write it allows (a quota held, a unique name, a bot not
+        retired) that another request's must not fall between. Redis locks, each lapsing
+        `LOCK_TTL_S` after a holder that died, taken once each and in name order (so two
+        blocks holding several never wait on each other); redis.ConnectionError (a 503)
+        when one is not free by then."""
+        with ExitStack() as held:
+            for name in sorted(set(names)):
+                held.enter_context(self._locked(name))
+            yield
+
+    @contextmanager
+    def _locked(self, name: str) -> Iterator[None]:
         lock = self.redis.lock(lock_key(name), timeout=LOCK_TTL_S, blocking_timeout=LOCK_TTL_S)
         if not lock.acquire():
             raise redis.ConnectionError(f"the lock {name!r} stayed taken {LOCK_TTL_S} s")

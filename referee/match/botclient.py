@@ -208,6 +208,7 @@ class _Connection:
         self.chunks: deque[tuple[bytes, int] | OSError] = deque()  # read, not taken yet
         self.waiter: asyncio.Future[None] | None = None
         self.expecting = False  # a request was written: what arrives is its answer
+        self.sent_offset_ns = realtime_offset_ns()[1]  # the clocks' offset at the last write
         self.loop.add_reader(sock.fileno(), self._on_readable)  # for the connection's life
 
     def usable(self) -> bool:
@@ -218,6 +219,7 @@ class _Connection:
         """Write a request: at once when the socket takes it whole (nearly always), else
         the rest within the deadline."""
         self.expecting = True
+        self.sent_offset_ns = realtime_offset_ns()[1]
         try:
             sent = self.sock.send(data)
         except (BlockingIOError, InterruptedError):
@@ -273,7 +275,7 @@ class _Connection:
             self.chunks.append(error)
             self._stop_reading()
         else:
-            self.chunks.append((data, _arrival_ns(ancillary)))
+            self.chunks.append((data, _arrival_ns(ancillary, self.sent_offset_ns)))
             if not data:
                 self._stop_reading()
         if self.chunks and not self.expecting:
@@ -352,14 +354,18 @@ def _enable_timestamps(sock: socket.socket) -> bool:
     return True
 
 
-def _arrival_ns(ancillary: list[tuple[int, int, bytes]]) -> int:
+def _arrival_ns(ancillary: list[tuple[int, int, bytes]], sent_offset_ns: int) -> int:
     """When a chunk arrived, on the monotonic clock: its kernel receive timestamp when
-    there is one, else now."""
+    there is one, else now. The timestamp is CLOCK_REALTIME's, which a clock step (NTP, a
+    virtual machine resumed) moves against the monotonic clock: converted with the larger
+    of the offsets at the request's write and now, a step between them makes the answer
+    early by the step, never late (the seat is not charged for the machine's clock)."""
     for level, kind, data in ancillary:
         if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(data) >= 16:
             seconds, nanos = _TIMESPEC.unpack_from(data)
             now_mono, offset = realtime_offset_ns()
-            return min(seconds * 1_000_000_000 + nanos - offset, now_mono)
+            return min(seconds * 1_000_000_000 + nanos - max(offset, sent_offset_ns),
+                       now_mono)
     return time.monotonic_ns()
 
 

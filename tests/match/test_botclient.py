@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from referee.match import botclient
 from referee.match.botclient import RAW_LIMIT, BotClient
 from tests.support.botserver import SLOW_S
 from tests.support.floodbot import flood_bot
@@ -140,6 +141,39 @@ def test_an_answer_that_arrived_after_the_deadline_is_a_timeout_however_late_it_
         reply = asyncio.run(once(url))
     assert reply.fault == "timeout" and reply.action is None, (reply.fault, reply.detail)
     assert reply.elapsed_ms >= 300
+
+
+def test_a_clock_step_while_the_answer_waits_unread_never_makes_it_late(tmp_path,
+                                                                       monkeypatch):
+    """The kernel dates an answer on CLOCK_REALTIME; when that clock steps back 300 ms
+    (NTP, a virtual machine resumed) after the request went out and before the busy loop
+    reads the answer, a bot that answered in 100 ms of its 250 ms is still in time (the
+    referee's clock, not the seat's, moved)."""
+    stepped = {"ns": 0}
+    true_offset = botclient.realtime_offset_ns
+
+    def offset_after_steps() -> tuple[int, int]:
+        now, offset = true_offset()
+        return now, offset - stepped["ns"]
+
+    monkeypatch.setattr(botclient, "realtime_offset_ns", offset_after_steps)
+
+    async def once(url):
+        client = BotClient(url, 250)
+        deciding = asyncio.ensure_future(client.decide({**PAYLOAD, "type": "decision",
+                                                         "deadline_ms": 250}))
+        await asyncio.sleep(0.02)  # the request goes out
+        stepped["ns"] = 300_000_000
+        time.sleep(0.5)  # another match's work holds the loop past the deadline
+        try:
+            return await asyncio.wait_for(deciding, ENDLESS_S)
+        finally:
+            await client.aclose()
+
+    with bot_process(tmp_path, "--fixed-ms", "100") as (url, _):
+        reply = asyncio.run(once(url))
+    assert reply.fault is None, (reply.fault, reply.detail)
+    assert 100 <= reply.elapsed_ms < 250
 
 
 def _out_of_turn_bot(listener, answers: int) -> None:

@@ -44,8 +44,11 @@ SO_TIMESTAMPNS = 35  # Linux's, which the socket module does not name
 _TIMESPEC = struct.Struct("@qq")
 
 
-async def _read(sock: socket.socket) -> tuple[bytes, float]:
-    """The next chunk on `sock` and when the kernel received it (time.monotonic's clock)."""
+async def _read(sock: socket.socket, offsets: list[int]) -> tuple[bytes, float]:
+    """The next chunk on `sock` and when the kernel received it (time.monotonic's clock),
+    converted with the larger of the clocks' offsets at the last read (`offsets`, kept) and
+    now: a step of CLOCK_REALTIME between the two dates the request early, so the bot
+    answers early, never late."""
     loop = asyncio.get_running_loop()
     while True:
         try:
@@ -63,6 +66,7 @@ async def _read(sock: socket.socket) -> tuple[bytes, float]:
             if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
                 seconds, nanos = _TIMESPEC.unpack_from(value)
                 now_ns, offset_ns = realtime_offset_ns()  # as the referee converts it
+                offsets[0], offset_ns = offset_ns, max(offset_ns, offsets[0] or offset_ns)
                 return data, min(seconds + nanos / 1e9 - offset_ns / 1e9, now_ns / 1e9)
         return data, time.monotonic()
 
@@ -109,11 +113,12 @@ class TimedBot:
         connection.setblocking(False)
         connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         connection.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        offsets = [0]
         try:
             while True:
                 request, arrived = _Request(), 0.0
                 while not request.done:
-                    data, stamp = await _read(connection)
+                    data, stamp = await _read(connection, offsets)
                     if not data:
                         return
                     arrived = arrived or stamp

@@ -75,7 +75,7 @@ def test_a_hundred_matches_at_once_on_one_worker_lose_nothing_on_time(api, worke
             times = sent["bot_ms"]  # the answer was in the referee's socket once `sent`
             own_ms = (times["sent"] or times["answered"]) - times["arrived"]
             late = own_ms > sent["deadline_ms"] - 40  # the bot itself 10 ms off its plan
-            (bot_caused if late else referee_caused).append((match_id, step, own_ms))
+            (bot_caused if late else referee_caused).append((match_id, step, own_ms, times))
     assert not referee_caused, referee_caused[:3]
     # A loaded machine makes the bots late by their own clocks (those losses are theirs,
     # however many): the check has its power from the decisions answered on time.

@@ -470,10 +470,11 @@ def _change(store: Store, bot: dict, data: dict, who: Caller) -> Response:
         if packed is not None:
             bot["language"] = source["language"]
             bot["versions"][-1].update(_hosted_version(bot["language"], packed))
+    old_name = bot["name"]
     bot.update(data)
     if "name" in data:
         _check_name_free(data["name"], other_than=bot_id)
-    store.update_bot(bot)
+    store.update_bot(bot, old_name)
     if versioned and packed is not None:
         store.add_hosted_version(bot_id, bot["version"], packed, bot["language"],
                                  bot["versions"][-1]["created_at"])

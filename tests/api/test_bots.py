@@ -118,6 +118,32 @@ def test_patch_changes_name_and_url_checked_as_at_registration(api, bot_server):
     assert listed == [one["id"], two["id"]], "registration order is kept"
 
 
+def test_a_name_is_found_in_a_few_reads_however_many_bots_and_older_bots_keep_theirs(
+        api, bot_server, redis_url):
+    """A name is looked up in its index, not among every bot's record (registering read
+    each bot's record, under the lock every registration takes); bots registered before
+    the index existed are indexed at the first lookup, and a rename frees the old name."""
+    store, stored = Store(redis.Redis.from_url(redis_url)), redis.Redis.from_url(redis_url)
+    first = registered(api, bot_server.url("/random"), "First")
+    for n in range(300):
+        store.save_bot({"id": f"bot-many{n}", "name": f"many {n}", "url": None,
+                        "games": ["aladino"], "owner": None})
+    for key in stored.scan_iter("referee:bot-name*"):  # a store from before the index
+        stored.delete(key)
+    stored.config_resetstat()
+    taken = register(api, bot_server.url("/first"), " first")
+    assert taken.status_code == 409 and first["id"] in taken.get_json()["detail"]
+    assert register(api, bot_server.url("/first"), "MANY 299").status_code == 409
+    stored.config_resetstat()
+    assert register(api, bot_server.url("/first"), "another").status_code == 201
+    assert stored.info("stats")["keyspace_hits"] < 30, "each bot's record was read"
+    renamed = api.request("PATCH", f"/bots/{first['id']}", json={"name": "Premier"},
+                          token=ADMIN)
+    assert renamed.status_code == 200
+    assert register(api, bot_server.url("/first"), "first").status_code == 201
+    assert register(api, bot_server.url("/first"), "premier").status_code == 409
+
+
 def test_updates_are_off_unless_asked_for_at_registration_or_by_patch(api, bot_server):
     """Issue 26: `updates` (default false) says whether the bot hears the other steps."""
     quiet = registered(api, bot_server.url("/random"), "quiet")

@@ -10,7 +10,7 @@ import time
 
 from tournament.store.base import StoreBase
 from tournament.store.codec import dumps, loads
-from tournament.store.keys import bot_key, bots_key
+from tournament.store.keys import bot_key, bot_name_key, bot_names_indexed_key, bots_key
 
 
 def name_key(name: str) -> str:
@@ -22,16 +22,22 @@ class Bots(StoreBase):
     """The bots' records, by id and in registration order."""
 
     def save_bot(self, bot: dict) -> None:
-        """Register a bot (last in the registration order)."""
+        """Register a bot (last in the registration order), under its name."""
         with self.redis.pipeline() as pipe:
             pipe.set(bot_key(bot["id"]), dumps(bot))
             pipe.zadd(bots_key(), {bot["id"]: time.time()})
+            pipe.set(bot_name_key(name_key(bot["name"])), bot["id"])
             pipe.execute()
 
-    def update_bot(self, bot: dict) -> None:
+    def update_bot(self, bot: dict, old_name: str | None = None) -> None:
         """Write a registered bot's changed record, keeping its place in the registration
-        order."""
-        self.redis.set(bot_key(bot["id"]), dumps(bot), xx=True)
+        order; renamed from `old_name`, that name is freed."""
+        with self.redis.pipeline() as pipe:
+            pipe.set(bot_key(bot["id"]), dumps(bot), xx=True)
+            if old_name is not None and name_key(old_name) != name_key(bot["name"]):
+                pipe.delete(bot_name_key(name_key(old_name)))
+                pipe.set(bot_name_key(name_key(bot["name"])), bot["id"])
+            pipe.execute()
 
     def get_bot(self, bot_id: str) -> dict | None:
         return loads(self.redis.get(bot_key(bot_id)))
@@ -56,7 +62,20 @@ class Bots(StoreBase):
         return [bot for bot in self.get_bots([i.decode() for i in ids]) if bot], total
 
     def bot_named(self, name: str, other_than: str | None = None) -> dict | None:
-        """The registered bot (retired ones included) with this name, if any."""
-        wanted = name_key(name)
-        return next((bot for bot in self.list_bots()
-                     if name_key(bot["name"]) == wanted and bot["id"] != other_than), None)
+        """The registered bot (retired ones included) with this name, if any (one read,
+        however many bots there are)."""
+        if not self.redis.exists(bot_names_indexed_key()):
+            self._index_bot_names()
+        found = self.redis.get(bot_name_key(name_key(name)))
+        if found is None or found.decode() == other_than:
+            return None
+        return self.get_bot(found.decode())
+
+    def _index_bot_names(self) -> None:
+        """Every bot under its name: the bots registered before the names were indexed
+        (the caller holds BOT_NAMES_LOCK, so no name is taken meanwhile)."""
+        with self.redis.pipeline() as pipe:
+            for bot in self.list_bots():
+                pipe.set(bot_name_key(name_key(bot["name"])), bot["id"])
+            pipe.set(bot_names_indexed_key(), 1)
+            pipe.execute()

@@ -5,8 +5,11 @@ Keys, all under the prefix `referee:`, and the module of `tournament.store` that
 writes each:
 
 - `bot:{id}` (string): a registered bot; `bots` (sorted set): bot ids by registration
-  time; `bot:{id}:playing` (set): the matches holding one of the bot's concurrent-match
-  slots (`bots`; the slots: `progress`)
+  time; `bot-name:{name as compared}` (string): the id of the bot of that name, retired
+  ones included, and `bot-names:indexed` (string) once every bot's name is there (bots
+  registered before the index were added to it at the first lookup); `bot:{id}:playing`
+  (set): the matches holding one of the bot's concurrent-match slots (`bots`; the slots:
+  `progress`)
 - `account:{id}` (string): an account (JSON: id, name, created_at, suspended);
   `accounts` (sorted set): account ids by creation time; `account-name:{lowercase name}`
   (string): the id of the account of that name; `account:{id}:tokens` (hash): token id ->
@@ -298,6 +301,14 @@ def bot_key(bot_id: str) -> str:
 
 def bots_key() -> str:
     return f"{PREFIX}bots"
+
+
+def bot_name_key(compared_name: str) -> str:
+    return f"{PREFIX}bot-name:{compared_name}"
+
+
+def bot_names_indexed_key() -> str:
+    return f"{PREFIX}bot-names:indexed"
 
 
 def hosted_bots_key() -> str:

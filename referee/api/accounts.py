@@ -37,6 +37,7 @@ from referee.api.problems import Problem, not_found
 from referee.api.web import load_body, load_query, reply, services
 from referee.errors import (
     ACCOUNT_NAME_TAKEN,
+    AUTH_FORBIDDEN,
     AUTH_SCOPE_MISSING,
     SIGNUP_RATE_LIMITED,
     SIGNUP_REFUSED,
@@ -265,6 +266,8 @@ def create_token() -> Response:
     account_id = who.account_id or ""
     store = services().store
     with store.serialized(account_lock(account_id, "tokens")):  # the quota checked, then taken
+        if store.get_account(account_id) is None:
+            raise Problem(AUTH_FORBIDDEN, "this token's account was deleted")
         quotas.check_held("tokens", len(store.account_tokens(account_id)),
                           services().config.quotas)
         token, record = _new_token(account_id, sorted(set(data["scopes"])),
@@ -296,9 +299,14 @@ def get_account(account_id: str) -> Response:
 @bp.patch("/accounts/<account_id:account_id>")
 def change_account(account_id: str) -> Response:
     require_admin()
-    account = _find(account_id)
-    account["suspended"] = load_body(AccountChangeSchema)["suspended"]
-    services().store.update_account(account)
+    _find(account_id)
+    suspended = load_body(AccountChangeSchema)["suspended"]
+    store = services().store
+    with store.serialized(BOT_NAMES_LOCK), store.serialized(  # no bot of it seated meanwhile
+            *map(bot_lock, store.account_bots(account_id))):
+        account = _find(account_id)
+        account["suspended"] = suspended
+        store.update_account(account)
     return reply(AccountSchema, account)
 
 
@@ -312,7 +320,8 @@ def delete_account(account_id: str) -> Response:
             with store.serialized(bot_lock(bot_id)):
                 if (bot := store.get_bot(bot_id)) is not None:
                     retire(store, bot)
-        store.delete_account(account_id)
+        with store.serialized(account_lock(account_id, "tokens")):  # nor a token made
+            store.delete_account(account_id)
     return reply(AccountSchema, account)
 
 

@@ -460,6 +460,55 @@ def test_changes_to_a_bot_at_once_never_write_over_each_other(api, bot_server):
         assert live == [], live
 
 
+def test_an_account_suspended_while_a_match_seats_its_bot_plays_no_match_stored_after(
+        api, bot_server, monkeypatch):
+    """A suspension is written under the locks of the account's bots, which a match's
+    creation holds from its check to its store: the match is stored before the suspension,
+    or refused (409). Before, the check, then the suspension, then the match (1 in 30 over
+    HTTP, an audit)."""
+    store = api.app.extensions["referee"].store
+    stored_before: list[set[bytes]] = []
+    real_update = store.update_account
+
+    def update_account(account: dict) -> None:  # what was stored when it is suspended
+        if account.get("suspended"):
+            stored_before.append(set(store.redis.zrange(matches_key(), 0, -1)))
+        real_update(account)
+
+    monkeypatch.setattr(store, "update_account", update_account)
+    url, house = bot_server.url("/random"), api.register_bot(bot_server.url("/random"),
+                                                              name="house")
+    for attempt in range(15):
+        account_id, token = signup(api, f"suspect{attempt}")
+        bot = new_bot(api, token, url, f"suspect bot {attempt}")["id"]
+        seats = [{"kind": "bot", "bot_id": bot}, {"kind": "bot", "bot_id": house}]
+        *made, suspended = together(
+            api, *[("POST", "/matches", ADMIN, {"game": "aladino", "seats": seats})] * 3,
+            ("PATCH", f"/accounts/{account_id}", ADMIN, {"suspended": True}))
+        assert suspended.status_code == 200
+        for match in made:
+            assert match.status_code in (201, 409), match.get_json()
+            if match.status_code == 201:
+                assert match.get_json()["id"].encode() in stored_before[-1], attempt
+
+
+def test_a_token_made_while_its_account_is_deleted_leaves_no_record(api):
+    """The account's tokens are deleted under its tokens lock, which making one holds, and
+    a token is only made for an account that still exists. Before, a token made between the
+    deletion's read of the tokens and its delete was left in Redis for good."""
+    store = api.app.extensions["referee"].store
+    for attempt in range(15):
+        account_id, token = signup(api, f"leaver{attempt}")
+        deleted, *made = together(
+            api, ("DELETE", f"/accounts/{account_id}", ADMIN, None),
+            *[("POST", "/accounts/me/tokens", token, {"scopes": ["bots:write"]})] * 3)
+        assert deleted.status_code == 200
+        assert all(answer.status_code in (201, 401, 403) for answer in made)
+        left = [key for key in store.redis.scan_iter("referee:token:*")
+                if store.redis.get(key) and account_id.encode() in store.redis.get(key)]
+        assert left == [], (attempt, left)
+
+
 def test_a_bot_retired_while_a_match_or_tournament_seats_it_is_not_seated_after(
         api, bot_server, monkeypatch):
     """A match or tournament is stored under its bots' locks, which a retirement takes: it

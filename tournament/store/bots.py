@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from tournament.store.base import StoreBase
-from tournament.store.codec import dumps, loads
+from tournament.store.codec import decoded, dumps, loads
 from tournament.store.keys import bot_key, bot_name_key, bot_names_indexed_key, bots_key
 
 
@@ -67,9 +67,9 @@ class Bots(StoreBase):
         if not self.redis.exists(bot_names_indexed_key()):
             self._index_bot_names()
         found = self.redis.get(bot_name_key(name_key(name)))
-        if found is None or found.decode() == other_than:
+        if found is None or decoded(found) == other_than:
             return None
-        return self.get_bot(found.decode())
+        return self.get_bot(decoded(found))
 
     def _index_bot_names(self) -> None:
         """Every bot under its name: the bots registered before the names were indexed

@@ -31,7 +31,14 @@ from referee.api.auth import (
 )
 from referee.api.auth import caller as current_caller
 from referee.api.bots import retire
-from referee.api.common import FullMatch, ListQuerySchema, PageSchema, StrictBoolean, required
+from referee.api.common import (
+    BoundedList,
+    FullMatch,
+    ListQuerySchema,
+    PageSchema,
+    StrictBoolean,
+    required,
+)
 from referee.api.operations import PAGE, id_parameter, link, operation, path_parameter
 from referee.api.problems import Problem, not_found
 from referee.api.web import load_body, load_query, reply, services
@@ -111,8 +118,8 @@ class AccountChangeSchema(Schema):
 
 
 class TokenCreateSchema(Schema):
-    scopes = fields.List(fields.String(validate=validate.OneOf(SCOPES)), required=True,
-                         validate=validate.Length(min=1, max=len(SCOPES)))
+    scopes = BoundedList(fields.String(validate=validate.OneOf(SCOPES)), len(SCOPES),
+                         required=True, validate=validate.Length(min=1))
     expires_in_s = fields.Integer(validate=validate.Range(min=1, max=MAX_TOKEN_LIFE_S),
                                   metadata={"description": "none: it never expires"})
 

@@ -16,7 +16,14 @@ from flask import Blueprint, Response, request
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from referee.api.auth import BOTS_WRITE, PRIVATE_READ, Caller, caller, require_scope
-from referee.api.common import ListQuerySchema, PageSchema, StrictBoolean, known_game, required
+from referee.api.common import (
+    BoundedList,
+    ListQuerySchema,
+    PageSchema,
+    StrictBoolean,
+    known_game,
+    required,
+)
 from referee.api.operations import PAGE, id_parameter, link, operation
 from referee.api.problems import Problem, not_found, unprocessable
 from referee.api.web import load_body, load_query, reply, services
@@ -45,6 +52,7 @@ bp = Blueprint("bots", __name__)
 
 
 MAX_BOT_URL_CHARS = 2000
+MAX_GAMES_LISTED = 16  # a bot's `games`, repeats included
 
 
 class BotUrl(validate.Regexp):
@@ -128,7 +136,7 @@ class BotCreateSchema(BotSettingsSchema, BotCodeSchema):
                    "else": {"required": ["source"]}}
 
     name = fields.String(required=True, validate=validate.Length(min=1, max=100))
-    games = fields.List(fields.String(validate=known_game), required=True,
+    games = BoundedList(fields.String(validate=known_game), MAX_GAMES_LISTED, required=True,
                         validate=validate.Length(min=1))
 
     @validates_schema(skip_on_field_errors=False, pass_original=True)

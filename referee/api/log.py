@@ -17,7 +17,7 @@ from typing import TypeVar
 from flask import Blueprint, Response
 from marshmallow import Schema, fields, validate
 
-from referee.api.common import SHA256_HEX, FullMatch, required
+from referee.api.common import SHA256_HEX, BoundedList, FullMatch, required
 from referee.api.matches import find_match
 from referee.api.operations import MATCH_ID, operation
 from referee.api.problems import Problem
@@ -76,7 +76,7 @@ class InclusionProofSchema(Schema):
     tree_size = required(fields.Integer, validate=TREE_SIZE)
     leaf_hash = required(fields.String, validate=SHA256_HEX, metadata={
         "description": "sha256(0x00 || sha256(the record's canonical bytes without `log`))"})
-    audit_path = required(fields.List, fields.String(validate=SHA256_HEX), metadata={
+    audit_path = required(BoundedList, fields.String(validate=SHA256_HEX), 64, metadata={
         "description": "PATH(index, D[tree_size]), leaf side first (RFC 6962 2.1.1)"})
 
 

@@ -31,6 +31,7 @@ from referee.api.common import (
     SEAT,
     SEED_RANGE,
     STEP,
+    BoundedList,
     JsonNumber,
     ListQuerySchema,
     PageSchema,
@@ -172,8 +173,8 @@ class MatchCreateSchema(Schema):
     JSON_SCHEMA = staticmethod(_match_setups)
 
     game = fields.String(required=True, validate=known_game)
-    seats = fields.List(fields.Nested(SeatSpecSchema), required=True,
-                        validate=validate.Length(min=1, max=16))
+    seats = BoundedList(fields.Nested(SeatSpecSchema), MAX_SEATS, required=True,
+                        validate=validate.Length(min=1))
     seed = SafeInteger(strict=True, validate=SEED_RANGE, load_default=random_seed,
                        metadata={"description": "drawn by the server when absent"})
     options = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=dict)
@@ -220,8 +221,9 @@ class PolicySchema(Schema):
 
 
 class ResultSchema(Schema):
-    scores = required(fields.List, JsonNumber())
-    ranks = required(fields.List, fields.Integer(validate=validate.Range(1, MAX_SEATS)))
+    scores = required(BoundedList, JsonNumber(), MAX_SEATS)
+    ranks = required(BoundedList, fields.Integer(validate=validate.Range(1, MAX_SEATS)),
+                     MAX_SEATS)
     details = required(fields.Dict)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from itertools import islice
 from typing import Any
 
 import orjson
@@ -55,7 +56,7 @@ class Problem(RefereeError):
 
 def invalid(errors: dict[Any, Any], detail: str | None = None) -> Problem:
     """400 naming the offending fields (and saying why, when one field has one message)."""
-    errors = _string_keys(errors)
+    errors = _bounded(_string_keys(errors))
     names = ", ".join(sorted(errors))
     only = next(iter(errors.values())) if len(errors) == 1 else None
     why = f" ({only[0]})" if isinstance(only, list) and len(only) == 1 else ""
@@ -96,6 +97,24 @@ def problem_response(problem: Problem) -> Response:
                         mimetype=MEDIA_TYPE)
     response.headers.update(problem.headers)
     return response
+
+
+MAX_ERRORS = 20
+"""The fields (or items) with errors a problem names at each level of `errors`; more are
+counted under `_more`."""
+
+
+def _bounded(messages: Any) -> Any:
+    """marshmallow's messages, at most MAX_ERRORS at each level: a body of 100,000 bad
+    items had an error each, and the answer grew to 100 MB."""
+    if isinstance(messages, dict):
+        kept = {key: _bounded(value) for key, value in islice(messages.items(), MAX_ERRORS)}
+        if len(messages) > MAX_ERRORS:
+            kept["_more"] = [f"{len(messages) - MAX_ERRORS} more with errors, not listed"]
+        return kept
+    if isinstance(messages, list):
+        return [_bounded(message) for message in messages[:MAX_ERRORS]]
+    return messages
 
 
 def _string_keys(messages: dict[Any, Any]) -> dict[str, Any]:

@@ -16,11 +16,13 @@ import engines
 from referee.api import log
 from referee.api.auth import require_admin
 from referee.api.common import (
+    MAX_RECORD_STEPS,
     MAX_SEATS,
     MAX_SEED,
     SEAT,
     SHA256_HEX,
     STEP,
+    BoundedList,
     JsonNumber,
     known_game,
     required,
@@ -42,6 +44,7 @@ from referee.errors import REPLAY_UNSUPPORTED, VERIFY_RATE_LIMITED
 from referee.match import replay
 from referee.match import verify as audit
 from referee.match.botclient import Fault
+from referee.match.canonical import CanonicalizationError
 from referee.match.compact import StoredReplayError
 from referee.match.replay import Record, SeatRecord
 from referee.match.rerun import engine_for, state_before
@@ -71,8 +74,8 @@ INFO_TEXT = ("its answer's `info` (at most 1 KiB of JSON, e.g. depth, score, nod
 
 
 class StepClockSchema(Schema):
-    remaining_ms = required(fields.List, JsonNumber())
-    overdraft_ms = required(fields.List, JsonNumber())
+    remaining_ms = required(BoundedList, JsonNumber(), MAX_SEATS)
+    overdraft_ms = required(BoundedList, JsonNumber(), MAX_SEATS)
 
 
 class StepSchema(Schema):
@@ -122,13 +125,13 @@ class ReplaySchema(Schema):
     num_players = required(fields.Integer, validate=validate.Range(1, MAX_SEATS))
     options = required(fields.Dict)
     seed = required(fields.Integer, validate=validate.Range(0, MAX_SEED))
-    seats = required(fields.List, fields.Nested(ReplaySeatSchema))
+    seats = required(BoundedList, fields.Nested(ReplaySeatSchema), MAX_SEATS)
     policy = required(fields.Nested, PolicySchema)
     initial_state_hash = required(fields.String, validate=SHA256_HEX)
-    steps = required(fields.List, fields.Nested(StepSchema))
+    steps = required(BoundedList, fields.Nested(StepSchema), MAX_RECORD_STEPS)
     result = required(fields.Nested, ResultSchema, allow_none=True)
     forfeit = required(fields.Nested, ForfeitSchema, allow_none=True)
-    strikes = required(fields.List, fields.Integer(validate=STEP))
+    strikes = required(BoundedList, fields.Integer(validate=STEP), MAX_SEATS)
     started_at = required(fields.String, allow_none=True)
     finished_at = required(fields.String, allow_none=True)
     chain = required(fields.Nested, ChainSchema, allow_none=True, metadata={
@@ -251,7 +254,8 @@ PATHS = {
         description="Anonymous. Ed25519 signatures are checked with the published keys "
                     "(GET /keys), HMAC ones with the server's secret; a `log.proof` with "
                     "its `log.head` is checked too. 422 when the replay was made under "
-                    "another game version (or an unknown game or format): refused rather "
+                    "another game version (or an unknown game or format), or when it has "
+                    "no canonical JSON (a value nested too deeply): refused rather "
                     "than mis-verified. A record over the body limit (MAX_BODY_BYTES, "
                     "1 MiB) is a 413: `referee verify FILE` checks it offline. Re-running "
                     "costs CPU per step, so each client address may verify "
@@ -298,6 +302,8 @@ def verify_replay() -> Response:
         report = audit.verify(record, _verifier())
     except audit.UnsupportedReplay as error:
         raise Problem(REPLAY_UNSUPPORTED, str(error)) from None
+    except CanonicalizationError as error:  # no record this referee writes
+        raise Problem(REPLAY_UNSUPPORTED, f"the record has no canonical form: {error}") from None
     services().store.count_verification(report.valid)
     return reply(VerifyReportSchema, report.to_dict())
 

@@ -16,6 +16,7 @@ from referee.api.common import (
     MAX_PAGE,
     MAX_SEED,
     RECORD_ID,
+    BoundedList,
     JsonNumber,
     ListQuerySchema,
     PageSchema,
@@ -87,8 +88,8 @@ class TournamentCreateSchema(Schema):
                                      "seat rotation; gauntlet: every match holds the "
                                      "challenger; swiss: rounds paired by score; sprt: pairs "
                                      "of matches until the LLR decides"})
-    bots = fields.List(fields.String(validate=RECORD_ID), required=True,
-                       validate=validate.Length(min=1, max=64),
+    bots = BoundedList(fields.String(validate=RECORD_ID), 64, required=True,
+                       validate=validate.Length(min=1),
                        metadata={"description": "registered bot ids, each at most once (sprt: "
                                                 "[challenger, baseline]; gauntlet: the field)"})
     players = fields.Integer(strict=True, load_default=DEFAULT_PLAYERS,

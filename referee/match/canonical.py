@@ -26,6 +26,7 @@ keys), kept so that those records verify exactly as they always did.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -137,7 +138,10 @@ def _ecmascript_number(token: re.Match) -> bytes:
 
 def _write(value: Any) -> bytes:
     parts: list[bytes] = []
-    _append(value, parts)
+    try:
+        _append(value, parts)
+    except RecursionError:  # deeper than Python's stack (orjson stops at 255 levels)
+        raise CanonicalizationError("a value nested too deeply to write") from None
     return b"".join(parts)
 
 
@@ -177,14 +181,19 @@ def _append_object(value: dict, parts: list[bytes]) -> None:
 
 
 def _string(text: str) -> bytes:
-    """A string as RFC 8785 writes it. orjson escapes every code point as the RFC does
-    (`tests/match/test_canonical.py` checks them all), at C speed, where `rfc8785` takes
-    Python's time per character (~7 ms for a step with a bot's longest debug text); both
-    refuse a lone surrogate."""
+    """A string as RFC 8785 writes it. The json module's C escaper (`ensure_ascii` off)
+    escapes every code point as the RFC does (`tests/match/test_canonical.py` checks them
+    all), at C speed, where `rfc8785` takes Python's time per character (~7 ms for a step
+    with a bot's longest debug text); a lone surrogate cannot be encoded, and is refused.
+    (Not orjson: each small bytes object it answers holds ~4 KB, and a submitted record of
+    300,000 short strings took 1.5 GB.)"""
     try:
-        return orjson.dumps(text)
-    except TypeError:
+        return _escaped(text).encode()
+    except UnicodeEncodeError:
         raise CanonicalizationError(f"a string with a lone surrogate: {text[:40]!r}") from None
+
+
+_escaped = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
 def _utf16_order(key: str) -> bytes:

@@ -36,7 +36,9 @@ class ProblemType:
 
 
 REQUEST_MALFORMED = ProblemType(
-    "request/malformed", 400, "Bad Request", "an HTTP request the server cannot read")
+    "request/malformed", 400, "Bad Request",
+    "an HTTP request the server cannot read: a request line, header or chunked body that "
+    "breaks HTTP/1.1")
 REQUEST_INVALID = ProblemType(
     "request/invalid", 400, "Invalid request",
     "malformed JSON, invalid fields (named in `errors`), or a setup the game refuses")
@@ -99,9 +101,15 @@ OBSERVATION_LOG_AHEAD = ProblemType(
     "an observation asked from a log entry past the entries the seat's log has")
 REQUEST_TOO_LARGE = ProblemType(
     "request/too-large", 413, "Request Entity Too Large", "a request body over the limit")
+REQUEST_LINE_TOO_LONG = ProblemType(
+    "request/line-too-long", 414, "URI Too Long",
+    "a request line longer than the server reads (`referee serve`'s limit)")
 UNSUPPORTED_MEDIA_TYPE = ProblemType(
     "request/unsupported-media-type", 415, "Unsupported Media Type",
     "a body of a media type the path does not take")
+EXPECTATION_FAILED = ProblemType(
+    "request/expectation-failed", 417, "Expectation Failed",
+    "an `Expect` header other than `100-continue`")
 REQUEST_UNPROCESSABLE = ProblemType(
     "request/unprocessable", 422, "Unprocessable request",
     "well formed but refused on what it means, which no schema can say (fields in `errors`)")
@@ -133,10 +141,16 @@ LOG_OUT_OF_RANGE = ProblemType(
     "log/out-of-range", 409, "Conflict",
     "a tree size or leaf the results log does not have (yet), or a first tree larger than "
     "the second")
+REQUEST_HEADERS_TOO_LARGE = ProblemType(
+    "request/headers-too-large", 431, "Request Header Fields Too Large",
+    "more header fields than the server reads, or one too long (`referee serve`'s limits)")
 HTTP_ERROR = ProblemType(
     "http-error", None, "HTTP error", "any other HTTP error, with its status and name")
 INTERNAL = ProblemType(
     "internal", 500, "Internal Server Error", "the server failed (the error is logged)")
+TRANSFER_CODING_UNSUPPORTED = ProblemType(
+    "request/transfer-coding-unsupported", 501, "Not Implemented",
+    "a `Transfer-Encoding` other than chunked, gzip, deflate, compress and identity")
 REDIS_UNREACHABLE = ProblemType(
     "redis/unreachable", 503, "Service Unavailable", "the referee's Redis does not answer")
 REPLAY_UNAVAILABLE = ProblemType(
@@ -151,10 +165,10 @@ CATALOGUE: tuple[ProblemType, ...] = (
     METHOD_NOT_ALLOWED,
     REQUEST_TIMEOUT, BOT_RETIRED, BOT_NAME_TAKEN, BOT_NOT_READY, MATCH_OVER, ACTION_OUT_OF_TURN,
     ACTION_STALE_STEP, EVENTS_STEP_NOT_RECORDED, OBSERVATION_LOG_AHEAD, REQUEST_TOO_LARGE,
-    UNSUPPORTED_MEDIA_TYPE,
+    REQUEST_LINE_TOO_LONG, UNSUPPORTED_MEDIA_TYPE, EXPECTATION_FAILED,
     REQUEST_UNPROCESSABLE, ACTION_ILLEGAL, REPLAY_UNSUPPORTED, ACTION_RATE_LIMITED,
-    VERIFY_RATE_LIMITED, LOG_NOT_LOGGED, LOG_OUT_OF_RANGE, HTTP_ERROR, INTERNAL,
-    REDIS_UNREACHABLE, REPLAY_UNAVAILABLE,
+    VERIFY_RATE_LIMITED, REQUEST_HEADERS_TOO_LARGE, LOG_NOT_LOGGED, LOG_OUT_OF_RANGE,
+    HTTP_ERROR, INTERNAL, TRANSFER_CODING_UNSUPPORTED, REDIS_UNREACHABLE, REPLAY_UNAVAILABLE,
 )
 """Every problem type the API answers."""
 

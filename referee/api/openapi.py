@@ -28,9 +28,11 @@ DESCRIPTION = """A referee for tabletop games played by bots over HTTP.
 
 Every error is `application/problem+json` with `type` (one of the catalogue the Problem
 schema lists), `title`, `status`, `detail`, and for validation errors `errors` (field ->
-messages). Writes need the admin token or an account token with the scope they name
-(`auth/scope-missing` otherwise), pull-seat requests the seat's token, all as
-`Authorization: Bearer <token>`.
+messages). So are the refusals of the HTTP server (gunicorn), on any path, of requests the
+API never sees: malformed (400), or past its limits (414, 431), with an `Expect` it does
+not meet (417) or a transfer coding it does not know (501). Writes need the admin token
+or an account token with the scope they name (`auth/scope-missing` otherwise), pull-seat
+requests the seat's token, all as `Authorization: Bearer <token>`.
 """
 
 

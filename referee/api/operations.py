@@ -35,7 +35,7 @@ REPLAY_503 = ("Redis is unreachable, or the stored replay is out of this server'
               "archived replay without REFEREE_ARCHIVE_DIR, or one stored under another "
               "engine version)")
 URI_TOO_LONG = ("request line over 4094 bytes: refused by the HTTP server (gunicorn) before "
-                "the API sees it, as HTML")
+                "the API sees it")
 
 PAGE = {"in": "query", "schema": ListQuerySchema}
 
@@ -82,8 +82,8 @@ def operation(operation_id: str, summary: str, tag: str, ok: tuple[int, type | d
     for status in sorted({*errors, *implied}):
         responses[str(status)] = {"description": text[status],
                                   "content": {MEDIA_TYPE: {"schema": ProblemSchema}}}
-    responses["414"] = {"description": URI_TOO_LONG, "content": {"text/html": {
-        "schema": {"type": "string"}}}}
+    responses["414"] = {"description": URI_TOO_LONG,
+                        "content": {MEDIA_TYPE: {"schema": ProblemSchema}}}
     if 429 in errors:
         responses["429"]["headers"] = {"Retry-After": {
             "description": "seconds until the request may be made again",

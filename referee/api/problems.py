@@ -30,6 +30,7 @@ from tournament.quotas import QuotaExceeded
 log = logging.getLogger(__name__)
 
 MEDIA_TYPE = "application/problem+json"
+INTERNAL_DETAIL = "the server failed to answer; the error is logged"
 
 
 class Problem(RefereeError):
@@ -164,5 +165,4 @@ def register(app: Flask) -> None:
     @app.errorhandler(Exception)
     def handle_unexpected(error: Exception) -> Response:
         log.exception("unexpected error")
-        return problem_response(Problem(catalogue.INTERNAL,
-                                        "the server failed to answer; the error is logged"))
+        return problem_response(Problem(catalogue.INTERNAL, INTERNAL_DETAIL))

@@ -16,9 +16,11 @@ The limits, each chosen:
 - a request body must arrive whole within BODY_S (then 408), and is at most
   `MAX_BODY_BYTES` (413, Flask);
 - the request line at most 4094 bytes (gunicorn answers 414, listed in the spec), at most
-  50 header fields of at most 8190 bytes each (gunicorn answers 400);
+  50 header fields of at most 8190 bytes each (gunicorn answers 431);
 - WORKER_CONNECTIONS concurrent connections per worker process;
 - a worker whose event loop is blocked for `timeout` s (no heartbeat) is restarted.
+gunicorn's own error answers (a request it cannot parse, past those limits, or a failure
+outside the app) are problems like the API's, not its HTML pages: `ProblemWorker`.
 No control socket: gunicorn 25+ opens one at a fixed path ($XDG_RUNTIME_DIR or
 ~/.gunicorn/gunicorn.ctl), so a second server on the same machine took over the first
 one's, and it lets any process of the same user resize or stop the server.
@@ -33,22 +35,41 @@ import os
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from ssl import SSLError
 
 import gevent
+import orjson
 from flask import Flask
+from gunicorn import util as gunicorn_util
 from gunicorn.app.base import BaseApplication
+from gunicorn.http import errors as http_errors
+from gunicorn.http.wsgi import Response, default_environ
+from gunicorn.workers.ggevent import GeventWorker
 
 import engines
 from referee import logs
-from referee.api.problems import Problem
+from referee.api.problems import INTERNAL_DETAIL, MEDIA_TYPE, Problem
 from referee.config import Config, redacted_url
-from referee.errors import REQUEST_TIMEOUT
+from referee.errors import (
+    EXPECTATION_FAILED,
+    HTTP_ERROR,
+    INTERNAL,
+    REQUEST_HEADERS_TOO_LARGE,
+    REQUEST_LINE_TOO_LONG,
+    REQUEST_MALFORMED,
+    REQUEST_TIMEOUT,
+    TRANSFER_CODING_UNSUPPORTED,
+    ProblemType,
+)
 
 HELP = "serve the referee API under gunicorn"
 log = logging.getLogger(__name__)
 KEEPALIVE_S = 5
 BODY_S = 10
 WORKER_CONNECTIONS = 1000
+DETAIL_CHARS = 200  # of gunicorn's words in a problem's detail: they quote the client
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,12 +84,91 @@ def gunicorn_options(args: argparse.Namespace) -> dict:
     """gunicorn's settings for `referee serve` (see the module's docstring for each)."""
     return {
         "bind": f"{args.host}:{args.port}", "workers": args.workers,
-        "worker_class": "gevent", "worker_connections": args.worker_connections,
+        "worker_class": ProblemWorker, "worker_connections": args.worker_connections,
         "keepalive": KEEPALIVE_S, "timeout": 30, "graceful_timeout": 10,
         "limit_request_line": 4094, "limit_request_fields": 50,
         "limit_request_field_size": 8190, "control_socket_disable": True,
         "accesslog": "-",
     }
+
+
+GUNICORN_ERRORS: tuple[tuple[tuple[type[BaseException], ...], ProblemType], ...] = (
+    ((http_errors.InvalidResponseHeader, http_errors.InvalidResponseHeaderName), INTERNAL),
+    ((http_errors.LimitRequestLine,), REQUEST_LINE_TOO_LONG),
+    ((http_errors.LimitRequestHeaders,), REQUEST_HEADERS_TOO_LARGE),
+    ((http_errors.ExpectationFailed,), EXPECTATION_FAILED),
+    ((http_errors.UnsupportedTransferCoding,), TRANSFER_CODING_UNSUPPORTED),
+    ((http_errors.ForbiddenProxyRequest, SSLError),
+     replace(HTTP_ERROR, status=403, title="Forbidden")),
+    ((http_errors.InvalidRequestLine, http_errors.InvalidRequestMethod,
+      http_errors.InvalidHTTPVersion, http_errors.InvalidHeader, http_errors.InvalidHeaderName,
+      http_errors.ObsoleteFolding, http_errors.InvalidSchemeHeaders,
+      http_errors.InvalidChunkSize, http_errors.ChunkMissingTerminator,
+      http_errors.InvalidChunkExtension, http_errors.InvalidProxyLine,
+      http_errors.InvalidH2CPreface), REQUEST_MALFORMED),
+)
+"""The type answering each error gunicorn tells apart (the first that matches), of the
+status gunicorn gives it (`Worker.handle_error` in gunicorn/workers/base.py): the client's
+errors, and the app's invalid response headers, a 500 like any other error. The 403s come
+with the PROXY protocol and TLS, which `referee serve` does not enable."""
+
+
+def gunicorn_problem(error: BaseException) -> Problem:
+    """The problem answering an error gunicorn raised: a client's in gunicorn's words
+    (`quoted`), any other the server's failure, which says nothing more."""
+    kind = next((kind for errors, kind in GUNICORN_ERRORS if isinstance(error, errors)),
+                INTERNAL)
+    if kind is INTERNAL:
+        return Problem(INTERNAL, INTERNAL_DETAIL)
+    return Problem(kind, quoted(str(error)))
+
+
+def quoted(text: str) -> str:
+    """`text` in printable ASCII (any other character escaped as Python writes it, `\\xff`),
+    at most DETAIL_CHARS long: gunicorn's messages quote what the client sent."""
+    printable = "".join(char if " " <= char <= "~" else ascii(char)[1:-1]
+                        for char in text[:DETAIL_CHARS])
+    if len(printable) <= DETAIL_CHARS:
+        return printable
+    return printable[:DETAIL_CHARS - 3] + "..."
+
+
+class ProblemWorker(GeventWorker):
+    """gunicorn's gevent worker whose own error answers are problems (`gunicorn_problem`)
+    rather than HTML pages; each is logged as gunicorn logs it (the client's bytes cut
+    short) and closes the connection, as gunicorn's do."""
+
+    def handle_error(self, req, client, addr, exc) -> None:
+        started = datetime.now()
+        problem = gunicorn_problem(exc)
+        ip, port = addr or ("", -1)  # none: a Unix socket
+        if problem.kind is INTERNAL:
+            self.log.exception("Error handling request %s", getattr(req, "uri", "(no URI read)"))
+        else:
+            self.log.warning("Invalid request from ip=%s: %s", ip, problem.detail)
+        body = orjson.dumps(problem.body())
+        if req is None and isinstance(exc, http_errors.InvalidHeader):
+            req = exc.req  # the request of a framing header's error (None for others)
+        if req is not None:  # logged before the answer is written, as gunicorn does
+            self._log_access(req, client, (ip, port), problem.kind, len(body), started)
+        head = (f"HTTP/1.1 {problem.kind.status} {problem.kind.title}\r\n"
+                f"Connection: close\r\nContent-Type: {MEDIA_TYPE}\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n")
+        try:
+            gunicorn_util.write_nonblock(client, head.encode("ascii") + body)
+        except OSError:
+            self.log.debug("Failed to send error message.")
+
+    def _log_access(self, req, client, addr: tuple[str, int], kind: ProblemType, size: int,
+                    started: datetime) -> None:
+        """The access log's line of a request `handle_error` answered with a problem of
+        type `kind`."""
+        environ = default_environ(req, client, self.cfg)
+        environ["REMOTE_ADDR"], environ["REMOTE_PORT"] = addr[0], str(addr[1])
+        response = Response(req, client, self.cfg)
+        response.status = f"{kind.status} {kind.title}"
+        response.sent = size
+        self.log.access(response, req, environ, datetime.now() - started)
 
 
 class GunicornApp(BaseApplication):

@@ -199,7 +199,9 @@ def serve_app(factory: Callable[[], Flask], host: str, port: int, workers: int,
 
 
 class _DeadlineInput:
-    """`wsgi.input` whose reads fail with a 408 once the body's deadline has passed."""
+    """`wsgi.input` whose reads fail with a 408 once the body's deadline has passed, and
+    with the problem `gunicorn_problem` answers when gunicorn refuses the body (a malformed
+    chunk or trailer: the API, which reads it, would take that for its own failure)."""
 
     def __init__(self, stream, deadline: float, seconds: float):
         self.stream = stream
@@ -211,8 +213,11 @@ class _DeadlineInput:
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise self.too_slow
-        with gevent.Timeout(left, self.too_slow):
-            return read(*args)
+        try:
+            with gevent.Timeout(left, self.too_slow):
+                return read(*args)
+        except http_errors.ParseException as error:
+            raise gunicorn_problem(error) from error
 
     def read(self, *args):
         return self._within_deadline(self.stream.read, *args)

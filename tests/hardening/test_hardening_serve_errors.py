@@ -22,11 +22,12 @@ from gunicorn.workers.base import Worker
 
 from referee.api.problems import INTERNAL_DETAIL, MEDIA_TYPE
 from referee.commands.serve import DETAIL_CHARS, ProblemWorker
-from referee.errors import CATALOGUE, INTERNAL
+from referee.errors import CATALOGUE, INTERNAL, REQUEST_MALFORMED
 from referee.redis_server import free_port, wait_for_port
 from tests.support.apitest import ROOT
 
 HOST = b"Host: x\r\n"
+BODY = b"Content-Type: application/json\r\n"
 MARKER = b"Q" * 3000  # an attacker's long run of bytes
 
 REFUSED_HEADS = {  # request bytes -> the status gunicorn answers them with
@@ -79,6 +80,13 @@ REFUSED_HEADS = {  # request bytes -> the status gunicorn answers them with
                                     + b'"}\\u0000<script>: x\r\n\r\n', 400),
 }
 
+REFUSED_BODIES = {  # chunked bodies gunicorn refuses while the API reads them
+    "a chunk size that is no number": b"zz\r\n{}\r\n0\r\n\r\n",
+    "a chunk without its CRLF": b"2\r\n{}XX0\r\n\r\n",
+    "a chunk extension with a control byte": b"2;\x01\r\n{}\r\n0\r\n\r\n",
+}
+
+
 def exchange(port: int, request: bytes) -> bytes:
     """Everything the server sends back to `request` until it closes the connection."""
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
@@ -120,6 +128,17 @@ def test_a_request_gunicorn_refuses_is_answered_with_a_problem(live_server, requ
     assert parse(answer)[1]["connection"] == "close"
     assert len(problem["detail"]) <= DETAIL_CHARS
     assert problem["detail"].isascii() and problem["detail"].isprintable()
+
+
+@pytest.mark.parametrize("body", REFUSED_BODIES.values(), ids=REFUSED_BODIES)
+def test_a_chunked_body_gunicorn_refuses_is_a_400_problem_not_the_servers_failure(
+        live_server, body):
+    """The API reads the body (gunicorn parses its chunks then): the error escaped the
+    views, and was a 500 `internal` logged with its traceback."""
+    request = (b"POST /replays/verify HTTP/1.1\r\n" + HOST + BODY
+               + b"Transfer-Encoding: chunked\r\n\r\n" + body)
+    problem = assert_problem(exchange(live_server.port, request), 400)
+    assert problem["type"] == REQUEST_MALFORMED.uri
 
 
 def test_the_server_lives_on_and_answers_after_refusing(live_server):

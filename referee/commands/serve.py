@@ -162,11 +162,13 @@ class ProblemWorker(GeventWorker):
     def _log_access(self, req, client, addr: tuple[str, int], kind: ProblemType, size: int,
                     started: datetime) -> None:
         """The access log's line of a request `handle_error` answered with a problem of
-        type `kind`."""
+        type `kind`: with its path and status (gunicorn's own line had neither, and the
+        JSON lines' logger failed on it, which made the answer a 500)."""
         environ = default_environ(req, client, self.cfg)
         environ["REMOTE_ADDR"], environ["REMOTE_PORT"] = addr[0], str(addr[1])
+        environ["PATH_INFO"] = req.path
         response = Response(req, client, self.cfg)
-        response.status = f"{kind.status} {kind.title}"
+        response.status, response.status_code = f"{kind.status} {kind.title}", kind.status
         response.sent = size
         self.log.access(response, req, environ, datetime.now() - started)
 

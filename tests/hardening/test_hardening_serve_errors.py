@@ -25,6 +25,7 @@ from referee.commands.serve import DETAIL_CHARS, ProblemWorker
 from referee.errors import CATALOGUE, INTERNAL, REQUEST_MALFORMED
 from referee.redis_server import free_port, wait_for_port
 from tests.support.apitest import ROOT
+from tests.support.live_server import LiveServer
 
 HOST = b"Host: x\r\n"
 BODY = b"Content-Type: application/json\r\n"
@@ -204,3 +205,20 @@ def test_the_worker_answers_each_error_with_the_status_gunicorn_gives_it(error, 
         gunicorns.tmp.close()
         ours.tmp.close()
 
+
+def test_a_refused_request_is_one_access_record_with_its_path_status_and_size(redis_server,
+                                                                              tmp_path):
+    """A request refused for a header gunicorn had read it with is in the access log. Its
+    record had no path, which the JSON lines' logger failed on: the answer was a 500."""
+    server = LiveServer(redis_server, tmp_path / "serve.log", REFEREE_LOG_FORMAT="json")
+    try:
+        answer = exchange(server.port, b"POST /replays/verify?x=1 HTTP/1.1\r\n" + HOST
+                          + b"Content-Length: abc\r\n\r\n")
+    finally:
+        server.stop()
+    assert_problem(answer, 400)
+    records = [json.loads(line) for line in server.log().splitlines() if line.startswith("{")]
+    refused = [record for record in records
+               if record["logger"] == "gunicorn.access" and record["method"] == "POST"]
+    assert [(record["path"], record["query"], record["status"], record["bytes"])
+            for record in refused] == [("/replays/verify", "x=1", 400, len(parse(answer)[2]))]

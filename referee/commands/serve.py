@@ -127,7 +127,7 @@ def quoted(text: str) -> str:
     """`text` in printable ASCII (any other character escaped as Python writes it, `\\xff`),
     at most DETAIL_CHARS long: gunicorn's messages quote what the client sent."""
     printable = "".join(char if " " <= char <= "~" else ascii(char)[1:-1]
-                        for char in text[:DETAIL_CHARS])
+                        for char in text[:DETAIL_CHARS + 1])
     if len(printable) <= DETAIL_CHARS:
         return printable
     return printable[:DETAIL_CHARS - 3] + "..."

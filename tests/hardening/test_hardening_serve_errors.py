@@ -21,7 +21,7 @@ from gunicorn.http import errors as gunicorn_errors
 from gunicorn.workers.base import Worker
 
 from referee.api.problems import INTERNAL_DETAIL, MEDIA_TYPE
-from referee.commands.serve import DETAIL_CHARS, ProblemWorker
+from referee.commands.serve import DETAIL_CHARS, ProblemWorker, quoted
 from referee.errors import CATALOGUE, INTERNAL, REQUEST_MALFORMED
 from referee.redis_server import free_port, wait_for_port
 from tests.support.apitest import ROOT
@@ -169,6 +169,17 @@ def test_a_failure_outside_the_app_is_a_500_problem_that_discloses_nothing(tmp_p
                        "detail": INTERNAL_DETAIL}
     assert parse(answer)[1]["connection"] == "close"
     assert "secret internals" in log.read_text()  # logged, not answered
+
+
+@pytest.mark.parametrize("text, detail", [
+    ("Invalid HTTP Header: 'X-A'", "Invalid HTTP Header: 'X-A'"),
+    ("\xff\x00\r\n\u00e9\u2028\U0001f600\"\\", "\\xff\\x00\\r\\n\\xe9\\u2028\\U0001f600\"\\"),
+    ("a" * DETAIL_CHARS, "a" * DETAIL_CHARS),
+    ("a" * (DETAIL_CHARS + 1), "a" * (DETAIL_CHARS - 3) + "..."),
+    ("\x00" * 51, "\\x00" * 49 + "\\..."),
+], ids=["printable", "escaped", "at the limit", "cut", "escaped and cut"])
+def test_a_detail_quotes_gunicorns_words_in_printable_ascii_cut_short(text, detail):
+    assert quoted(text) == detail
 
 
 # ----- the worker's statuses are gunicorn's ------------------------------------------------

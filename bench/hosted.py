@@ -92,7 +92,7 @@ async def starts(language: Language, folder: Path, count: int) -> tuple[list[flo
     first, stop = [], []
     for _ in range(count):
         started = time.perf_counter()
-        program = await HostedProgram.start(language, folder, limits, folder.parent / "log")
+        program = await HostedProgram.start(language, folder, limits)
         await program.ask(b'{"legal_actions": [0]}', DEADLINE_MS / 1000)
         answered = time.perf_counter()
         await program.stop(None, 1.0)
@@ -128,7 +128,7 @@ async def decisions(folder: Path, url: str, payloads: list[dict]
                     ) -> tuple[list[float], list[float]]:
     """(hosted, bridge) decision times in ms, each payload asked of both in turn."""
     language = languages()["python3"]
-    program = await HostedProgram.start(language, folder, Limits(), folder.parent / "log")
+    program = await HostedProgram.start(language, folder, Limits())
     client = BotClient(url, DEADLINE_MS)
     hosted, bridged = [], []
     try:

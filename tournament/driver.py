@@ -259,16 +259,12 @@ async def _hosted_seat(context: Context, match: dict[str, Any], info: dict[str, 
     if context.sandbox is not None:
         folder = await context.in_thread(hosted.built_folder, context.store, root, bot["id"],
                                          version)
-    stderr_dir = root / "stderr"
-    stderr_dir.mkdir(parents=True, exist_ok=True)
-    stderr_path = stderr_dir / f"{match['id']}-{info['seat']}-{uuid.uuid4().hex[:8]}.log"
 
     async def keep_stderr(text: bytes) -> None:
-        await context.in_thread(context.store.add_stderr, match["id"], info["seat"], text,
-                                hosted.MAX_STDERR_BYTES)
+        await context.in_thread(context.store.add_stderr, match["id"], info["seat"], text)
 
     return hosted.HostedSeat(bot, seat_deadline_ms(match, info["seat"]), folder,
-                             context.sandbox or Limits(), stderr_path, keep_stderr)
+                             context.sandbox or Limits(), keep_stderr)
 
 
 def _seat_infos(match: dict[str, Any]) -> list[SeatInfo]:

@@ -15,8 +15,9 @@
 - **Play.** A `HostedSeat` is one sandboxed process per match and seat, started as the
   match is taken up and kept until it ends: a JSON line in, a JSON line out, judged as a
   push bot's answer; an update is a line it must not answer; the result notice is its last
-  line, then EOF. What it writes on stderr is kept, capped, per match and seat. A match
-  that moves to another worker (or parks for a pull seat) starts the program again there.
+  line, then EOF. What it writes on stderr (a pipe: `referee.match.stderr`) is kept,
+  capped, per match and seat, with the sandbox's notes apart from it. A match that moves to
+  another worker (or parks for a pull seat) starts the program again there.
 """
 
 from __future__ import annotations
@@ -62,7 +63,6 @@ MAX_ARTIFACT_BYTES = 16 << 20
 MAX_BUILD_BYTES = 64 << 20  # the build's files unpacked (sparse ones at their apparent size)
 MAX_BUILD_ENTRIES = 5000
 MAX_BUILD_DEPTH = 32
-MAX_STDERR_BYTES = 64 << 10  # kept per match and seat: the start, and the end
 BUILD_STALE_S = 600
 SHARED_MEMORY = "/dev/shm"
 STOP_GRACE_S = 1.0
@@ -372,14 +372,14 @@ class HostedSeat:
     """A hosted bot's seat: one sandboxed process for the whole match (see the module)."""
 
     def __init__(self, bot: dict, deadline_ms: int, folder: Path | str, limits: sandbox.Limits,
-                 stderr_path: Path, keep_stderr: Callable[[bytes], Awaitable[None]]):
+                 keep_stderr: Callable[[bytes], Awaitable[None]]):
         """`folder` is the build to run, or why there is none (every decision crashes);
         `keep_stderr` stores what the program wrote once it is stopped."""
         self.bot_id, self.name = bot["id"], bot["name"]
         self.deadline_ms = deadline_ms
         self.updates = bot.get("updates", False)
         self.language = sandbox.languages().get(bot["language"])
-        self.folder, self.limits, self.stderr_path = folder, limits, stderr_path
+        self.folder, self.limits = folder, limits
         self.keep_stderr = keep_stderr
         self.program: sandbox.HostedProgram | None = None
         self.failed: str | None = None  # why the program could not start
@@ -396,8 +396,8 @@ class HostedSeat:
                            else f"this worker does not run {self.name}'s language")
             return
         try:
-            self.program = await sandbox.HostedProgram.start(
-                self.language, self.folder, self.limits, self.stderr_path)
+            self.program = await sandbox.HostedProgram.start(self.language, self.folder,
+                                                             self.limits)
         except (OSError, sandbox.SandboxUnavailable) as error:
             self.failed = f"the sandbox could not start the program: {error}"
 
@@ -454,26 +454,9 @@ class HostedSeat:
         if self.telling is not None:
             await self.telling
         await program.stop(last_line, STOP_GRACE_S)
-        await self.keep_stderr(await asyncio.to_thread(read_stderr, self.stderr_path))
-        self.stderr_path.unlink(missing_ok=True)
+        await self.keep_stderr(program.stderr_text().encode())
 
 
 def _since(started_ns: int) -> float:
     return round((time.monotonic_ns() - started_ns) / 1e6, 3)
 
-
-def read_stderr(path: Path) -> bytes:
-    """What a seat's program wrote on stderr (with the sandbox's notes), capped at
-    `MAX_STDERR_BYTES`: its start and its end, with a line saying what was left out."""
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as file:
-            if size <= MAX_STDERR_BYTES:
-                return file.read()
-            head = file.read(MAX_STDERR_BYTES // 2)
-            file.seek(size - MAX_STDERR_BYTES // 2)
-            tail = file.read()
-    except OSError:
-        return b""
-    cut = size - len(head) - len(tail)
-    return head + f"\n[referee] ... {cut} bytes left out ...\n".encode() + tail

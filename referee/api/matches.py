@@ -65,7 +65,10 @@ from tournament.store import (
 from tournament.store.keys import account_lock, bot_lock
 from tournament.wakeups import enqueue_match
 
-STDERR_TEXT = {"description": "the program's stderr (UTF-8 as it wrote it)",
+STDERR_TEXT = {"description": "the program's stderr and the sandbox's notes, in order: a "
+                              "note starts with `[`; every line the program wrote starts "
+                              "with `| `, its control characters escaped (`\\r`, "
+                              "`\\x1b`, `\\u2028`)",
                "content": {"text/plain": {"schema": {"type": "string"}}}}
 
 

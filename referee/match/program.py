@@ -1,8 +1,9 @@
 """One stdin/stdout program serving one seat of one match: started, asked, stopped.
 
-The program is a process in a session of its own (stopping it stops its children too),
-its stderr appended to the match's log file, where the bridge also notes what happened
-(start, late or oversized answers, exit). It reads one line per message on stdin and
+The program is a process in a session of its own (stopping it stops its children too).
+The bridge appends its stderr to the match's log file, where it also notes what happened
+(start, late or oversized answers, exit); a hosted program's notes go where its sandbox
+keeps them (`referee.match.stderr`). It reads one line per message on stdin and
 writes one answer line per decision on stdout. The answers it owes are counted: when the
 bridge gave up waiting for one (a timeout), that late line is read and dropped before the
 next decision's answer, so question and answer never get out of step.
@@ -11,10 +12,12 @@ next decision's answer, so question and answer never get out of step.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import shlex
 import signal
 import time
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
@@ -85,12 +88,14 @@ class LineReader:
 class Program:
     """A running program; `ask` it decisions, `stop` it at the end of its match."""
 
-    def __init__(self, process: asyncio.subprocess.Process, log_path: Path, line_limit: int):
+    def __init__(self, process: asyncio.subprocess.Process, note: Callable[[str], None],
+                 line_limit: int):
+        """`note` records a line saying what happened to the program."""
         if process.stdin is None or process.stdout is None:
             raise ValueError("a program is started with pipes for its stdin and stdout")
         self.process = process
         self.stdin, self.stdout = process.stdin, process.stdout
-        self.log_path = log_path
+        self.note = note
         self.lines = LineReader(process.stdout, line_limit)
         self.owed = 0  # answer lines expected and not read yet
         self.dead: str | None = None  # how it died, once it did
@@ -103,7 +108,7 @@ class Program:
                 *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=log_file, start_new_session=True)
         note(log_path, f"started pid {process.pid}: {shlex.join(argv)}")
-        return cls(process, log_path, line_limit)
+        return cls(process, functools.partial(note, log_path), line_limit)
 
     async def ask(self, line: bytes) -> bytes:
         """Send one message line and return the answer line; the caller bounds the time.
@@ -153,11 +158,10 @@ class Program:
                         self.stdin.write(last_line + b"\n")
                     self.stdin.close()
                 try:
-                    await asyncio.wait_for(self.process.wait(), grace_s)
-                    note(self.log_path, f"stopped: {describe_exit(self.process.returncode)}")
+                    await asyncio.wait_for(self._ended(), grace_s)
+                    self.note(f"stopped: {describe_exit(self.process.returncode)}")
                 except TimeoutError:
-                    note(self.log_path, f"killed: still running {grace_s:g} s after its "
-                                        "last line")
+                    self.note(f"killed: still running {grace_s:g} s after its last line")
             self.kill()
             await self.process.wait()
         finally:
@@ -173,14 +177,19 @@ class Program:
         process is gone; the ProgramDied to raise."""
         self.dead = how
         try:
-            await asyncio.wait_for(self.process.wait(), REAP_WAIT_S)
+            await asyncio.wait_for(self._ended(), REAP_WAIT_S)
             self.dead = f"the program {describe_exit(self.process.returncode)}"
         except TimeoutError:
             pass
         finally:
             self.kill()
-        note(self.log_path, f"crash: {self.dead}")
+        self.note(f"crash: {self.dead}")
         return ProgramDied(self.dead)
+
+    async def _ended(self) -> None:
+        """Once the program has exited (and what it wrote before is read, where that is
+        read)."""
+        await self.process.wait()
 
     async def _discard_output(self) -> None:
         with suppress(ConnectionError):

@@ -9,7 +9,8 @@ no process of the machine (`kill -9 -1` reaches its own), no network but a loopb
 own, no capability, and may make no user namespace. Its files: /usr (and the links of
 Debian's merged /usr), the few /etc files the languages need, a passwd of its own user, a
 new /proc, a minimal /dev, a private /tmp of `tmp_bytes` and its bot's folder at /bot
-(writable for the build, read-only in a match); the root is read-only. A seccomp filter
+(writable for the build, read-only in a match); the root is read-only. Its stderr is a
+pipe the worker reads, not a file of the host (`referee.match.stderr`). A seccomp filter
 (libseccomp's, through pyseccomp; bwrap loads it) answers EPERM to the system calls that
 widen the kernel's attack surface or reach other processes (ptrace, mount, bpf, io_uring,
 keyrings, ...), lets personality(2) keep the default persona only, and kills a process that
@@ -52,7 +53,8 @@ from typing import Any, TypedDict
 
 from referee.errors import RefereeError
 from referee.match import cgroups
-from referee.match.program import READ_CHUNK, Program, ProgramDied, describe_exit, note
+from referee.match.program import READ_CHUNK, Program, ProgramDied, describe_exit
+from referee.match.stderr import StderrRecord
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +198,7 @@ class Limits:
     cpu_cores: float = 1.0  # the CPU quota
     processes: int = 64  # tasks, threads included
     open_files: int = 256
-    file_bytes: int = 16 * MIB  # the largest file it writes (its stderr log too)
+    file_bytes: int = 16 * MIB  # the largest file it writes, and the most of its stderr read
     tmp_bytes: int = 64 * MIB
     line_bytes: int = MIB  # the longest answer line
     build_s: float = 60.0  # wall time
@@ -733,22 +735,78 @@ def _describe_status(code: int) -> str:
 
 
 # ----- hosted programs --------------------------------------------------------------------
-class _Contained(Program):
-    """A Program whose kill() kills its whole sandbox."""
+class _StderrPipe(asyncio.Protocol):
+    """The read end of a sandbox's stderr (a pipe: nothing of the host it could reach),
+    read into `record` up to `limit` bytes; then closed, so the program's later writes
+    fail (EPIPE; SIGPIPE kills a program that does not ignore it)."""
 
-    def __init__(self, process: asyncio.subprocess.Process, log_path: Path, line_limit: int,
-                 cgroup: _Cgroup):
-        super().__init__(process, log_path, line_limit)
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.record = StderrRecord()
+        self.transport: asyncio.BaseTransport | None = None
+        self.closed = asyncio.get_running_loop().create_future()
+
+    @classmethod
+    async def connect(cls, reading: int, limit: int) -> _StderrPipe:
+        """Read the pipe's read end `reading` (it is closed with the pipe)."""
+        pipe = cls(limit)
+        await asyncio.get_running_loop().connect_read_pipe(
+            lambda: pipe, open(reading, "rb", buffering=0))  # noqa: SIM115 (closed with it)
+        return pipe
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        room = self.limit - self.record.written
+        if room <= 0:
+            return  # read before the pipe was closed
+        self.record.add(data[:room])
+        if len(data) >= room:
+            self.record.note(f"stderr closed: it reached its limit of {self.limit} bytes "
+                             "(REFEREE_SANDBOX_FILE_MB); later writes to it fail")
+            self.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+    async def read_to_end(self) -> None:
+        """Once all the program wrote is read (its sandbox is gone: the pipe ends), or
+        `KILL_WAIT_S` later (then closed)."""
+        with suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.closed), KILL_WAIT_S)
+        self.close()
+
+
+class _Contained(Program):
+    """A Program whose kill() kills its whole sandbox, its stderr a `_StderrPipe` (where
+    its notes go too)."""
+
+    def __init__(self, process: asyncio.subprocess.Process, line_limit: int, cgroup: _Cgroup,
+                 stderr: _StderrPipe):
+        super().__init__(process, stderr.record.note, line_limit)
         self.cgroup = cgroup
+        self.stderr = stderr
 
     def kill(self) -> None:
         super().kill()
         self.cgroup.kill()
 
+    async def _ended(self) -> None:
+        """Once the program has exited and what it wrote on stderr is read: its notes of
+        how it ended come after."""
+        await super()._ended()
+        await asyncio.shield(self.stderr.closed)
+
 
 class HostedProgram:
     """One sandboxed process serving one seat of one match; `stop` it in the end, whatever
-    happened (that removes its cgroups)."""
+    happened (that removes its cgroups); then `stderr_text()` is what its owner reads."""
 
     def __init__(self, program: _Contained, limits: Limits):
         self.program = program
@@ -758,18 +816,27 @@ class HostedProgram:
         self.watchdog = asyncio.create_task(self._hold_to_cpu_budget())
 
     @classmethod
-    async def start(cls, language: Language, bot_dir: Path, limits: Limits,
-                    stderr_path: Path) -> HostedProgram:
+    async def start(cls, language: Language, bot_dir: Path, limits: Limits) -> HostedProgram:
         """Run the built bot in `bot_dir` (read-only at /bot) with `language.run`, its
-        stderr appended to `stderr_path` with the notes of what happened to it.
-        SandboxUnavailable when the machine cannot make the sandbox."""
-        with open(stderr_path, "ab") as log_file:
-            process, cgroup = await _start(language.run, bot_dir, False, limits.memory_bytes,
-                                           limits, stdin=subprocess.PIPE,
-                                           stdout=subprocess.PIPE, stderr=log_file)
-        note(stderr_path, f"started pid {process.pid} in sandbox {cgroup.name}: "
-                          f"{shlex.join(language.run)}")
-        return cls(_Contained(process, stderr_path, limits.line_bytes, cgroup), limits)
+        stderr a pipe read (`limits.file_bytes` at most) into a `StderrRecord` with the
+        notes of what happened to it. SandboxUnavailable when the machine cannot make the
+        sandbox."""
+        reading, writing = os.pipe()
+        try:
+            stderr = await _StderrPipe.connect(reading, limits.file_bytes)
+            try:
+                process, cgroup = await _start(language.run, bot_dir, False,
+                                               limits.memory_bytes, limits,
+                                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                               stderr=writing)
+            except BaseException:
+                stderr.close()
+                raise
+        finally:
+            os.close(writing)  # the sandbox holds its own: the pipe ends with the sandbox
+        stderr.record.note(f"started pid {process.pid} in sandbox {cgroup.name}: "
+                           f"{shlex.join(language.run)}")
+        return cls(_Contained(process, limits.line_bytes, cgroup, stderr), limits)
 
     @property
     def pid(self) -> int:
@@ -810,6 +877,12 @@ class HostedProgram:
             await self.program.stop(last_line, grace_s)
         finally:
             await self.cgroup.destroy()
+            await self.program.stderr.read_to_end()
+
+    def stderr_text(self) -> str:
+        """What the program wrote on stderr, with the sandbox's notes
+        (`referee.match.stderr`); whole once it is stopped."""
+        return self.program.stderr.record.text()
 
     async def _hold_to_cpu_budget(self) -> None:
         """Kill the sandbox once it has used its CPU time for the match. The quota lets it
@@ -818,8 +891,8 @@ class HostedProgram:
         while (left := self.limits.cpu_s - self.cpu_seconds()) > 0:
             await asyncio.sleep(max(left / self.limits.cpu_cores, CPU_LOOK_MIN_S))
         self.out_of_cpu = True
-        note(self.program.log_path, f"killed: it used up its {self.limits.cpu_s:g} s of CPU "
-                                    "time for the match")
+        self.program.note(f"killed: it used up its {self.limits.cpu_s:g} s of CPU time for "
+                          "the match")
         self.program.kill()
 
     @contextmanager

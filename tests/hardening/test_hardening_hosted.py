@@ -46,6 +46,7 @@ import engines
 from referee.api.app import create_app
 from referee.match import sandbox
 from referee.match.sealing import append_new_key
+from referee.match.stderr import KEPT_BYTES, PROGRAM_BYTES
 from tests.support.apitest import ADMIN, SECRET, ApiClient, common_config, signing_key_file
 from tests.support.hosted import hostile
 from tests.support.hosted import source as first_legal_source
@@ -89,8 +90,7 @@ ATTACKS = {
     "writes": Attack("write outside its tmp", PLAYS_ON, PLAY_ON_MS),
     "fill_tmp": Attack("fill its tmp until ENOSPC, then play on", PLAYS_ON, PLAY_ON_MS),
     "fill_shm": Attack("fill /dev/shm until ENOSPC, then play on", PLAYS_ON, PLAY_ON_MS),
-    "flood_stderr": Attack("write stderr (a file on the host) without end", PLAYS_ON,
-                           PLAY_ON_MS),
+    "flood_stderr": Attack("write stderr without end", PLAYS_ON, PLAY_ON_MS),
     "fork_bomb": Attack("fork bomb", frozenset({"timeout"}), FAULT_MS),
     "allocate": Attack("allocate without end", frozenset({"crash"}), PLAY_ON_MS),
     "allocate_random": Attack("allocate without end, the crash policy `random`",
@@ -232,8 +232,8 @@ class Played:
 
     def reports(self, attempt: str | None = None) -> list[dict]:
         """What the hostile bot said it did (its REPORT lines), of one attempt or all."""
-        found = [json.loads(line.removeprefix("REPORT ")) for line in
-                 self.stderr.get(0, "").splitlines() if line.startswith("REPORT {")]
+        found = [json.loads(line.removeprefix("| REPORT ")) for line in
+                 self.stderr.get(0, "").splitlines() if line.startswith("| REPORT {")]
         return [row for row in found if attempt is None or row["attempt"] == attempt]
 
     def faults(self) -> list[tuple[int, dict]]:
@@ -265,8 +265,7 @@ class Escape:
     worker_log: str
     written_name: str
     key_file: str  # the worker's signing key
-    stderr_peak: int  # the largest seat's stderr file seen in the worker's cache
-    stderr_left: list[str]  # stderr files left there after the run
+    hosted_dir_left: list[str]  # what is in the worker's REFEREE_HOSTED_DIR after the run
 
 
 # ----- the run ----------------------------------------------------------------------------
@@ -393,8 +392,8 @@ def run(client: redis.Redis, redis_url: str, openapi, token: str, root: Path, tm
 
     written_name = f"hostile-written-{token}"
     host_targets = [str(folder / written_name) for folder in open_dirs]
-    host_targets += [str(pytest_tmp / "pwned"), str(hosted_dir / "stderr" / written_name),
-                     str(hosted_dir / "builds" / written_name), str(victim_build / written_name)]
+    host_targets += [str(pytest_tmp / "pwned"), str(hosted_dir / "builds" / written_name),
+                     str(victim_build / written_name)]
     played: dict[str, Played] = {}
     for name, attack in ATTACKS.items():
         marker = f"hostile-{token}-{name}"
@@ -413,9 +412,7 @@ def run(client: redis.Redis, redis_url: str, openapi, token: str, root: Path, tm
     for one in played.values():
         ready(api, one.bot)
 
-    stderr_dir = hosted_dir / "stderr"
-    stderr_peak = [0]
-    normal = play(api, played, victim, normal_bot, stderr_dir, stderr_peak)
+    normal = play(api, played, victim, normal_bot)
     for one in played.values():
         collect(api, one)
     for match in normal:
@@ -441,12 +438,12 @@ def run(client: redis.Redis, redis_url: str, openapi, token: str, root: Path, tm
         host_written=written_on_host(root, tmp_root, written_name, token, host_targets),
         host_targets=host_targets, left_at_end=left_at_end,
         worker_alive=worker.poll() is None, worker_log=workers.logs(),
-        written_name=written_name, key_file=str(key_file), stderr_peak=stderr_peak[0],
-        stderr_left=sorted(os.listdir(stderr_dir)) if stderr_dir.exists() else [])
+        written_name=written_name, key_file=str(key_file),
+        hosted_dir_left=sorted(os.listdir(hosted_dir)))
 
 
-def play(api: ApiClient, played: dict[str, Played], victim: dict, normal_bot: dict,
-         stderr_dir: Path, stderr_peak: list[int]) -> list[dict]:
+def play(api: ApiClient, played: dict[str, Played], victim: dict, normal_bot: dict
+         ) -> list[dict]:
     """Start a normal match, then every hostile match; start the next normal match as each
     ends, for as long as a hostile match plays, while a thread watches the process table.
     The normal matches, with the times they were created and seen finished."""
@@ -458,8 +455,7 @@ def play(api: ApiClient, played: dict[str, Played], victim: dict, normal_bot: di
         normal.append({"view": view, "created_at": time.monotonic(), "finished_at": None})
 
     stop = threading.Event()
-    sampler = threading.Thread(target=sample, args=(played, stderr_dir, stderr_peak, stop),
-                               daemon=True)
+    sampler = threading.Thread(target=sample, args=(played, stop), daemon=True)
     sampler.start()
     try:
         start_normal()
@@ -496,17 +492,12 @@ def play(api: ApiClient, played: dict[str, Played], victim: dict, normal_bot: di
     return normal
 
 
-def sample(played: dict[str, Played], stderr_dir: Path, stderr_peak: list[int],
-           stop: threading.Event) -> None:
+def sample(played: dict[str, Played], stop: threading.Event) -> None:
     """Watch each hostile bot's processes until `stop`: how many at most, their CPU time
     and their cgroup's CPU quota while the match plays, and when they are gone after it
-    (or which are left `STOP_WAIT_S` after); and the largest seat's stderr file."""
+    (or which are left `STOP_WAIT_S` after)."""
     while not stop.is_set():
         now = time.monotonic()
-        with suppress(OSError):
-            for entry in os.scandir(stderr_dir):
-                with suppress(OSError):
-                    stderr_peak[0] = max(stderr_peak[0], entry.stat().st_size)
         table = process_table()
         for one in played.values():
             mine = [process for process in table.values() if one.marker in process.markers]
@@ -652,7 +643,7 @@ def test_the_network_is_out_of_reach(escape):
 def test_no_secret_is_read(escape):
     """Attack: REFEREE_SECRET in its environment; /etc/shadow; the worker's signing key
     (a file any uid may read, on the host) and the tests' key; the victim's build (its
-    source) in the worker's cache and the cache's folders of builds and stderr logs; host
+    source) in the worker's cache and the cache's folder of builds; host
     files any uid may read; the worker's /proc/<pid>/environ, cmdline, descriptors and root;
     every /proc/*/environ it sees; descriptors it inherited. Containment: each attempt
     fails (the sandbox sees no host file but /usr and a few of /etc, no process but its
@@ -662,7 +653,7 @@ def test_no_secret_is_read(escape):
     host files) appears in any stderr or replay of any match of the run."""
     one = escape.played["secrets"]
     must_fail = ("secret-variable", "shadow", "signing-key", "victim-source", "victim-build",
-                 "builds", "stderr-logs", "host-file", "worker-environ", "worker-cmdline",
+                 "builds", "host-file", "worker-environ", "worker-cmdline",
                  "worker-descriptors", "worker-root-key")
     for attempt in must_fail:
         rows = one.reports(attempt)
@@ -686,12 +677,12 @@ def test_no_secret_is_read(escape):
 
 
 def test_nothing_is_written_outside_the_private_tmp(escape):
-    """Attack: create a file in /bot, /usr, /etc, /, /var/tmp, /proc, /dev and /dev/shm of
-    the sandbox, in its /tmp, and at host paths: folders any uid may write (under /var/tmp
-    and /tmp), the test's tmp_path, the worker's cache (stderr logs, builds, the victim's
-    build). Containment: only /tmp (private, a tmpfs of its own) takes it; every other
-    attempt fails but for the sandbox's own /dev (a tmpfs of bwrap's, gone with the
-    sandbox); none of the files, nor any file named after this run, is on the host."""
+    """Attack: create a file in /bot, /usr, /etc, /, /var/tmp, /proc, /dev and /dev/shm of the
+    sandbox, in its /tmp, and at host paths: folders any uid may write (under /var/tmp and
+    /tmp), the test's tmp_path, the worker's cache (builds, the victim's build).
+    Containment: only /tmp (private, a tmpfs of its own) takes it; every other attempt fails
+    but for the sandbox's own /dev (a tmpfs of bwrap's, gone with the sandbox); none of the
+    files, nor any file named after this run, is on the host."""
     one = escape.played["writes"]
     rows = {row["path"]: row for row in one.reports() if "path" in row}
     name = escape.written_name
@@ -732,18 +723,18 @@ def test_filling_dev_shm_ends_at_its_size_and_the_bot_plays_on(escape):
 
 
 def test_flooding_stderr_stops_at_the_file_size_limit(escape):
-    """Attack: write stderr without end (it is a file of the worker's, on the host's disk,
-    until the seat stops), then play on. Containment: the file stops at the sandbox's file
-    size limit (`file_bytes`, and a few notes of the worker's); the seat plays on without
-    a fault; what is kept of it is capped; no seat's stderr file is left on the host after
-    its match."""
+    """Attack: write stderr without end, then play on. Containment: stderr is a pipe the
+    worker reads (nothing on the host's disk), closed once the sandbox's file size limit
+    (`file_bytes`) is read: later writes fail; the seat plays on without a fault; what is
+    kept of it is capped and says what was left out; nothing but the builds is in the
+    worker's hosted folder."""
     one = escape.played["flood_stderr"]
     limit = escape.limits.file_bytes
-    assert limit // 2 <= escape.stderr_peak <= limit + 4096, (escape.stderr_peak, limit)
     assert hostile_fault_codes(one) == {None}, one.about()
-    assert len(one.stderr[0]) <= 64 * 1024 + 1024, len(one.stderr[0])
-    assert "bytes left out" in one.stderr[0]  # what was cut is said
-    assert not escape.stderr_left, escape.stderr_left
+    assert len(one.stderr[0]) <= KEPT_BYTES, len(one.stderr[0])
+    assert f"stderr closed: it reached its limit of {limit} bytes" in one.stderr[0]
+    assert f"... {limit - PROGRAM_BYTES} bytes of stderr left out ..." in one.stderr[0]
+    assert escape.hosted_dir_left == ["builds"], escape.hosted_dir_left
 
 
 def test_a_fork_bomb_stops_at_the_task_limit(escape):

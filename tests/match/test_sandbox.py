@@ -32,6 +32,7 @@ from referee.match import sandbox
 from referee.match.program import UPDATE_BACKLOG_BYTES, LineTooLong, ProgramDied
 from referee.match.runner import state_payload
 from referee.match.sandbox import MIB, HostedProgram, Limits, SandboxUnavailable
+from referee.match.stderr import KEPT_BYTES, PROGRAM_BYTES
 from tests.support.hosted import ENTRY
 from tests.support.hosted import HERE as HOSTED_SOURCES
 from tests.support.python_process import ENDLESS_S
@@ -72,11 +73,10 @@ def bot_dir() -> Iterator[Path]:
 
 
 @asynccontextmanager
-async def hosted(bot_dir: Path, log: Path, limits: Limits | None = None
-                 ) -> AsyncIterator[HostedProgram]:
+async def hosted(bot_dir: Path, limits: Limits | None = None) -> AsyncIterator[HostedProgram]:
     """The probe, in a sandbox for the block, stopped after it."""
     (bot_dir / "main.py").write_text(PROBE)
-    program = await HostedProgram.start(python3(), bot_dir, limits or Limits(), log)
+    program = await HostedProgram.start(python3(), bot_dir, limits or Limits())
     try:
         yield program
     finally:
@@ -137,7 +137,7 @@ def test_without_bwrap_the_sandbox_is_unavailable(monkeypatch, tmp_path):
 
 def test_a_bot_folder_out_of_the_sandbox_uids_reach_is_refused(tmp_path):
     async def start() -> None:
-        await HostedProgram.start(python3(), tmp_path, Limits(), tmp_path / "log")
+        await HostedProgram.start(python3(), tmp_path, Limits())
 
     with pytest.raises(PermissionError, match="may not pass through"):
         asyncio.run(start())
@@ -145,7 +145,7 @@ def test_a_bot_folder_out_of_the_sandbox_uids_reach_is_refused(tmp_path):
 
 # ----- languages --------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sandbox.LANGUAGE_NAMES)
-def test_each_language_builds_and_plays_and_reports_a_syntax_error(name, bot_dir, tmp_path):
+def test_each_language_builds_and_plays_and_reports_a_syntax_error(name, bot_dir):
     language = sandbox.languages().get(name)
     assert language is not None, f"no {name} on this machine (scripts/install installs it)"
     assert sandbox.entry_file(name) == language.entry == ENTRY[name]
@@ -157,7 +157,7 @@ def test_each_language_builds_and_plays_and_reports_a_syntax_error(name, bot_dir
         built = await sandbox.build(language, bot_dir, Limits())
         assert built.ok, built.log
         assert built.log.splitlines()[-1].startswith("build ok")
-        program = await HostedProgram.start(language, bot_dir, Limits(), tmp_path / "log")
+        program = await HostedProgram.start(language, bot_dir, Limits())
         try:
             await program.tell(orjson.dumps({"type": "update", "step": 0}))
             return await program.ask(orjson.dumps(payload), 20)
@@ -195,13 +195,13 @@ def test_a_build_log_keeps_its_start(bot_dir):
 
 
 # ----- what the program sees --------------------------------------------------------------
-def test_the_environment_holds_no_secret(bot_dir, tmp_path, monkeypatch):
+def test_the_environment_holds_no_secret(bot_dir, monkeypatch):
     secret = secrets.token_hex(16)
     monkeypatch.setenv("REFEREE_SECRET", secret)
     monkeypatch.setenv("REDIS_URL", f"redis://:{secret}@127.0.0.1:6379/0")
 
     async def look() -> tuple[Any, bytes, str]:
-        async with hosted(bot_dir, tmp_path / "log") as program:
+        async with hosted(bot_dir) as program:
             seen = await probe(program, """
                 import glob, os, socket
                 environs = []
@@ -245,7 +245,7 @@ def test_the_filesystem_shows_the_system_and_the_bot_only(bot_dir, tmp_path):
     (public / "other-bot.py").write_text("secret")
 
     async def look() -> Any:
-        async with hosted(bot_dir, tmp_path / "log") as program:
+        async with hosted(bot_dir) as program:
             return await probe(program, f"""
                 import errno, os
                 def attempt(action):
@@ -283,13 +283,15 @@ def test_the_filesystem_shows_the_system_and_the_bot_only(bot_dir, tmp_path):
     assert seen["cwd"] == "/bot"
 
 
-def test_writes_are_bounded(bot_dir, tmp_path):
+def test_writes_are_bounded(bot_dir):
+    """Files stop at their size limit, and stderr (a pipe) is closed after as many bytes:
+    the sandbox's notes, before and after, are kept, and the start and the end of what it
+    wrote within `KEPT_BYTES`."""
     limits = Limits(tmp_bytes=4 * MIB, file_bytes=MIB, open_files=32)
-    log = tmp_path / "log"
 
-    async def write() -> Any:
-        async with hosted(bot_dir, log, limits) as program:
-            return await probe(program, """
+    async def write() -> tuple[Any, str]:
+        async with hosted(bot_dir, limits) as program:
+            seen = await probe(program, """
                 import errno, sys
                 def error_of(action):
                     try:
@@ -314,17 +316,20 @@ def test_writes_are_bounded(bot_dir, tmp_path):
                                                       for _ in range(32)]),
                           "files": error_of(open_many), "opened": len(kept)}
             """)
+        return seen, program.stderr_text()
 
-    seen = asyncio.run(write())
+    seen, text = asyncio.run(write())
     assert (seen["tmp"], seen["file"], seen["stderr"], seen["files"]) \
-        == ("ENOSPC", "EFBIG", "EFBIG", "EMFILE")
+        == ("ENOSPC", "EFBIG", "EPIPE", "EMFILE")
     assert seen["opened"] < 32
-    text = log.read_text()
-    assert "hello from the bot" in text and "] started pid" in text and "] stopped:" in text
-    assert log.stat().st_size < MIB + 4096
+    lines = text.splitlines()
+    assert "] started pid" in lines[0] and lines[1] == "| hello from the bot"
+    assert f"[sandbox] ... {MIB - PROGRAM_BYTES} bytes of stderr left out ..." in lines
+    assert f"stderr closed: it reached its limit of {MIB} bytes" in lines[-2]
+    assert "] stopped:" in lines[-1] and len(text) < KEPT_BYTES + 1024
 
 
-def test_there_is_no_network(bot_dir, tmp_path):
+def test_there_is_no_network(bot_dir):
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(0.3)
     receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -333,7 +338,7 @@ def test_there_is_no_network(bot_dir, tmp_path):
     tcp_port, udp_port = listener.getsockname()[1], receiver.getsockname()[1]
 
     async def reach() -> Any:
-        async with hosted(bot_dir, tmp_path / "log") as program:
+        async with hosted(bot_dir) as program:
             return await probe(program, f"""
                 import errno, socket
                 def error_of(action):
@@ -382,12 +387,12 @@ def test_there_is_no_network(bot_dir, tmp_path):
 
 
 # ----- what the program may not do --------------------------------------------------------
-def test_hostile_system_calls_are_refused(bot_dir, tmp_path):
+def test_hostile_system_calls_are_refused(bot_dir):
     numbers = {name: pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name)
                for name in sandbox.DENIED_SYSCALLS}
 
     async def call() -> Any:
-        async with hosted(bot_dir, tmp_path / "log") as program:
+        async with hosted(bot_dir) as program:
             return await probe(program, f"""
                 import ctypes, os
                 libc = ctypes.CDLL(None, use_errno=True)
@@ -418,23 +423,23 @@ def test_hostile_system_calls_are_refused(bot_dir, tmp_path):
         address = ctypes.addressof(ctypes.c_char.from_buffer(page))
         result = ctypes.CFUNCTYPE(ctypes.c_int)(address)()
     """)])
-def test_a_system_call_of_another_abi_kills_the_program(abi, code, bot_dir, tmp_path):
+def test_a_system_call_of_another_abi_kills_the_program(abi, code, bot_dir):
     async def call() -> None:
-        async with hosted(bot_dir, tmp_path / "log") as program:
+        async with hosted(bot_dir) as program:
             await probe(program, code)
 
     with pytest.raises(ProgramDied, match=r"killed by signal 31 \(SIGSYS\)"):
         asyncio.run(call())
 
 
-def test_kill_minus_one_kills_its_own_sandbox_only(bot_dir, tmp_path):
+def test_kill_minus_one_kills_its_own_sandbox_only(bot_dir):
     neighbour = subprocess.Popen(["sleep", "30"], user=65534, group=65534, extra_groups=[])
     other_dir = Path(tempfile.mkdtemp(prefix="referee-sandbox-test-"))
     other_dir.chmod(0o755)
 
     async def kill_all() -> tuple[Any, Any, Any]:
-        async with (hosted(bot_dir, tmp_path / "a.log") as killer,
-                    hosted(other_dir, tmp_path / "b.log") as other):
+        async with (hosted(bot_dir) as killer,
+                    hosted(other_dir) as other):
             killed = await probe(killer, """
                 import os, signal, time
                 children = []
@@ -456,14 +461,14 @@ def test_kill_minus_one_kills_its_own_sandbox_only(bot_dir, tmp_path):
         shutil.rmtree(other_dir)
 
 
-def test_a_fork_bomb_is_contained(bot_dir, tmp_path):
+def test_a_fork_bomb_is_contained(bot_dir):
     limits = Limits(processes=16)
     other_dir = Path(tempfile.mkdtemp(prefix="referee-sandbox-test-"))
     other_dir.chmod(0o755)
 
     async def bomb() -> tuple[Any, Any, list[int]]:
-        async with (hosted(bot_dir, tmp_path / "a.log", limits) as bomber,
-                    hosted(other_dir, tmp_path / "b.log", limits) as other):
+        async with (hosted(bot_dir, limits) as bomber,
+                    hosted(other_dir, limits) as other):
             forked = await probe(bomber, """
                 import errno, os, time
                 children = 0
@@ -489,9 +494,9 @@ def test_a_fork_bomb_is_contained(bot_dir, tmp_path):
     assert other == "alive"
 
 
-def test_a_memory_hog_is_killed_out_of_memory(bot_dir, tmp_path):
+def test_a_memory_hog_is_killed_out_of_memory(bot_dir):
     async def hog() -> None:
-        async with hosted(bot_dir, tmp_path / "log", Limits(memory_bytes=64 * MIB)) as program:
+        async with hosted(bot_dir, Limits(memory_bytes=64 * MIB)) as program:
             await probe(program, """
                 kept = []
                 while True:
@@ -502,11 +507,9 @@ def test_a_memory_hog_is_killed_out_of_memory(bot_dir, tmp_path):
         asyncio.run(hog())
 
 
-def test_the_cpu_time_of_a_match_is_limited(bot_dir, tmp_path):
-    log = tmp_path / "log"
-
-    async def spin() -> tuple[float, float]:
-        async with hosted(bot_dir, log, Limits(cpu_s=0.5)) as program:
+def test_the_cpu_time_of_a_match_is_limited(bot_dir):
+    async def spin() -> tuple[float, float, str]:
+        async with hosted(bot_dir, Limits(cpu_s=0.5)) as program:
             # answers at once, and spins on in a thread: the budget counts all its time
             assert await probe(program, """
                 import threading
@@ -519,16 +522,16 @@ def test_the_cpu_time_of_a_match_is_limited(bot_dir, tmp_path):
             started = time.monotonic()
             with pytest.raises(ProgramDied, match=r"used up its 0\.5 s of CPU time"):
                 await probe(program, "import time\ntime.sleep(30)")
-            return time.monotonic() - started, program.cpu_seconds()
+            return time.monotonic() - started, program.cpu_seconds(), program.stderr_text()
 
-    waited, used = asyncio.run(spin())
+    waited, used, text = asyncio.run(spin())
     assert waited < 5 and used >= 0.5
-    assert "killed: it used up its 0.5 s of CPU time for the match" in log.read_text()
+    assert "killed: it used up its 0.5 s of CPU time for the match" in text
 
 
-def test_the_cpu_quota_holds_a_program_to_its_share(bot_dir, tmp_path):
+def test_the_cpu_quota_holds_a_program_to_its_share(bot_dir):
     async def spin() -> tuple[float, float]:
-        async with hosted(bot_dir, tmp_path / "log", Limits(cpu_cores=0.25)) as program:
+        async with hosted(bot_dir, Limits(cpu_cores=0.25)) as program:
             before = program.cpu_seconds()
             wall = await probe(program, """
                 import os, time
@@ -553,11 +556,11 @@ def test_the_cpu_quota_holds_a_program_to_its_share(bot_dir, tmp_path):
     assert used <= 0.25 * wall * 1.5 + 0.1  # three spinning processes on two cores otherwise
 
 
-def test_a_daemon_does_not_outlive_its_match(bot_dir, tmp_path):
+def test_a_daemon_does_not_outlive_its_match(bot_dir):
     token = f"1000.{secrets.randbelow(10**9)}"
 
     async def daemonize() -> tuple[list[int], list[int], HostedProgram]:
-        async with hosted(bot_dir, tmp_path / "log") as program:
+        async with hosted(bot_dir) as program:
             await probe(program, f"""
                 import os
                 if os.fork() == 0:
@@ -583,9 +586,9 @@ def test_a_daemon_does_not_outlive_its_match(bot_dir, tmp_path):
     assert not any(folder.exists() for folder in program.cgroup_dirs)
 
 
-def test_the_cgroups_a_killed_worker_left_go_when_the_next_one_starts(bot_dir, tmp_path):
+def test_the_cgroups_a_killed_worker_left_go_when_the_next_one_starts(bot_dir):
     async def folders() -> list[Path]:
-        async with hosted(bot_dir, tmp_path / "log") as program:
+        async with hosted(bot_dir) as program:
             return [folder.parent for folder in program.cgroup_dirs]
 
     parents = asyncio.run(folders())
@@ -599,7 +602,7 @@ def test_the_cgroups_a_killed_worker_left_go_when_the_next_one_starts(bot_dir, t
     assert not any(folder.exists() for folder in stale)
 
 
-def test_a_worker_in_its_idle_cgroup_runs_its_sandboxes_inside_it(bot_dir, tmp_path):
+def test_a_worker_in_its_idle_cgroup_runs_its_sandboxes_inside_it(bot_dir):
     """A worker at nice 19 joins an idle cgroup (`cgroups.join_idle`) before it makes any
     sandbox: its hosted bots' cgroups are made inside it (v1, as here), so they too yield
     the CPU to an API on the machine, and they run there as anywhere. In a process of its
@@ -612,8 +615,7 @@ def test_a_worker_in_its_idle_cgroup_runs_its_sandboxes_inside_it(bot_dir, tmp_p
         print(cgroups.join_idle())
         async def main():
             program = await sandbox.HostedProgram.start(
-                sandbox.languages()["python3"], Path({str(bot_dir)!r}), sandbox.Limits(),
-                Path({str(tmp_path / "log")!r}))
+                sandbox.languages()["python3"], Path({str(bot_dir)!r}), sandbox.Limits())
             try:
                 answer = await program.ask(b'{{"code": "result = 6 * 7"}}', 20)
                 print(json.dumps({{"answer": json.loads(answer),
@@ -634,7 +636,7 @@ def test_a_worker_in_its_idle_cgroup_runs_its_sandboxes_inside_it(bot_dir, tmp_p
 
 
 # ----- the answer line --------------------------------------------------------------------
-def test_a_gigabyte_line_is_too_long_and_costs_no_memory(bot_dir, tmp_path):
+def test_a_gigabyte_line_is_too_long_and_costs_no_memory(bot_dir):
     status = Path("/proc/self/status")
 
     def memory_kib(field: str) -> int:
@@ -642,7 +644,7 @@ def test_a_gigabyte_line_is_too_long_and_costs_no_memory(bot_dir, tmp_path):
         return int(line.split()[1])
 
     async def read() -> tuple[bytes, Any]:
-        async with hosted(bot_dir, tmp_path / "log") as program:
+        async with hosted(bot_dir) as program:
             Path("/proc/self/clear_refs").write_text("5")  # the peak starts over
             with pytest.raises(LineTooLong) as too_long:
                 await probe(program, """
@@ -660,13 +662,13 @@ def test_a_gigabyte_line_is_too_long_and_costs_no_memory(bot_dir, tmp_path):
     assert memory_kib("VmHWM:") - before < 64 * 1024
 
 
-def test_updates_a_program_leaves_unread_are_dropped_not_waited_for(bot_dir, tmp_path):
+def test_updates_a_program_leaves_unread_are_dropped_not_waited_for(bot_dir):
     """A program busy (reading nothing) while 600 updates of 1 KiB are told: each is
     written at once, or dropped once `UPDATE_BACKLOG_BYTES` are left unread, so the
     seat's next decision is not held back. (Before: a second for each update past the
     pipe's buffer; 150 updates held a 100 ms decision 39 s.)"""
     async def tell() -> int:
-        async with hosted(bot_dir, tmp_path / "log") as program:
+        async with hosted(bot_dir) as program:
             with pytest.raises(TimeoutError):
                 await probe(program, "import time\ntime.sleep(3600)", 0.1)  # reads no more
             update = orjson.dumps({"type": "update", "pad": "x" * 1024})
@@ -681,9 +683,9 @@ def test_updates_a_program_leaves_unread_are_dropped_not_waited_for(bot_dir, tmp
     assert asyncio.run(tell()) < UPDATE_BACKLOG_BYTES + 1100
 
 
-def test_a_late_answer_is_dropped(bot_dir, tmp_path):
+def test_a_late_answer_is_dropped(bot_dir):
     async def ask() -> Any:
-        async with hosted(bot_dir, tmp_path / "log") as program:
+        async with hosted(bot_dir) as program:
             with pytest.raises(TimeoutError):
                 await probe(program, "import time\ntime.sleep(0.5)\nresult = 'late'", 0.1)
             return await probe(program, "result = 'on time'")

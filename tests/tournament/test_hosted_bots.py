@@ -314,6 +314,60 @@ def test_builds_and_stderr_are_the_owners_and_the_admins(api):
     assert api.get(f"/matches/{match}/stderr?seat=x", token=ADMIN).status_code == 400
 
 
+FORGER = r"""
+import json, os, sys
+
+FORGERIES = ["\n", "\r", "\u2028", "\x85", "\x1c", "\x1b[2K\r"]  # each then a fake note
+
+
+def erase_and_forge():
+    for erase in (lambda: os.ftruncate(2, 0),
+                  lambda: open("/proc/self/fd/2", "w").close()):  # O_TRUNC
+        try:
+            erase()
+        except OSError:
+            pass
+    for number, before in enumerate(FORGERIES):
+        sys.stderr.write(f"line {number}{before}[sandbox 00:00:00] FORGED {number}: stopped\n")
+    sys.stderr.write("[referee] FORGED: ... 0 bytes left out ...\n")
+    sys.stderr.flush()
+
+
+for count, line in enumerate(sys.stdin):
+    message = json.loads(line)
+    if message.get("type", "decision") == "decision":
+        if count == 0:
+            erase_and_forge()
+        print(json.dumps({"action": message["legal_actions"][0]}), flush=True)
+"""
+
+
+def test_a_program_can_neither_erase_nor_forge_the_sandboxs_notes_in_its_stderr(api, workers):
+    """Attack: at its first decision the program truncates its stderr (`ftruncate(2)`,
+    `/proc/self/fd/2` opened with O_TRUNC), then writes lines made to look like the
+    sandbox's notes, after a newline and after each other character a reader may take for
+    the end of a line. What the owner reads still starts with the note of the program's
+    start and ends with that of its exit, and no line the program wrote starts as a note
+    does (with `[`)."""
+    workers.start_ready(1, hosted=True)
+    forger = upload(api, "python3", "forger", source={"language": "python3",
+                                                      "files": {"main.py": FORGER}})["id"]
+    honest = upload(api, "python3", "honest")["id"]
+    assert settled(api, forger)["status"] == settled(api, honest)["status"] == "ready"
+    match_id = api.create_match("aladino", bot_seats([forger, honest]),
+                                deadline_ms=10_000)["id"]
+    assert finished(api, match_id)["status"] == "finished"
+    text = wait_for(lambda: (answer := api.get(f"/matches/{match_id}/stderr?seat=0",
+                                               token=ADMIN)).status_code == 200 and answer,
+                    what="the stderr").get_data(as_text=True)
+    lines = text.splitlines()
+    notes = [line for line in lines if line.startswith("[")]
+    assert "started pid" in notes[0] and "stopped: exited with code 0" in notes[-1], text
+    assert notes[0] == lines[0] and notes[-1] == lines[-1], text
+    forged = [line for line in lines if "FORGED" in line]
+    assert len(forged) == 7 and not [line for line in forged if line.startswith("[")], text
+
+
 def test_a_hosted_bot_does_not_enter_a_ladder_yet(api):
     ladder = api.post("/ladders", token=ADMIN, json={
         "name": "l", "game": "aladino", "players": 2, "seed": 1}).get_json()

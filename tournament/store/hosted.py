@@ -9,6 +9,7 @@ from typing import cast
 
 from redis.typing import EncodableT, FieldT
 
+from referee.match import stderr
 from tournament.store.codec import dumps, loads
 from tournament.store.keys import (
     STDERR_TTL_S,
@@ -24,7 +25,6 @@ from tournament.store.keys import (
 from tournament.store.work import WorkList, WorkLists
 
 BUILDS = WorkList(builds_key(), builds_key("claimed"))
-NOTE_ROOM = 256  # what a note of bytes left out may add to a capped stderr
 TEXT_FIELDS = tuple(field for field in BuildField if field != BuildField.ARTIFACT)
 
 
@@ -112,16 +112,13 @@ class Hosted(WorkLists):
         raw = cast(dict[bytes, bytes], self.redis.hgetall(hosted_languages_key()))
         return {name.decode(): loads(info) for name, info in sorted(raw.items())}
 
-    def add_stderr(self, match_id: str, seat: int, text: bytes, cap: int) -> None:
-        """Add what a seat's program wrote on stderr to what its earlier programs in the
-        match wrote (a match resumed elsewhere starts a new one), keeping the first and
-        the last `cap // 2` bytes."""
+    def add_stderr(self, match_id: str, seat: int, text: bytes) -> None:
+        """Add the stderr of a seat's program (`referee.match.stderr`'s text) to that of
+        its earlier programs in the match (a match resumed elsewhere starts a new one),
+        keeping the first and the last lines within `stderr.KEPT_BYTES`."""
         key = match_key(match_id, MatchPart.STDERR)
         kept = cast(bytes | None, self.redis.hget(key, str(seat))) or b""
-        text = kept + text
-        if len(text) > cap + NOTE_ROOM:  # a program's own capped stderr, with its note, fits
-            text = (text[:cap // 2] + b"\n[referee] ... stderr cut ...\n"
-                    + text[-(cap // 2):])
+        text = stderr.within(kept + text, stderr.KEPT_BYTES)
         with self.redis.pipeline() as pipe:
             pipe.hset(key, str(seat), text)
             pipe.expire(key, STDERR_TTL_S)

@@ -207,7 +207,6 @@ def secrets(message, number):
     read("victim-source", CONFIG["victim_build"] + "/main.py")
     listing("victim-build", CONFIG["victim_build"])
     listing("builds", CONFIG["hosted_dir"] + "/builds")
-    listing("stderr-logs", CONFIG["hosted_dir"] + "/stderr")
     for path in CONFIG["probes"]:
         read("host-file", path)
     worker = CONFIG["worker_pid"]
@@ -297,9 +296,9 @@ def fill_shm(message, number):
 
 
 def flood_stderr(message, number):
-    """stderr (a file of the worker's, on the host) written without end, 1 MiB at a time,
-    up to `fill_cap` or the first error (the file size limit: EFBIG, SIGXFSZ ignored);
-    then it plays on (what it would report after that has no room left)."""
+    """stderr (a pipe the worker reads) written without end, 1 MiB at a time, up to
+    `fill_cap` or the first error (the worker closes it at the limit: EPIPE, SIGPIPE being
+    ignored by Python); then it plays on (what it would report after that has no way out)."""
     if number == 1:
         block, written = b"e" * MIB, 0
         try:

@@ -50,6 +50,11 @@ prints it as one line (`referee: error: ...`) and exits with status 2.
   `REFEREE_QUOTA_DAY_S` seconds when that is set (a test's short day)
 - `REFEREE_ARCHIVE_DIR` (optional): where `referee archive` moves finished replays, and
   where the API reads them back (the same directory on every machine: docs/operations.md)
+- `REFEREE_HOSTED_DIR` (default `<tempdir>/referee-hosted`): where a hosted worker unpacks
+  the builds it runs, shared by the hosted workers of the machine; of the builds no seat
+  runs it keeps at most `REFEREE_HOSTED_CACHE_BUILDS` (default 500) and
+  `REFEREE_HOSTED_CACHE_MB` (default 2048) of files, the least recently used going first
+  (`tournament.build_cache`)
 - `REFEREE_KEEP_DECISIONS_S` (default 0: not kept): how long the decisions a worker sent in
   a match (each observation and its legal actions) stay in Redis after it, for the export
   to read instead of playing the match again (`referee.match.decisions`)
@@ -104,6 +109,8 @@ DEFAULT_CONCURRENCY = 100
 # A worker yields the CPU to an API beside it by default (docs/operations.md, API and
 # workers on one machine): bots that answer at once make match play CPU-bound.
 DEFAULT_WORKER_NICE = 19
+DEFAULT_HOSTED_CACHE_BUILDS = 500
+DEFAULT_HOSTED_CACHE_MB = 2048
 MAX_NICE = 19
 MAX_PORT = 65535
 T = TypeVar("T")
@@ -135,6 +142,8 @@ class Config:
     archive_dir: str = ""
     keep_decisions_s: int = 0
     hosted_dir: str = ""
+    hosted_cache_builds: int = DEFAULT_HOSTED_CACHE_BUILDS
+    hosted_cache_mb: int = DEFAULT_HOSTED_CACHE_MB
     signup: str = "closed"
     signup_rate: tuple[int, int] = DEFAULT_SIGNUP_RATE
     quotas: Quotas = Quotas()
@@ -162,6 +171,10 @@ class Config:
             archive_dir=env.get("REFEREE_ARCHIVE_DIR", "").strip(),
             keep_decisions_s=_setting(env, "REFEREE_KEEP_DECISIONS_S", natural, 0),
             hosted_dir=env.get("REFEREE_HOSTED_DIR", "").strip(),
+            hosted_cache_builds=_setting(env, "REFEREE_HOSTED_CACHE_BUILDS", positive_int,
+                                         DEFAULT_HOSTED_CACHE_BUILDS),
+            hosted_cache_mb=_setting(env, "REFEREE_HOSTED_CACHE_MB", positive_int,
+                                     DEFAULT_HOSTED_CACHE_MB),
             signup=_setting(env, "REFEREE_SIGNUP", parse_signup, "closed"),
             signup_rate=_setting(env, "REFEREE_SIGNUP_RATE", parse_rate, DEFAULT_SIGNUP_RATE),
             quotas=Quotas.from_env(env),

@@ -29,7 +29,6 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any, TypeVar
 
 import redis
@@ -43,7 +42,7 @@ from referee.match.replay import Record, SeatInfo, StepRecord
 from referee.match.runner import FailurePolicy, MatchPlay, PushSeat
 from referee.match.sandbox import Limits
 from referee.match.sealing import Sealer
-from tournament import hosted, results, wakeups
+from tournament import build_cache, hosted, results, wakeups
 from tournament.bots import version_url
 from tournament.store import MatchStatus, Store, seat_deadline_ms
 from tournament.store.log import completes_a_node
@@ -229,23 +228,30 @@ async def _pull_reply(context: Context, match: dict[str, Any], holder: str, seat
 
 async def _bot_seats(context: Context, match: dict[str, Any]) -> dict[int, BotSeat]:
     """A seat per bot, keyed by seat (bots are read in one round trip): a client of each
-    push bot; a program of each hosted bot, all started before the first decision."""
+    push bot; a program of each hosted bot, all started before the first decision. Those
+    made are closed when one cannot be (their builds are released, their programs
+    stopped)."""
     infos = [seat for seat in match["seats"] if seat["kind"] == "bot"]
     bots = await context.in_thread(context.store.get_bots, [seat["bot_id"] for seat in infos])
     seats: dict[int, BotSeat] = {}
-    for info, bot in zip(infos, bots, strict=True):
-        if bot is None:
-            raise LookupError(f"bot {info['bot_id']} of seat {info['seat']} is not registered")
-        deadline_ms = seat_deadline_ms(match, info["seat"])
-        if bot.get("language"):
-            seats[info["seat"]] = await _hosted_seat(context, match, info, bot)
-        else:
-            seats[info["seat"]] = PushSeat(
-                version_url(bot, info.get("version")), deadline_ms, bot_id=bot["id"],
-                name=bot["name"], secret=bot.get("secret", ""),
-                allowlist=context.config.bot_hosts, updates=bot.get("updates", False))
-    await asyncio.gather(*(seat.start() for seat in seats.values()
-                           if isinstance(seat, hosted.HostedSeat)))
+    try:
+        for info, bot in zip(infos, bots, strict=True):
+            if bot is None:
+                raise LookupError(f"bot {info['bot_id']} of seat {info['seat']} is not "
+                                  "registered")
+            deadline_ms = seat_deadline_ms(match, info["seat"])
+            if bot.get("language"):
+                seats[info["seat"]] = await _hosted_seat(context, match, info, bot)
+            else:
+                seats[info["seat"]] = PushSeat(
+                    version_url(bot, info.get("version")), deadline_ms, bot_id=bot["id"],
+                    name=bot["name"], secret=bot.get("secret", ""),
+                    allowlist=context.config.bot_hosts, updates=bot.get("updates", False))
+        await asyncio.gather(*(seat.start() for seat in seats.values()
+                               if isinstance(seat, hosted.HostedSeat)))
+    except BaseException:
+        _close_seats(context, seats)
+        raise
     return seats
 
 
@@ -253,17 +259,17 @@ async def _hosted_seat(context: Context, match: dict[str, Any], info: dict[str, 
                        bot: dict[str, Any]) -> hosted.HostedSeat:
     """A hosted bot's seat, running its version's build (one that is not ready, or a
     worker that runs no hosted bots, makes every decision of the seat a crash)."""
-    root = hosted.cache_root(context.config.hosted_dir)
     version = info.get("version") or bot.get("version", 1)
-    folder: Path | str = "this worker runs no hosted bots (referee worker --hosted does)"
+    build: hosted.Build | str = "this worker runs no hosted bots (referee worker --hosted does)"
     if context.sandbox is not None:
-        folder = await context.in_thread(hosted.built_folder, context.store, root, bot["id"],
-                                         version)
+        build = await context.in_thread(
+            build_cache.check_out, context.store, build_cache.cache_root(context.config.hosted_dir),
+            bot["id"], version, build_cache.Bounds.of(context.config))
 
     async def keep_stderr(text: bytes) -> None:
         await context.in_thread(context.store.add_stderr, match["id"], info["seat"], text)
 
-    return hosted.HostedSeat(bot, seat_deadline_ms(match, info["seat"]), folder,
+    return hosted.HostedSeat(bot, seat_deadline_ms(match, info["seat"]), build,
                              context.sandbox or Limits(), keep_stderr)
 
 

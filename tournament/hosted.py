@@ -10,8 +10,8 @@
   build writes counts against its memory limit, not the worker's disk), runs the language's
   build in the sandbox and stores the folder it leaves, packed, as the version's
   `artifact` (at most `MAX_ARTIFACT_BYTES`): `ready`, or `build_failed` with the log. Any
-  hosted worker on any machine then runs that artifact, unpacked once into its cache
-  (`REFEREE_HOSTED_DIR`), so every machine plays the same build.
+  hosted worker on any machine then runs that artifact, unpacked once into its bounded
+  cache (`tournament.build_cache`), so every machine plays the same build.
 - **Play.** A `HostedSeat` is one sandboxed process per match and seat, started as the
   match is taken up and kept until it ends: a JSON line in, a JSON line out, judged as a
   push bot's answer; an update is a line it must not answer; the result notice is its last
@@ -31,7 +31,6 @@ import io
 import logging
 import os
 import re
-import shutil
 import subprocess
 import tarfile
 import tempfile
@@ -40,7 +39,7 @@ import zlib
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -312,7 +311,7 @@ async def _build_in_sandbox(language: sandbox.Language, source: bytes,
         except SourceError as error:
             return _failed(f"{result.log}\n{error}", result.seconds)
     finally:
-        await asyncio.to_thread(_remove_folder, folder)
+        await asyncio.to_thread(remove_folder, folder)
     if len(artifact) > MAX_ARTIFACT_BYTES:
         return _failed(f"{result.log}\nthe build's output is {len(artifact)} bytes packed; at "
                        f"most {MAX_ARTIFACT_BYTES}", result.seconds)
@@ -320,10 +319,10 @@ async def _build_in_sandbox(language: sandbox.Language, source: bytes,
             "artifact": artifact, "digest": hashlib.sha256(artifact).hexdigest()}
 
 
-def _remove_folder(folder: str) -> None:
-    """Remove a build's folder whatever the build left in it: `rm`, since `shutil.rmtree`
-    recurses as deep as the folders nest (a build's tree 3,000 deep stayed in /dev/shm)."""
-    subprocess.run(["rm", "-rf", "--", folder], check=False, capture_output=True)
+def remove_folder(folder: str | Path) -> None:
+    """Remove a folder whatever a build left in it: `rm`, since `shutil.rmtree` recurses as
+    deep as the folders nest (a build's tree 3,000 deep stayed in /dev/shm)."""
+    subprocess.run(["rm", "-rf", "--", str(folder)], check=False, capture_output=True)
 
 
 def _build_root() -> str | None:
@@ -337,49 +336,28 @@ def _failed(text: str, seconds: float) -> dict[str, Any]:
 
 
 # ----- play ------------------------------------------------------------------------------
-def cache_root(configured: str) -> Path:
-    """Where a worker keeps the artifacts it runs, unpacked (REFEREE_HOSTED_DIR)."""
-    return Path(configured or Path(tempfile.gettempdir(), "referee-hosted"))
+class Build(Protocol):
+    """A build unpacked for a seat (`tournament.build_cache.Lease`): it stays where it is
+    until released."""
 
+    folder: Path
 
-def built_folder(store: Store, root: Path, bot_id: str, version: int) -> Path | str:
-    """The version's build, unpacked once into this worker's cache; why there is none
-    when it is not `ready`."""
-    build = store.bot_build(bot_id, version)
-    if build is None or build.get("status") != BuildStatus.READY.value:
-        state = "not a hosted version" if build is None else build.get("status")
-        return f"bot {bot_id} version {version} has no build to run ({state})"
-    folder = root / "builds" / f"{bot_id}-{version}-{build['digest'][:16]}"
-    if folder.is_dir():
-        return folder
-    build = store.bot_build(bot_id, version, artifact=True) or {}
-    staging = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=_made(folder.parent)))
-    unpack(build["artifact"], staging)
-    staging.chmod(0o755)
-    try:
-        staging.rename(folder)
-    except OSError:  # another match of this worker unpacked it first
-        shutil.rmtree(staging, ignore_errors=True)
-    return folder
-
-
-def _made(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    return root
+    def release(self) -> None: ...
 
 
 class HostedSeat:
     """A hosted bot's seat: one sandboxed process for the whole match (see the module)."""
 
-    def __init__(self, bot: dict, deadline_ms: int, folder: Path | str, limits: sandbox.Limits,
+    def __init__(self, bot: dict, deadline_ms: int, build: Build | str, limits: sandbox.Limits,
                  keep_stderr: Callable[[bytes], Awaitable[None]]):
-        """`folder` is the build to run, or why there is none (every decision crashes);
-        `keep_stderr` stores what the program wrote once it is stopped."""
+        """`build` is the build to run, released once its program is stopped, or why there
+        is none (every decision crashes); `keep_stderr` stores what the program wrote once
+        it is stopped."""
         self.bot_id, self.name = bot["id"], bot["name"]
         self.deadline_ms = deadline_ms
         self.updates = bot.get("updates", False)
         self.language = sandbox.languages().get(bot["language"])
-        self.folder, self.limits = folder, limits
+        self.build, self.limits = build, limits
         self.keep_stderr = keep_stderr
         self.program: sandbox.HostedProgram | None = None
         self.failed: str | None = None  # why the program could not start
@@ -391,12 +369,12 @@ class HostedSeat:
 
     async def start(self) -> None:
         """Start the program (before the first decision: its start-up is not charged)."""
-        if isinstance(self.folder, str) or self.language is None:
-            self.failed = (self.folder if isinstance(self.folder, str)
+        if isinstance(self.build, str) or self.language is None:
+            self.failed = (self.build if isinstance(self.build, str)
                            else f"this worker does not run {self.name}'s language")
             return
         try:
-            self.program = await sandbox.HostedProgram.start(self.language, self.folder,
+            self.program = await sandbox.HostedProgram.start(self.language, self.build.folder,
                                                              self.limits)
         except (OSError, sandbox.SandboxUnavailable) as error:
             self.failed = f"the sandbox could not start the program: {error}"
@@ -448,13 +426,17 @@ class HostedSeat:
         await self._stop(None)
 
     async def _stop(self, last_line: bytes | None) -> None:
+        """Stop the program (if it runs), then release its build (its stopping is the
+        program's end: the build may go)."""
         program, self.program = self.program, None
-        if program is None:
-            return
-        if self.telling is not None:
-            await self.telling
-        await program.stop(last_line, STOP_GRACE_S)
-        await self.keep_stderr(program.stderr_text().encode())
+        if program is not None:
+            if self.telling is not None:
+                await self.telling
+            await program.stop(last_line, STOP_GRACE_S)
+        if not isinstance(self.build, str):
+            self.build.release()
+        if program is not None:
+            await self.keep_stderr(program.stderr_text().encode())
 
 
 def _since(started_ns: int) -> float:

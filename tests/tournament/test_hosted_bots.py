@@ -9,11 +9,13 @@ import base64
 import gzip
 import io
 import os
+import shutil
 import subprocess
 import tarfile
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -366,6 +368,33 @@ def test_a_program_can_neither_erase_nor_forge_the_sandboxs_notes_in_its_stderr(
     assert notes[0] == lines[0] and notes[-1] == lines[-1], text
     forged = [line for line in lines if "FORGED" in line]
     assert len(forged) == 7 and not [line for line in forged if line.startswith("[")], text
+
+
+def test_a_workers_cache_of_builds_keeps_within_its_bound(api, workers):
+    """Contract: a hosted worker keeps at most REFEREE_HOSTED_CACHE_BUILDS builds that no
+    seat runs unpacked in REFEREE_HOSTED_DIR, the least recently used going first: after
+    the matches of three bots, one after the other, the cache holds the last one's build
+    only (before: every build ever played, for good)."""
+    cache = Path(tempfile.mkdtemp(prefix="referee-cache-test-"))
+    cache.chmod(0o755)  # the sandbox uid passes through to the builds
+    try:
+        workers.start_ready(1, hosted=True, REFEREE_HOSTED_DIR=str(cache),
+                            REFEREE_HOSTED_CACHE_BUILDS="1")
+        bots = [upload(api, "python3", f"cached-{number}")["id"] for number in range(3)]
+        for bot in bots:
+            assert settled(api, bot)["status"] == "ready"
+        for bot in bots:
+            match_id = api.create_match("aladino", bot_seats([bot, bot]),
+                                        deadline_ms=10_000)["id"]
+            assert finished(api, match_id)["status"] == "finished"
+            for seat in (0, 1):  # kept once the seat's program is stopped, its build released
+                wait_for(lambda seat=seat, match_id=match_id: api.get(
+                    f"/matches/{match_id}/stderr?seat={seat}", token=ADMIN).status_code == 200,
+                         what="the stderr")
+            unpacked = [entry.name for entry in (cache / "builds").iterdir() if entry.is_dir()]
+            assert [name.startswith(f"{bot}-1-") for name in unpacked] == [True], unpacked
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def test_a_hosted_bot_does_not_enter_a_ladder_yet(api):

@@ -131,7 +131,9 @@ def main() -> None:
                     f"ratio with/without <= {GOAL_RATIO:.2f}")
     with _support.redis_server() as server:
         port = _support.free_port()
-        env = _support.child_env(REDIS_URL=server.url, REFEREE_ADMIN_TOKEN=ADMIN)
+        # the clients stand for viewers at as many addresses: no bound per address
+        env = _support.child_env(REDIS_URL=server.url, REFEREE_ADMIN_TOKEN=ADMIN,
+                                 REFEREE_STREAMS_PER_ADDRESS="0")
         api = _support.start(python_module("referee.cli", "serve", "--port", str(port)), port,
                              env=env)
         bot_url, bot = (_support.start_slow_bot(args.delay_ms) if args.delay_ms

@@ -28,6 +28,10 @@ prints it as one line (`referee: error: ...`) and exits with status 2.
   a URL; the address the bot client actually connects to must fall inside an address or
   network entry (`address_allowed`), so a name that resolves elsewhere fails at connect
   time, and a name alone admits nothing
+- `REFEREE_STREAMS_PER_ADDRESS` (default 32, 0: no bound) and `REFEREE_STREAMS_PER_PROCESS`
+  (default 500): the live streams one API process holds open for one client address, and
+  in all (keep it under `referee serve --worker-connections`, so that other requests are
+  still served); more get 429 `stream/too-many` or 503 `stream/server-full`
 - `REFEREE_MOVE_RATE` (default `60/10`): at most N moves posted per seat token in each
   window of S seconds (`N/S`); more get 429 with Retry-After
 - `REFEREE_BOT_MAX_MATCHES` (default 8): matches one bot plays at once; a match over the
@@ -111,6 +115,8 @@ DEFAULT_CONCURRENCY = 100
 DEFAULT_WORKER_NICE = 19
 DEFAULT_HOSTED_CACHE_BUILDS = 500
 DEFAULT_HOSTED_CACHE_MB = 2048
+DEFAULT_STREAMS_PER_ADDRESS = 32
+DEFAULT_STREAMS_PER_PROCESS = 500
 MAX_NICE = 19
 MAX_PORT = 65535
 T = TypeVar("T")
@@ -144,6 +150,8 @@ class Config:
     hosted_dir: str = ""
     hosted_cache_builds: int = DEFAULT_HOSTED_CACHE_BUILDS
     hosted_cache_mb: int = DEFAULT_HOSTED_CACHE_MB
+    streams_per_address: int = DEFAULT_STREAMS_PER_ADDRESS
+    streams_per_process: int = DEFAULT_STREAMS_PER_PROCESS
     signup: str = "closed"
     signup_rate: tuple[int, int] = DEFAULT_SIGNUP_RATE
     quotas: Quotas = Quotas()
@@ -175,6 +183,10 @@ class Config:
                                          DEFAULT_HOSTED_CACHE_BUILDS),
             hosted_cache_mb=_setting(env, "REFEREE_HOSTED_CACHE_MB", positive_int,
                                      DEFAULT_HOSTED_CACHE_MB),
+            streams_per_address=_setting(env, "REFEREE_STREAMS_PER_ADDRESS", natural,
+                                         DEFAULT_STREAMS_PER_ADDRESS),
+            streams_per_process=_setting(env, "REFEREE_STREAMS_PER_PROCESS", positive_int,
+                                         DEFAULT_STREAMS_PER_PROCESS),
             signup=_setting(env, "REFEREE_SIGNUP", parse_signup, "closed"),
             signup_rate=_setting(env, "REFEREE_SIGNUP_RATE", parse_rate, DEFAULT_SIGNUP_RATE),
             quotas=Quotas.from_env(env),

@@ -126,6 +126,14 @@ VERIFY_RATE_LIMITED = ProblemType(
     "replay/rate-limited", 429, "Too Many Requests",
     "too many replays verified from one client address (REFEREE_VERIFY_RATE); retry after "
     "`Retry-After` s")
+STREAMS_TOO_MANY = ProblemType(
+    "stream/too-many", 429, "Too Many Requests",
+    "too many live streams open from one client address (REFEREE_STREAMS_PER_ADDRESS); "
+    "close one, or retry after `Retry-After` s")
+STREAMS_SERVER_FULL = ProblemType(
+    "stream/server-full", 503, "Service Unavailable",
+    "this API process holds all the live streams it may (REFEREE_STREAMS_PER_PROCESS); retry "
+    "after `Retry-After` s")
 QUOTA_EXCEEDED = ProblemType(
     "quota/exceeded", 429, "Too Many Requests",
     "over one of the account's quotas (`quota`, its `limit`, `remaining` 0); retry after "
@@ -167,7 +175,8 @@ CATALOGUE: tuple[ProblemType, ...] = (
     ACTION_STALE_STEP, EVENTS_STEP_NOT_RECORDED, OBSERVATION_LOG_AHEAD, REQUEST_TOO_LARGE,
     REQUEST_LINE_TOO_LONG, UNSUPPORTED_MEDIA_TYPE, EXPECTATION_FAILED,
     REQUEST_UNPROCESSABLE, ACTION_ILLEGAL, REPLAY_UNSUPPORTED, ACTION_RATE_LIMITED,
-    VERIFY_RATE_LIMITED, REQUEST_HEADERS_TOO_LARGE, LOG_NOT_LOGGED, LOG_OUT_OF_RANGE,
+    VERIFY_RATE_LIMITED, STREAMS_TOO_MANY, STREAMS_SERVER_FULL, REQUEST_HEADERS_TOO_LARGE,
+    LOG_NOT_LOGGED, LOG_OUT_OF_RANGE,
     HTTP_ERROR, INTERNAL, TRANSFER_CODING_UNSUPPORTED, REDIS_UNREACHABLE, REPLAY_UNAVAILABLE,
 )
 """Every problem type the API answers."""

@@ -276,7 +276,8 @@ def test_a_redis_url_password_is_not_printed_in_the_error(installed):
     ("REDIS_URL", "nonsense"), ("REDIS_URL", "redis://127.0.0.1:99999/0"),
     ("REFEREE_MOVE_RATE", "5/x"), ("REFEREE_BOT_HOSTS", "999.0.0.0/99"),
     ("REFEREE_BOT_MAX_MATCHES", "0"), ("REFEREE_WORKER_CONCURRENCY", "many"),
-    ("REFEREE_HOSTED_CACHE_BUILDS", "0"), ("REFEREE_HOSTED_CACHE_MB", "lots")])
+    ("REFEREE_HOSTED_CACHE_BUILDS", "0"), ("REFEREE_HOSTED_CACHE_MB", "lots"),
+    ("REFEREE_STREAMS_PER_ADDRESS", "-1"), ("REFEREE_STREAMS_PER_PROCESS", "0")])
 def test_a_setting_that_does_not_parse_is_a_config_error_naming_it(variable, value):
     with pytest.raises(ConfigError, match=f"^{variable}="):
         Config.from_env({variable: value})

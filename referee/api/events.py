@@ -45,7 +45,12 @@ from referee.api.tournaments import (
     TournamentRatingSchema,
 )
 from referee.api.web import load_query, path_game, services, shared
-from referee.errors import AUTH_FORBIDDEN, EVENTS_STEP_NOT_RECORDED
+from referee.errors import (
+    AUTH_FORBIDDEN,
+    EVENTS_STEP_NOT_RECORDED,
+    STREAMS_SERVER_FULL,
+    STREAMS_TOO_MANY,
+)
 from referee.match.step_views import Viewer
 from tournament import ladders, tournaments
 from tournament.deals import deal_in_play, deal_is_secret
@@ -64,6 +69,7 @@ bp = Blueprint("events", __name__)
 WATCHER_INTERVAL_S = 0.25
 
 
+STREAM_RETRY_S = 5  # Retry-After of a stream refused for want of a slot
 LAST_EVENT_ID_DIGITS = 10  # a Last-Event-ID header is a step number of at most 10 digits
 
 
@@ -222,6 +228,11 @@ def event_stream(summary: str, events: list[str],
             for name in events]}}}}
 
 
+STREAM_ERRORS = {
+    429: "as many live streams open from this client address as one API process holds for "
+         "one (REFEREE_STREAMS_PER_ADDRESS): close one, or retry after `Retry-After` s",
+    503: "this API process holds all the live streams it may (REFEREE_STREAMS_PER_PROCESS), "
+         "or Redis is unreachable; retry after `Retry-After` s"}
 PATHS = {
     "/matches/{match_id}/events": {"get": {**operation(
         "followMatch",
@@ -231,7 +242,7 @@ PATHS = {
             "on a seat token's stream an `update` after each step that seat does not decide "
             "next, `result` at the end (then the stream ends)",
             ["start", "step", "update", "result"])),
-        (400, 401, 403, 404, 409),
+        (400, 401, 403, 404, 409, 429, 503), error_text=STREAM_ERRORS,
         parameters=[MATCH_ID, {"in": "query", "schema": MatchEventsQuerySchema},
                     LAST_EVENT_ID],
         description="The hidden-information rules of the replay endpoints: without a token "
@@ -248,7 +259,8 @@ PATHS = {
             "`standings` on connecting, then `match` and `standings` for every match "
             "counted, and `finished` once the final ratings are stored (then the stream "
             "ends)", ["standings", "match", "finished"])),
-        (404,), parameters=[TOURNAMENT_ID], security="admin", optional_security=True,
+        (404, 429, 503), error_text=STREAM_ERRORS, parameters=[TOURNAMENT_ID],
+        security="admin", optional_security=True,
         description="The seed in the table is null until the tournament is over, unless "
                     "the admin asks.")},
     "/ladders/{ladder_id}/events": {"get": operation(
@@ -257,14 +269,14 @@ PATHS = {
             "`standings` on connecting, then `match` and `standings` for every match "
             "counted, and `entry` for every entry that changed (the stream never ends by "
             "itself)", ["standings", "match", "entry"], LADDER_EVENT_SCHEMAS)),
-        (404,), parameters=[LADDER_ID])},
+        (404, 429, 503), error_text=STREAM_ERRORS, parameters=[LADDER_ID])},
     "/ratings/{game}/events": {"get": operation(
         "followRatings", "Follow a game's leaderboard live (Server-Sent Events)", "live",
         (200, event_stream(
             "`leaderboard` (the first page of 200 bots, as `GET /ratings/{game}?limit=200` "
             "answers it) on connecting and whenever a rated match is counted or a "
             "tournament's intervals are stored", ["leaderboard"])),
-        (404,), parameters=[GAME])},
+        (404, 429, 503), error_text=STREAM_ERRORS, parameters=[GAME])},
 }
 
 
@@ -320,8 +332,20 @@ def shape(event: str, data: dict) -> bytes:
 
 
 def _stream(chunks: Iterator[bytes]) -> Response:
+    """The stream's response, in a slot of this process's (429 or 503 when there is none:
+    `REFEREE_STREAMS_PER_ADDRESS`, `REFEREE_STREAMS_PER_PROCESS`)."""
+    address, config, slots = request.remote_addr or "unknown", services().config, _live().slots
+    bound = slots.take(address, config.streams_per_address, config.streams_per_process)
+    if bound == "address":
+        raise Problem(STREAMS_TOO_MANY, f"{config.streams_per_address} live streams are open "
+                                        "from this address: close one first",
+                      headers={"Retry-After": str(STREAM_RETRY_S)})
+    if bound == "process":
+        raise Problem(STREAMS_SERVER_FULL, f"this API process holds {config.streams_per_process} "
+                                           "live streams, all it may",
+                      headers={"Retry-After": str(STREAM_RETRY_S)})
     live.limit_writes(request.environ.get("gunicorn.socket"))
-    return Response(chunks, mimetype="text/event-stream",
+    return Response(slots.held(address, chunks), mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 

@@ -31,7 +31,7 @@ import logging
 import socket
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -322,6 +322,58 @@ class Rendering:
 
 
 # ----- the streams ----------------------------------------------------------------------
+class StreamSlots:
+    """The streams one API process holds open, counted per client address: a client that
+    opens more than its share (each stream a greenlet and one of the worker's connections,
+    for up to MAX_STREAM_S) would leave none for other requests."""
+
+    def __init__(self) -> None:
+        self._open: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def take(self, address: str, per_address: int, per_process: int) -> str | None:
+        """A slot for a stream of `address` (None), or which bound it would pass: "address"
+        or "process"; per_address 0: no bound per address."""
+        with self._lock:
+            if sum(self._open.values()) >= per_process:
+                return "process"
+            if per_address and self._open[address] >= per_address:
+                return "address"
+            self._open[address] += 1
+            return None
+
+    def held(self, address: str, chunks: Iterator[bytes]) -> HeldStream:
+        """`chunks` as a response body that gives its slot back once the server closes it
+        (begun or not: a generator never begun would run no `finally`)."""
+        return HeldStream(chunks, lambda: self._give_back(address))
+
+    def _give_back(self, address: str) -> None:
+        with self._lock:
+            self._open[address] -= 1
+            if not self._open[address]:
+                del self._open[address]
+
+
+class HeldStream:
+    """A stream's chunks holding its slot until closed."""
+
+    def __init__(self, chunks: Iterator[bytes], release: Callable[[], None]):
+        self.chunks, self.release = chunks, release
+
+    def __iter__(self) -> HeldStream:
+        return self
+
+    def __next__(self) -> bytes:
+        return next(self.chunks)
+
+    def close(self) -> None:
+        release, self.release = self.release, lambda: None
+        release()
+        close = getattr(self.chunks, "close", None)
+        if close is not None:
+            close()
+
+
 @dataclass
 class Live:
     """The live machinery of one API process: its Redis connections, its hub, the feeds of
@@ -341,6 +393,7 @@ class Live:
     def __post_init__(self) -> None:
         self.hub = Hub(self.store.subscriber())
         self.memo = Memo()
+        self.slots = StreamSlots()
         self._feeds: dict[str, MatchFeed] = {}
         self._lock = threading.Lock()
 

@@ -1,18 +1,22 @@
 """What streams cost the server (`referee serve`): a quiet stream is kept alive with
 comments; streams share one pub/sub connection per API process; clients that never read
-hold no Redis connection of their own; the subscription goes once its streams are gone."""
+hold no Redis connection of their own; the subscription goes once its streams are gone; one
+client address holds a bounded share of a process's streams."""
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from contextlib import ExitStack
 from urllib.parse import urlsplit
 
 import redis
+import requests
 
 from referee.api.live import PING_S
 from tests.support.apitest import ADMIN
+from tests.support.live_server import LiveServer
 from tests.support.sse import open_stream
 from tournament.store import events_channel
 
@@ -86,3 +90,59 @@ def test_streams_that_never_read_hold_no_redis_connection(live_server, api, redi
     wait_until(lambda: subscribers(client, channel) == 0, PING_S * 4,
                "the subscription outlived its streams")
     client.close()
+
+
+def stream_from(base: str, source: str, path: str = "/ratings/aladino/events"
+                ) -> tuple[socket.socket, bytes]:
+    """A stream asked for from the loopback address `source`, never read past its head:
+    (the socket, the answer's head and whatever of its body came with it)."""
+    parts = urlsplit(base)
+    sock = socket.create_connection((parts.hostname, parts.port), timeout=30,
+                                    source_address=(source, 0))
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+                 "Accept: text/event-stream\r\n\r\n".encode())
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        answer += sock.recv(65536)
+    head, body = answer.split(b"\r\n\r\n", 1)
+    length = re.search(rb"(?i)\r\ncontent-length: *([0-9]+)", head)
+    while length and len(body) < int(length.group(1)):  # a refusal: its problem, whole
+        body += sock.recv(65536)
+    return sock, head + b"\r\n\r\n" + body
+
+
+def test_an_address_holds_its_share_of_streams_and_the_process_its_bound(redis_server,
+                                                                          tmp_path):
+    """1,000 anonymous streams that never read took every connection of a `referee serve`
+    worker, each for up to MAX_STREAM_S, and GET /health timed out (an audit). Now one
+    address holds REFEREE_STREAMS_PER_ADDRESS streams of a process, and the process
+    REFEREE_STREAMS_PER_PROCESS; a closed stream's slot comes back."""
+    server = LiveServer(redis_server, tmp_path / "serve.log", REFEREE_STREAMS_PER_ADDRESS="3",
+                        REFEREE_STREAMS_PER_PROCESS="4")
+    with ExitStack() as stack:
+        stack.callback(server.stop)
+        held = []
+        for _ in range(3):
+            sock, head = stream_from(server.url, "127.0.0.1")
+            stack.callback(sock.close)
+            assert head.startswith(b"HTTP/1.1 200"), head
+            held.append(sock)
+        sock, refused = stream_from(server.url, "127.0.0.1")
+        sock.close()
+        assert refused.startswith(b"HTTP/1.1 429") and b"/problems/stream/too-many" in refused
+        assert b"application/problem+json" in refused and b"Retry-After: 5" in refused
+        sock, other = stream_from(server.url, "127.0.0.2")
+        stack.callback(sock.close)
+        assert other.startswith(b"HTTP/1.1 200"), other
+        sock, full = stream_from(server.url, "127.0.0.3")
+        sock.close()
+        assert full.startswith(b"HTTP/1.1 503") and b"/problems/stream/server-full" in full
+        assert requests.get(f"{server.url}/health", timeout=30).status_code == 200
+        held[0].close()  # noticed at the stream's next write (a ping, every PING_S)
+
+        def third_address_streams() -> bool:
+            sock, head = stream_from(server.url, "127.0.0.3")
+            stack.callback(sock.close)
+            return head.startswith(b"HTTP/1.1 200")
+
+        wait_until(third_address_streams, PING_S * 8, "the closed stream's slot stayed taken")

@@ -66,8 +66,15 @@ class Report:
         return asdict(self)
 
 
+MAX_REASON_CHARS = 1000
+"""A problem's reason is cut here: it quotes what the record says, which may be most of a
+submitted record (a result's details of 90,000 keys made a 0.9 MB report)."""
+
+
 class _Mismatch(RefereeError):
     def __init__(self, step: int | None, field_name: str, reason: str):
+        if len(reason) > MAX_REASON_CHARS:
+            reason = reason[:MAX_REASON_CHARS - 3] + "..."
         super().__init__(reason)
         self.problem = Problem(step, field_name, reason)
 

@@ -101,6 +101,16 @@ def test_a_value_nested_too_deep_to_write_canonically_is_refused_not_a_500(api, 
     assert problem["type"].endswith("replay/unsupported") and "nested" in problem["detail"]
 
 
+def test_a_report_quotes_at_most_a_thousand_characters_of_the_record(api, record):
+    details = {f"key {n}": n for n in range(50_000)}
+    report = post(api, "/replays/verify", {**record, "result": {**record["result"],
+                                                                "details": details}})
+    assert report.status_code == 200 and len(report.get_data()) < 4096
+    problem = report.get_json()["problem"]
+    assert problem["field"] == "result.details" and len(problem["reason"]) == 1000
+    assert problem["reason"].endswith("...")
+
+
 def test_canonical_json_of_many_short_strings_takes_memory_in_proportion():
     """Each string was written by its own orjson call, and each small bytes object orjson
     answers holds ~4 KB: 300,000 strings beside one non-ASCII one (which takes the exact

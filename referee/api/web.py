@@ -17,8 +17,9 @@ from werkzeug.exceptions import RequestEntityTooLarge
 import engines
 from referee.api.common import JsonNumber, SafeInteger
 from referee.api.match_rows import MatchRows
-from referee.api.problems import engine_problem, invalid
+from referee.api.problems import Problem, engine_problem, invalid
 from referee.config import Config
+from referee.errors import REQUEST_MALFORMED
 from referee.match.sealing import Sealer
 from tournament import results_log
 from tournament.store import Store
@@ -57,7 +58,7 @@ def path_game(name: str) -> engines.Game:
 def load_json() -> object:
     """The request's body parsed as JSON (400 when empty or not JSON)."""
     raw = request.get_data(cache=True)
-    _check_streamed_size(raw)
+    _check_whole(raw)
     if not raw.strip():
         raise invalid({"_body": ["a JSON body is required"]})
     try:
@@ -66,12 +67,17 @@ def load_json() -> object:
         raise invalid({"_body": [f"the body is not valid JSON: {error}"]}) from None
 
 
-def _check_streamed_size(raw: bytes) -> None:
+def _check_whole(raw: bytes) -> None:
     """413 for a chunked body (no Content-Length) that reached the limit: werkzeug stops
-    reading there, so what was read is a truncated body, not the request."""
-    limit = request.max_content_length
-    if request.content_length is None and limit is not None and len(raw) >= limit:
+    reading there, so what was read is a truncated body, not the request; 400 for a body
+    shorter than its Content-Length (the client stopped sending: gunicorn hands over what
+    came, which may parse, as `{}` of `{}, "seats": ...` would)."""
+    limit, length = request.max_content_length, request.content_length
+    if length is None and limit is not None and len(raw) >= limit:
         raise RequestEntityTooLarge()
+    if length is not None and len(raw) < length:
+        raise Problem(REQUEST_MALFORMED, f"the body ended after {len(raw)} of the "
+                                         f"{length} bytes its Content-Length says")
 
 
 @cache

@@ -142,6 +142,21 @@ def test_a_chunked_body_gunicorn_refuses_is_a_400_problem_not_the_servers_failur
     assert problem["type"] == REQUEST_MALFORMED.uri
 
 
+def test_a_body_shorter_than_its_content_length_is_malformed_not_read_as_sent(live_server):
+    """A client that stops sending (shuts its side) after `{}` of a body of 100 bytes: the
+    API read the `{}` as the whole body and judged it (400 `request/invalid`, or whatever
+    a body cut at that point would have meant)."""
+    with socket.create_connection(("127.0.0.1", live_server.port), timeout=30) as sock:
+        sock.sendall(b"POST /replays/verify HTTP/1.1\r\n" + HOST
+                     + b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{}")
+        sock.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    problem = assert_problem(answer, 400)
+    assert problem["type"] == REQUEST_MALFORMED.uri and "2 of the 100 bytes" in problem["detail"]
+
+
 def test_the_server_lives_on_and_answers_after_refusing(live_server):
     refused = [exchange(live_server.port, request) for request, _ in REFUSED_HEADS.values()]
     health = exchange(live_server.port, b"GET /health HTTP/1.1\r\n" + HOST

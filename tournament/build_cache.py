@@ -25,6 +25,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import stat
 import tempfile
 import time
 import uuid
@@ -81,9 +82,25 @@ class Lease:
             os.close(lock)
 
 
+class UnsafeCacheRoot(ValueError):
+    """REFEREE_HOSTED_DIR is not a folder of this user's own."""
+
+
 def cache_root(configured: str) -> Path:
-    """Where a worker keeps the artifacts it runs, unpacked (REFEREE_HOSTED_DIR)."""
-    return Path(configured or Path(tempfile.gettempdir(), "referee-hosted"))
+    """Where a worker keeps the artifacts it runs, unpacked (REFEREE_HOSTED_DIR): made if
+    missing, and private to this user (0700: the builds hold their owners' code);
+    UnsafeCacheRoot when it is a link or another user's folder (in a shared temporary
+    folder, another user could make it first and put a build there for a sandbox to run)."""
+    root = Path(configured or Path(tempfile.gettempdir(), "referee-hosted"))
+    with suppress(FileExistsError):
+        root.mkdir(mode=0o700, parents=True)
+    status = os.lstat(root)
+    if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.geteuid():
+        raise UnsafeCacheRoot(f"REFEREE_HOSTED_DIR: {root} is not a folder of this user's "
+                              f"(uid {os.geteuid()}): a link, or another user's")
+    if stat.S_IMODE(status.st_mode) != 0o700:
+        os.chmod(root, 0o700)
+    return root
 
 
 def check_out(store: Store, root: Path, bot_id: str, version: int, bounds: Bounds

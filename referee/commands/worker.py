@@ -25,6 +25,7 @@ from referee.config import (
 )
 from referee.match import sandbox
 from referee.processes import lower_own_priority
+from tournament import build_cache
 from tournament.store import HOSTED_QUEUE, MATCH_QUEUE
 from tournament.store.connection import connect
 from tournament.worker import MatchWorker
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     engines.names()  # load every engine before the first match
     concurrency = args.concurrency or config.worker_concurrency
     priority = lower_own_priority(config.worker_nice if args.nice is None else args.nice)
-    limits = _sandbox_limits() if args.hosted else None
+    limits = _sandbox_limits(config) if args.hosted else None
     queues = [HOSTED_QUEUE, MATCH_QUEUE] if args.hosted else [MATCH_QUEUE]
     connection = connect(config.redis_url)  # rq sets its socket timeout
     worker = _when_redis_answers(
@@ -78,11 +79,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sandbox_limits() -> sandbox.Limits:
+def _sandbox_limits(config: Config) -> sandbox.Limits:
     """The hosted sandbox's limits; a ConfigError (one line) when the sandbox cannot run
-    here or a REFEREE_SANDBOX_* variable is wrong."""
+    here, a REFEREE_SANDBOX_* variable is wrong or REFEREE_HOSTED_DIR is not this user's."""
     try:
         sandbox.check_available()
+        build_cache.cache_root(config.hosted_dir)
         return sandbox.Limits.from_env()
     except (sandbox.SandboxUnavailable, ValueError) as error:
         raise ConfigError(f"--hosted: {error}") from None

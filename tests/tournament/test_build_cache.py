@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -25,7 +26,7 @@ from referee.match.runner import state_payload
 from tests.support.apitest import ADMIN, ROOT
 from tests.support.hosted import source
 from tournament import hosted
-from tournament.build_cache import Bounds, Lease, check_out
+from tournament.build_cache import Bounds, Lease, UnsafeCacheRoot, cache_root, check_out
 from tournament.store import Store
 
 MANY = 1 << 40
@@ -199,3 +200,29 @@ def test_a_lease_goes_with_its_process_and_what_a_killed_one_left_is_removed(
     assert unpacked(cache) == sorted([unpacking, other])
     assert not any(folder.exists() for folder in leftovers) and kept.exists()
     assert not (builds / "gone-1-0123456789abcdef.lock").exists()
+
+
+def test_the_cache_folder_is_made_private_and_a_link_there_is_refused(tmp_path):
+    """The default folder is in the shared temporary folder: another user could make it
+    first (or a link named so) and put a build there for a sandbox to run."""
+    made = cache_root(str(tmp_path / "new" / "hosted"))
+    assert made.is_dir() and stat.S_IMODE(made.stat().st_mode) == 0o700
+    kept = tmp_path / "kept"
+    kept.mkdir(mode=0o755)
+    assert cache_root(str(kept)) == kept and stat.S_IMODE(kept.stat().st_mode) == 0o700
+    (tmp_path / "link").symlink_to(kept)
+    (tmp_path / "file").write_text("")
+    for unsafe in ("link", "file"):
+        with pytest.raises(UnsafeCacheRoot, match="not a folder of this user's"):
+            cache_root(str(tmp_path / unsafe))
+
+
+def test_a_hosted_worker_refuses_to_start_on_a_cache_folder_not_its_own(tmp_path):
+    (tmp_path / "link").symlink_to(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "worker", "--hosted", "--burst"], cwd=ROOT,
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "REFEREE_HOSTED_DIR": str(tmp_path / "link"),
+             "REDIS_URL": "redis://127.0.0.1:9/0"})  # refused before Redis is asked
+    assert done.returncode == 2, done.stderr
+    assert "REFEREE_HOSTED_DIR" in done.stderr and len(done.stderr.splitlines()) == 1

@@ -58,7 +58,7 @@ prints it as one line (`referee: error: ...`) and exits with status 2.
   the builds it runs, shared by the hosted workers of the machine; of the builds no seat
   runs it keeps at most `REFEREE_HOSTED_CACHE_BUILDS` (default 500) and
   `REFEREE_HOSTED_CACHE_MB` (default 2048) of files, the least recently used going first;
-  made private (0700), and refused when it is a link or another user's folder
+  writable by its user alone, and refused when it is a link or another user's folder
   (`tournament.build_cache`)
 - `REFEREE_KEEP_DECISIONS_S` (default 0: not kept): how long the decisions a worker sent in
   a match (each observation and its legal actions) stay in Redis after it, for the export

@@ -88,18 +88,19 @@ class UnsafeCacheRoot(ValueError):
 
 def cache_root(configured: str) -> Path:
     """Where a worker keeps the artifacts it runs, unpacked (REFEREE_HOSTED_DIR): made if
-    missing, and private to this user (0700: the builds hold their owners' code);
-    UnsafeCacheRoot when it is a link or another user's folder (in a shared temporary
-    folder, another user could make it first and put a build there for a sandbox to run)."""
+    missing, and writable by this user alone (the sandbox's uid still passes through it to
+    the build it binds); UnsafeCacheRoot when it is a link or another user's folder (in a
+    shared temporary folder, another user could make it first and put a build there for
+    a sandbox to run)."""
     root = Path(configured or Path(tempfile.gettempdir(), "referee-hosted"))
     with suppress(FileExistsError):
-        root.mkdir(mode=0o700, parents=True)
+        root.mkdir(mode=0o755, parents=True)
     status = os.lstat(root)
     if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.geteuid():
         raise UnsafeCacheRoot(f"REFEREE_HOSTED_DIR: {root} is not a folder of this user's "
                               f"(uid {os.geteuid()}): a link, or another user's")
-    if stat.S_IMODE(status.st_mode) != 0o700:
-        os.chmod(root, 0o700)
+    if status.st_mode & 0o022:
+        os.chmod(root, stat.S_IMODE(status.st_mode) & ~0o022)
     return root
 
 

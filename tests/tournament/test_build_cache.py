@@ -202,14 +202,16 @@ def test_a_lease_goes_with_its_process_and_what_a_killed_one_left_is_removed(
     assert not (builds / "gone-1-0123456789abcdef.lock").exists()
 
 
-def test_the_cache_folder_is_made_private_and_a_link_there_is_refused(tmp_path):
+def test_the_cache_folder_is_writable_by_its_user_alone_and_a_link_there_is_refused(
+        tmp_path):
     """The default folder is in the shared temporary folder: another user could make it
     first (or a link named so) and put a build there for a sandbox to run."""
     made = cache_root(str(tmp_path / "new" / "hosted"))
-    assert made.is_dir() and stat.S_IMODE(made.stat().st_mode) == 0o700
+    assert made.is_dir() and stat.S_IMODE(made.stat().st_mode) & 0o022 == 0
     kept = tmp_path / "kept"
-    kept.mkdir(mode=0o755)
-    assert cache_root(str(kept)) == kept and stat.S_IMODE(kept.stat().st_mode) == 0o700
+    kept.mkdir()
+    kept.chmod(0o777)
+    assert cache_root(str(kept)) == kept and stat.S_IMODE(kept.stat().st_mode) == 0o755
     (tmp_path / "link").symlink_to(kept)
     (tmp_path / "file").write_text("")
     for unsafe in ("link", "file"):

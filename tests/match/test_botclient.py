@@ -2,11 +2,12 @@
 
 import asyncio
 import time
+from collections.abc import Callable
 
 import pytest
 
 from referee.match import botclient
-from referee.match.botclient import RAW_LIMIT, BotClient
+from referee.match.botclient import RAW_LIMIT, BotClient, BotReply
 from tests.support.botserver import SLOW_S
 from tests.support.floodbot import flood_bot
 from tests.support.python_process import ENDLESS_S
@@ -120,25 +121,33 @@ def test_a_bot_that_never_stops_sending_is_cut_off_and_holds_no_other_match(kind
     assert answered.fault is None, answered.detail
 
 
+def decide_on_a_busy_loop(url: str, deadline_ms: int, busy_s: float,
+                          meanwhile: Callable[[], None] = lambda: None) -> BotReply:
+    """One decision whose answer is read late: once its request is out, another match's
+    work holds the event loop for `busy_s` (`meanwhile` runs as the hold begins)."""
+    async def once() -> BotReply:
+        client = BotClient(url, deadline_ms)
+        deciding = asyncio.ensure_future(client.decide({**PAYLOAD, "type": "decision",
+                                                         "deadline_ms": deadline_ms}))
+        await asyncio.sleep(0.05)  # the request goes out
+        meanwhile()
+        time.sleep(busy_s)
+        try:
+            return await asyncio.wait_for(deciding, ENDLESS_S)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(once())
+
+
 def test_an_answer_that_arrived_after_the_deadline_is_a_timeout_however_late_it_is_read(
         tmp_path):
     """A bot answering 400 ms after a request with a 300 ms deadline has timed out, even when
     the event loop (busy with another match) reads its answer and the deadline's timer in
     the same turn: the deadline holds by when the answer arrived. (Before: the loop ran the
     socket's callback before the timer, and the late answer was taken as a good one.)"""
-    async def once(url):
-        client = BotClient(url, 300)
-        deciding = asyncio.ensure_future(client.decide({**PAYLOAD, "type": "decision",
-                                                         "deadline_ms": 300}))
-        await asyncio.sleep(0.05)  # the request goes out
-        time.sleep(1.0)  # another match's work holds the loop past the deadline and answer
-        try:
-            return await asyncio.wait_for(deciding, ENDLESS_S)
-        finally:
-            await client.aclose()
-
     with bot_process(tmp_path, "--fixed-ms", "400") as (url, _):
-        reply = asyncio.run(once(url))
+        reply = decide_on_a_busy_loop(url, 300, 1.0)
     assert reply.fault == "timeout" and reply.action is None, (reply.fault, reply.detail)
     assert reply.elapsed_ms >= 300
 
@@ -158,20 +167,11 @@ def test_a_clock_step_while_the_answer_waits_unread_never_makes_it_late(tmp_path
 
     monkeypatch.setattr(botclient, "realtime_offset_ns", offset_after_steps)
 
-    async def once(url):
-        client = BotClient(url, 250)
-        deciding = asyncio.ensure_future(client.decide({**PAYLOAD, "type": "decision",
-                                                         "deadline_ms": 250}))
-        await asyncio.sleep(0.02)  # the request goes out
+    def step_back() -> None:
         stepped["ns"] = 300_000_000
-        time.sleep(0.5)  # another match's work holds the loop past the deadline
-        try:
-            return await asyncio.wait_for(deciding, ENDLESS_S)
-        finally:
-            await client.aclose()
 
     with bot_process(tmp_path, "--fixed-ms", "100") as (url, _):
-        reply = asyncio.run(once(url))
+        reply = decide_on_a_busy_loop(url, 250, 0.5, step_back)
     assert reply.fault is None, (reply.fault, reply.detail)
     assert 100 <= reply.elapsed_ms < 250
 

@@ -33,7 +33,7 @@ from referee.match.program import UPDATE_BACKLOG_BYTES, LineTooLong, ProgramDied
 from referee.match.runner import state_payload
 from referee.match.sandbox import MIB, HostedProgram, Limits, SandboxUnavailable
 from referee.match.stderr import KEPT_BYTES, PROGRAM_BYTES
-from tests.support.hosted import ENTRY
+from tests.support.hosted import ENTRY, reachable_folder
 from tests.support.hosted import HERE as HOSTED_SOURCES
 from tests.support.python_process import ENDLESS_S
 
@@ -65,11 +65,8 @@ def python3() -> sandbox.Language:
 
 @pytest.fixture
 def bot_dir() -> Iterator[Path]:
-    """A bot's folder the sandbox uid can reach (pytest's tmp_path is root's alone)."""
-    folder = Path(tempfile.mkdtemp(prefix="referee-sandbox-test-"))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+    with reachable_folder("referee-sandbox-test-") as folder:
+        yield folder
 
 
 @asynccontextmanager

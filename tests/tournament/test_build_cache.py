@@ -7,12 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,7 +22,7 @@ import engines
 from referee.match import sandbox
 from referee.match.runner import state_payload
 from tests.support.apitest import ADMIN, ROOT
-from tests.support.hosted import source
+from tests.support.hosted import reachable_folder, source
 from tournament import hosted
 from tournament.build_cache import Bounds, Lease, UnsafeCacheRoot, cache_root, check_out
 from tournament.store import Store
@@ -35,11 +33,8 @@ PADDING = 300_000  # bytes of data a "big" bot carries
 
 @pytest.fixture
 def cache() -> Iterator[Path]:
-    """A cache folder the sandbox uid can pass through (pytest's tmp_path is root's)."""
-    folder = Path(tempfile.mkdtemp(prefix="referee-cache-test-"))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+    with reachable_folder("referee-cache-test-") as folder:
+        yield folder
 
 
 @pytest.fixture

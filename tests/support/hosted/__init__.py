@@ -4,6 +4,10 @@ tests upload (`source(language)`)."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -16,3 +20,15 @@ def source(language: str) -> dict:
     entry = ENTRY[language]
     return {"language": language,
             "files": {entry: (HERE / "first_legal" / entry).read_text()}}
+
+
+@contextmanager
+def reachable_folder(prefix: str) -> Iterator[Path]:
+    """A new folder the sandbox's uid can pass through (pytest's tmp_path is root's
+    alone), removed after the block."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Flask
+from flask import Flask, Response
 
 from referee import ui
 from referee.api import (
@@ -47,4 +47,19 @@ def create_app(config: Config | None = None) -> Flask:
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
     problems.register(app)
+    app.after_request(_security_headers)
     return app
+
+
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'"}
+"""On every answer (the pages set their own policy first): no type sniffing (a text answer
+is never run as HTML), never in a frame, no address in a Referer."""
+
+
+def _security_headers(response: Response) -> Response:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    return response

@@ -17,6 +17,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 
 from referee.api.auth import BOTS_WRITE, PRIVATE_READ, Caller, caller, require_scope
 from referee.api.common import (
+    DISPLAY_NAME,
     BoundedList,
     ListQuerySchema,
     PageSchema,
@@ -135,7 +136,7 @@ class BotCreateSchema(BotSettingsSchema, BotCodeSchema):
     JSON_SCHEMA = {"if": {"required": ["url"]}, "then": {"not": {"required": ["source"]}},
                    "else": {"required": ["source"]}}
 
-    name = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    name = fields.String(required=True, validate=DISPLAY_NAME)
     games = BoundedList(fields.String(validate=known_game), MAX_GAMES_LISTED, required=True,
                         validate=validate.Length(min=1))
 
@@ -152,7 +153,7 @@ class BotUpdateSchema(BotSettingsSchema, BotCodeSchema):
     """PATCH /bots/{id}: a new name, URL (a push bot's), source (a hosted bot's),
     `updates` or `public`, any of them or none (nothing changes)."""
 
-    name = fields.String(validate=validate.Length(min=1, max=100))
+    name = fields.String(validate=DISPLAY_NAME)
 
 
 class PublicUrl(fields.String):

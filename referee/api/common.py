@@ -22,6 +22,8 @@ SEED_RANGE = validate.Range(min=0, max=MAX_SEED, error=(
     "every JSON client (JavaScript's JSON.parse) reads exactly"))
 
 
+
+
 class FullMatch(validate.Regexp):
     """A `Regexp` the whole string must match: Python's `$` also matches before a final
     newline (`"bob\\n"` passed `^[a-z]+$`), ECMAScript's, the spec's `pattern`, does not."""
@@ -33,6 +35,12 @@ class FullMatch(validate.Regexp):
 
 
 SHA256_HEX = FullMatch(r"^[0-9a-f]{64}$", error="not a sha256 hex digest")
+DISPLAY_NAME = [validate.Length(min=1, max=100), FullMatch(
+    "^[^\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]*$",
+    error="no control or text-direction characters")]
+"""A name the pages show (a bot's, a pull seat's, a tournament's, a ladder's): no control
+characters, nor text-direction marks and overrides (a bot named with U+202E turned the rest
+of a table cell around: one name shown as another)."""
 RECORD_ID = FullMatch(f"^{ID_PATTERN}$", error=(
     "not an id: 1 to 100 letters, digits, '_', '.' or '-', starting with a letter or digit"))
 MAX_PAGE = 200

@@ -10,6 +10,7 @@ from marshmallow import Schema, fields, validate
 
 from referee.api.auth import BOTS_WRITE, require_admin, require_scope
 from referee.api.common import (
+    DISPLAY_NAME,
     MAX_SEED,
     RECORD_ID,
     ListQuerySchema,
@@ -67,7 +68,7 @@ def _ladder_setups() -> dict:
 class LadderCreateSchema(Schema):
     JSON_SCHEMA = staticmethod(_ladder_setups)
 
-    name = fields.String(validate=validate.Length(min=1, max=100))
+    name = fields.String(validate=DISPLAY_NAME)
     game = fields.String(required=True, validate=known_game)
     players = fields.Integer(strict=True, load_default=DEFAULT_PLAYERS,
                              validate=validate.Range(min=2, max=16),

@@ -26,6 +26,7 @@ from referee.api.auth import (
 )
 from referee.api.bots import check_seatable
 from referee.api.common import (
+    DISPLAY_NAME,
     MAX_SEATS,
     RECORD_ID,
     SEAT,
@@ -104,7 +105,7 @@ class SeatSpecSchema(Schema):
         "if": {"properties": {"kind": {"const": "bot"}}},
         "then": {"properties": {"deadline_ms": {
             "minimum": PUSH_DEADLINE_MS[0], "maximum": PUSH_DEADLINE_MS[1]}},
-            "required": ["bot_id"]},
+            "required": ["bot_id"], "not": {"required": ["name"]}},
         "else": {"properties": {"deadline_ms": {
             "minimum": PULL_DEADLINE_MS[0], "maximum": PULL_DEADLINE_MS[1]}},
             "not": {"required": ["bot_id"]}},
@@ -112,7 +113,9 @@ class SeatSpecSchema(Schema):
 
     kind = fields.String(required=True, validate=validate.OneOf(["bot", "pull"]))
     bot_id = fields.String(validate=RECORD_ID)
-    name = fields.String(validate=validate.Length(min=1, max=100))
+    name = fields.String(validate=DISPLAY_NAME, metadata={
+        "description": "a pull seat's name (default `seat {n}`); a bot seat is shown under its "
+                       "bot's name, which no match creator may change"})
     deadline_ms = fields.Integer(strict=True, metadata={"description": SEAT_DEADLINE})
 
     @validates_schema
@@ -121,6 +124,9 @@ class SeatSpecSchema(Schema):
             raise ValidationError("a bot seat needs bot_id", field_name="bot_id")
         if data["kind"] == "pull" and "bot_id" in data:
             raise ValidationError("a pull seat has no bot_id", field_name="bot_id")
+        if data["kind"] == "bot" and "name" in data:
+            raise ValidationError("a bot seat is shown under its bot's name",
+                                  field_name="name")
 
     @validates_schema
     def check_deadline(self, data: dict, **kwargs) -> None:
@@ -466,7 +472,7 @@ def _seat_infos(store: Store, specs: list[dict[str, Any]], game: str, who: Calle
             retired.append(f"{bot['id']} ({bot['name']})")
         else:
             seats.append({"seat": index, "kind": "bot", "bot_id": bot["id"],
-                          "name": spec.get("name", bot["name"]),
+                          "name": bot["name"],
                           "version": bot.get("version", 1), **_own_deadline(spec)})
     if errors:
         raise unprocessable({"seats": errors})

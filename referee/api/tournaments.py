@@ -13,6 +13,7 @@ from marshmallow import Schema, fields, post_load, validate
 from referee.api.auth import TOURNAMENTS_WRITE, Caller, asked_by_admin, require_scope
 from referee.api.bots import check_seatable
 from referee.api.common import (
+    DISPLAY_NAME,
     MAX_PAGE,
     MAX_SEED,
     RECORD_ID,
@@ -135,7 +136,7 @@ class TournamentCreateSchema(Schema):
                                  metadata={"description": "per decision of a bot"})
     time_control = fields.Nested(TimeControlSchema, metadata={
         "description": "every match on this clock (then deadline_ms is not used)"})
-    name = fields.String(validate=validate.Length(min=1, max=100))
+    name = fields.String(validate=DISPLAY_NAME)
 
     @post_load
     def fill_format_defaults(self, data: dict, **kwargs) -> dict:

@@ -7,7 +7,7 @@ everything in the browser (vanilla JS and SVG, no build step, nothing from the n
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, redirect, render_template, url_for
+from flask import Blueprint, abort, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
 import engines
@@ -15,6 +15,26 @@ import engines
 bp = Blueprint("ui", __name__, url_prefix="/ui", template_folder="templates",
                static_folder="static")
 root = Blueprint("root", __name__)
+
+PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+               "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+"""The pages' Content-Security-Policy: their own scripts, styles and API only, never in a
+frame (a second line of defence: every page writes data as text)."""
+
+
+@bp.after_request
+def _page_policy(response: Response) -> Response:
+    response.headers.setdefault("Content-Security-Policy", PAGE_POLICY)
+    return response
+
+
+@bp.context_processor
+def _api_root() -> dict[str, str]:
+    """Where the API is (SCRIPT_NAME): a path of this site's, never another origin
+    (`//host`, which the pages would send a seat token to)."""
+    mounted = request.script_root
+    return {"api_root": mounted if mounted.startswith("/") and not mounted.startswith("//")
+            else ""}
 
 
 @root.get("/")

@@ -93,8 +93,7 @@ def record_matches(site: Site, bot_urls: dict[str, str]) -> None:
     bots = site.bots = register_bots(site, bot_urls)
     for game in GREEDY:
         seats = [{"kind": "bot", "bot_id": bots[f"greedy-{game}"]}]
-        seats += [{"kind": "bot", "bot_id": bots["random-1"], "name": f"random {n}"}
-                  for n in range(1, PLAYERS)]
+        seats += [{"kind": "bot", "bot_id": bots["random-1"]} for _ in range(1, PLAYERS)]
         site.matches[game] = site.post("/matches", {"game": game, "seats": seats,
                                                     "seed": SEED})["id"]
         entrants = [bots[f"greedy-{game}"], bots["random-1"], bots["random-2"]]

@@ -2,6 +2,10 @@
 "use strict";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
+// Where the API and the pages are (the page's data attributes: no inline script, which the
+// pages' Content-Security-Policy forbids)
+window.REFEREE = {api: document.documentElement.dataset.api,
+                  ui: document.documentElement.dataset.ui};
 const SEAT_COLOURS = ["#e8780c", "#7b3fc4", "#0a8f94", "#d0246e"];
 
 /** A JSON document of the API (GET, or `method` with a JSON `body`; with a bearer `token`
@@ -153,6 +157,7 @@ function applyAttrs(node, attrs) {
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === null || value === undefined || value === false) continue;
     if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "style") node.style.cssText = value;  // CSSOM: allowed by the CSP
     else node.setAttribute(key, value === true ? "" : value);
   }
 }

@@ -1,5 +1,5 @@
-/* Play a seat of a match in the browser with its seat token (#token=… in the address, or
-   the form). The seat's view comes from GET /matches/{id}/events (with the token, so the
+/* Play a seat of a match in the browser with its seat token (#token=… in the address, taken
+   out of it at once and kept for the tab, or the form). The seat's view comes from GET /matches/{id}/events (with the token, so the
    seat's own view); each move, ours and the others', appears as it is played. On our turn
    the legal actions are targets on the board where the game's drawing has a place for them
    (games/<game>.js GAME_TARGETS) and buttons below it; a choice goes to
@@ -12,8 +12,24 @@ const play = {
   view: null, log: [], toMove: null, step: 0, sent: null, result: null,
 };
 
-function tokenFromAddress() {
-  return new URLSearchParams(window.location.hash.slice(1)).get("token");
+/** The seat token: from the address (#token=…, then taken out of it, so that history,
+    bookmarks and an address copied to someone never hold it), else the one this tab kept
+    (sessionStorage: a reload finds it). */
+function seatToken() {
+  const given = new URLSearchParams(window.location.hash.slice(1)).get("token");
+  if (given) {
+    keepToken(given);
+    history.replaceState(null, "", window.location.pathname + window.location.search);
+  }
+  return given || sessionStorage.getItem(tokenKey());
+}
+
+function keepToken(token) {
+  sessionStorage.setItem(tokenKey(), token);
+}
+
+function tokenKey() {
+  return `referee-seat-token:${play.matchId}`;
 }
 
 function askForToken(problem) {
@@ -23,7 +39,7 @@ function askForToken(problem) {
   form.onsubmit = event => {
     event.preventDefault();
     const token = new FormData(form).get("token").trim();
-    history.replaceState(null, "", `#token=${encodeURIComponent(token)}`);
+    keepToken(token);
     form.hidden = true;
     begin(token);
   };
@@ -158,7 +174,7 @@ async function begin(token) {
 
 document.addEventListener("DOMContentLoaded", () => {
   play.matchId = document.getElementById("title").dataset.match;
-  const token = tokenFromAddress();
+  const token = seatToken();
   if (token) begin(token);
   else askForToken();
 });

@@ -82,6 +82,10 @@ class Lease:
             os.close(lock)
 
 
+class CacheFailed(RuntimeError):
+    """This machine's disk failed the cache (full, not writable)."""
+
+
 class UnsafeCacheRoot(ValueError):
     """REFEREE_HOSTED_DIR is not a folder of this user's own."""
 
@@ -107,13 +111,24 @@ def cache_root(configured: str) -> Path:
 def check_out(store: Store, root: Path, bot_id: str, version: int, bounds: Bounds
               ) -> Lease | str:
     """The version's build, unpacked once into the cache and held there until the lease
-    is released; why there is none when it is not `ready`."""
+    is released; why there is none when it is not `ready`. CacheFailed when this machine's
+    disk fails it (full, or not writable): not an OSError, which the driver takes for Redis
+    and retries, so the match would wait on this worker for good; its job fails, and the
+    match is played again from where it stood."""
     build = store.bot_build(bot_id, version)
     if build is None or build.get("status") != BuildStatus.READY.value:
         state = "not a hosted version" if build is None else build.get("status")
         return f"bot {bot_id} version {version} has no build to run ({state})"
+    try:
+        return _unpacked_and_held(store, root, bot_id, version, build["digest"], bounds)
+    except OSError as error:
+        raise CacheFailed(f"the hosted builds cache at {root}: {error}") from error
+
+
+def _unpacked_and_held(store: Store, root: Path, bot_id: str, version: int, digest: str,
+                       bounds: Bounds) -> Lease:
     builds = _made(root / "builds")
-    folder = builds / f"{bot_id}-{version}-{build['digest'][:16]}"
+    folder = builds / f"{bot_id}-{version}-{digest[:16]}"
     lock = _shared_lock(_lock_path(folder))
     try:
         if not folder.is_dir():

@@ -24,7 +24,14 @@ from referee.match.runner import state_payload
 from tests.support.apitest import ADMIN, ROOT
 from tests.support.hosted import reachable_folder, source
 from tournament import hosted
-from tournament.build_cache import Bounds, Lease, UnsafeCacheRoot, cache_root, check_out
+from tournament.build_cache import (
+    Bounds,
+    CacheFailed,
+    Lease,
+    UnsafeCacheRoot,
+    cache_root,
+    check_out,
+)
 from tournament.store import Store
 
 MANY = 1 << 40
@@ -195,6 +202,16 @@ def test_a_lease_goes_with_its_process_and_what_a_killed_one_left_is_removed(
     assert unpacked(cache) == sorted([unpacking, other])
     assert not any(folder.exists() for folder in leftovers) and kept.exists()
     assert not (builds / "gone-1-0123456789abcdef.lock").exists()
+
+
+def test_a_disk_that_fails_the_cache_fails_the_seat_not_as_an_os_error(build, store, cache):
+    """The driver retries an OSError as Redis unreachable, for good: a full or unwritable
+    disk held the match on this worker forever (the hosted-fixes helper, by reading)."""
+    bot = build("no room")
+    (cache / "builds").write_text("")  # where the builds folder should be: not writable
+    with pytest.raises(CacheFailed, match="hosted builds cache") as failed:
+        check_out(store, cache, bot, 1, Bounds(1, MANY))
+    assert not isinstance(failed.value, OSError)
 
 
 def test_the_cache_folder_is_writable_by_its_user_alone_and_a_link_there_is_refused(

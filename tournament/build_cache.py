@@ -113,8 +113,8 @@ def check_out(store: Store, root: Path, bot_id: str, version: int, bounds: Bound
     """The version's build, unpacked once into the cache and held there until the lease
     is released; why there is none when it is not `ready`. CacheFailed when this machine's
     disk fails it (full, or not writable): not an OSError, which the driver takes for Redis
-    and retries, so the match would wait on this worker for good; its job fails, and the
-    match is played again from where it stood."""
+    and retries, so the match would wait on this worker for good; the driver defers the
+    match instead, for any worker to try again."""
     build = store.bot_build(bot_id, version)
     if build is None or build.get("status") != BuildStatus.READY.value:
         state = "not a hosted version" if build is None else build.get("status")

@@ -52,6 +52,7 @@ from tournament.store.progress import LeaseLost, Loaded, Progress
 log = logging.getLogger(__name__)
 
 DEFER_S = 0.5
+CACHE_RETRY_S = 5.0  # a match whose hosted build this worker's disk could not hold waits
 BACKOFF_S = (0.05, 2.0)
 T = TypeVar("T")
 BotSeat = PushSeat | hosted.HostedSeat
@@ -132,6 +133,10 @@ async def _drive_leased(context: Context, loaded: Loaded, holder: str) -> dict[s
         return await _play(context, loaded, holder, seats, started_at)
     except (LeaseLost, asyncio.CancelledError):
         raise
+    except build_cache.CacheFailed as error:  # this machine's disk, not the match: later
+        log.error("match %s deferred: %s", match_id, error)
+        await context.in_thread(wakeups.defer_match, context.store, match, CACHE_RETRY_S)
+        return _summary(match_id, "deferred")
     except Exception:
         log.exception("match %s could not be played", match_id)
         await context.persist(

@@ -87,5 +87,6 @@ def schedule_deadline(store: Store, match: dict[str, Any], step: int, delay_s: f
 
 
 def defer_match(store: Store, match: dict[str, Any], delay_s: float) -> None:
-    """Try the match again in `delay_s` (a bot it needs plays as many matches as allowed)."""
+    """Try the match again in `delay_s` (a bot it needs plays as many matches as allowed,
+    or this worker's disk could not hold a hosted build it runs)."""
     store.set_timer(match["id"], f"w{store.next_deferral(match['id'])}", delay_s)

@@ -397,6 +397,28 @@ def test_a_workers_cache_of_builds_keeps_within_its_bound(api, workers):
         shutil.rmtree(cache, ignore_errors=True)
 
 
+def test_a_match_whose_build_the_disk_cannot_hold_waits_and_plays_once_it_can(api, workers):
+    """A full or unwritable disk under REFEREE_HOSTED_DIR: the match is deferred (neither
+    failed, nor held by the worker retrying for good) and plays once the disk takes the
+    build."""
+    cache = Path(tempfile.mkdtemp(prefix="referee-cache-test-"))
+    cache.chmod(0o755)
+    try:
+        (cache / "builds").write_text("")  # the builds folder cannot be made
+        workers.start_ready(1, hosted=True, REFEREE_HOSTED_DIR=str(cache))
+        bot = upload(api, "python3", "homeless")["id"]
+        assert settled(api, bot)["status"] == "ready"
+        match_id = api.create_match("aladino", bot_seats([bot, bot]), deadline_ms=10_000)["id"]
+        wait_for(lambda: "deferred: the hosted builds cache" in workers.logs(),
+                 what="the match deferred")
+        assert api.get(f"/matches/{match_id}", token=ADMIN).get_json()["status"] in (
+            "queued", "running")
+        (cache / "builds").unlink()
+        assert finished(api, match_id)["status"] == "finished"
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
 def test_a_hosted_bot_does_not_enter_a_ladder_yet(api):
     ladder = api.post("/ladders", token=ADMIN, json={
         "name": "l", "game": "aladino", "players": 2, "seed": 1}).get_json()

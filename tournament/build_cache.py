@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.config import Config
+from referee.errors import RefereeError
 from tournament.hosted import remove_folder, unpack
 from tournament.store import BuildStatus, Store
 
@@ -82,11 +83,11 @@ class Lease:
             os.close(lock)
 
 
-class CacheFailed(RuntimeError):
+class CacheFailed(RefereeError):
     """This machine's disk failed the cache (full, not writable)."""
 
 
-class UnsafeCacheRoot(ValueError):
+class UnsafeCacheRoot(RefereeError):
     """REFEREE_HOSTED_DIR is not a folder of this user's own."""
 
 

@@ -86,7 +86,7 @@ def _sandbox_limits(config: Config) -> sandbox.Limits:
         sandbox.check_available()
         build_cache.cache_root(config.hosted_dir)
         return sandbox.Limits.from_env()
-    except (sandbox.SandboxUnavailable, ValueError) as error:
+    except (sandbox.SandboxUnavailable, build_cache.UnsafeCacheRoot, ValueError) as error:
         raise ConfigError(f"--hosted: {error}") from None
 
 

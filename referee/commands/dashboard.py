@@ -64,7 +64,35 @@ def create_dashboard(redis_url: str, password: str) -> Flask:
                         401, {"WWW-Authenticate": 'Basic realm="referee rq dashboard"'},
                         mimetype="text/plain")
 
+    app.before_request(refuse_changes_from_other_sites)
+    app.after_request(browser_headers)
     return app
+
+
+CHANGING_GETS = ("/requeue/",)  # rq-dashboard's one GET that changes something
+
+
+def refuse_changes_from_other_sites() -> Response | None:
+    """403 for a change another site's page asks for (CSRF): the browser sends the cached
+    basic-auth password with it. A browser names the page's site (`Sec-Fetch-Site`) and,
+    for a POST, its origin; a client that is not a browser sends neither, and is let by."""
+    changes = (request.method not in ("GET", "HEAD", "OPTIONS")
+               or request.path.startswith(CHANGING_GETS))
+    origin = request.headers.get("Origin")
+    elsewhere = request.headers.get("Sec-Fetch-Site") in ("cross-site", "same-site") or (
+        origin is not None and urlsplit(origin).netloc != request.host)
+    if changes and elsewhere:
+        return Response("refused: a change asked for by another site's page\n", 403,
+                        mimetype="text/plain")
+    return None
+
+
+def browser_headers(response: Response) -> Response:
+    """Never in a frame (a click on a hidden dashboard), never sniffed, no Referer."""
+    for name, value in (("X-Frame-Options", "DENY"), ("X-Content-Type-Options", "nosniff"),
+                        ("Referrer-Policy", "no-referrer")):
+        response.headers.setdefault(name, value)
+    return response
 
 
 def run(args: argparse.Namespace) -> int:

@@ -86,6 +86,28 @@ def test_deleting_jobs_is_disabled(api, dashboard, refused_url):
     assert queues["queues"][0]["count"] == 1
 
 
+def test_a_change_another_sites_page_asks_for_is_refused(api, dashboard, refused_url):
+    """The browser resends the cached basic-auth password with a request another site's
+    page makes (CSRF): a POST, or the one GET that requeues, from elsewhere is a 403."""
+    base, _ = dashboard
+    bot = api.register_bot(refused_url, games=["aladino"])
+    match = api.create_match("aladino", [{"kind": "bot", "bot_id": bot}] * 2)
+    admin, requeue = ("admin", ADMIN), f"{base}/job/match-{match['id']}/requeue"
+    for forged in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"},
+                   {"Sec-Fetch-Site": "same-site", "Origin": base}):
+        refused = requests.post(requeue, auth=admin, headers=forged, timeout=30)
+        assert refused.status_code == 403, (forged, refused.text)
+    assert requests.get(f"{base}/requeue/failed", auth=admin, timeout=30,
+                        headers={"Sec-Fetch-Site": "cross-site"}).status_code == 403
+    own = requests.post(f"{base}/job/match-{match['id']}/delete", auth=admin, timeout=30,
+                        headers={"Origin": base, "Sec-Fetch-Site": "same-origin"})
+    assert own.status_code == 200 and own.json()["status"] == "DISABLED"
+    page = requests.get(f"{base}/", auth=admin, timeout=30, headers={
+        "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"})  # a link followed
+    assert page.status_code == 200 and page.headers["X-Frame-Options"] == "DENY"
+    assert page.headers["X-Content-Type-Options"] == "nosniff"
+
+
 @pytest.mark.parametrize(("url", "read"), [
     ("redis://127.0.0.1:6379/0?wait_replicas=1&wait_timeout_ms=50", "redis://127.0.0.1:6379/0"),
     ("redis://127.0.0.1:6379/0?socket_timeout=5", "redis://127.0.0.1:6379/0?socket_timeout=5"),

@@ -662,18 +662,23 @@ class BuildResult:
 
 
 class _Capped:
-    """A stream's first `limit` bytes, and the count of those after them."""
+    """A stream's first `limit` bytes, and the count of those after them, read up to
+    `most` bytes in all."""
 
-    def __init__(self, limit: int):
-        self.limit = limit
+    def __init__(self, limit: int, most: int):
+        self.limit, self.most = limit, most
         self.kept = bytearray()
         self.dropped = 0
 
-    async def read(self, stream: asyncio.StreamReader) -> None:
+    async def read(self, stream: asyncio.StreamReader) -> bool:
+        """Until the stream ends (True), or `most` bytes were read (False)."""
         while chunk := await stream.read(READ_CHUNK):
             room = self.limit - len(self.kept)
             self.kept += chunk[:room]
             self.dropped += max(0, len(chunk) - room)
+            if len(self.kept) + self.dropped >= self.most:
+                return False
+        return True
 
     def text(self) -> str:
         text = self.kept.decode("utf-8", errors="replace")
@@ -694,11 +699,14 @@ async def build(language: Language, bot_dir: Path, limits: Limits) -> BuildResul
                                    limits, stdin=subprocess.DEVNULL,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert process.stdout is not None
-    output = _Capped(BUILD_LOG_BYTES)
+    output = _Capped(BUILD_LOG_BYTES, limits.file_bytes)
     code: int | None = None
+    flooded = False
     try:
         async with asyncio.timeout(limits.build_s):
-            await output.read(process.stdout)
+            if not await output.read(process.stdout):  # a build that never stops writing
+                flooded = True
+                cgroup.kill()
             code = await process.wait()
     except TimeoutError:
         pass
@@ -707,7 +715,10 @@ async def build(language: Language, bot_dir: Path, limits: Limits) -> BuildResul
         await cgroup.destroy()
         await process.wait()
     seconds = time.monotonic() - started
-    if code is None:
+    if flooded:
+        outcome = (f"build failed: stopped once its output passed {limits.file_bytes // MIB} "
+                   "MiB (REFEREE_SANDBOX_FILE_MB)")
+    elif code is None:
         outcome = f"build failed: stopped at the time limit of {limits.build_s:g} s"
     elif out_of_memory:
         outcome = (f"build failed: out of memory (the limit is "

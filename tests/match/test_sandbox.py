@@ -191,6 +191,18 @@ def test_a_build_log_keeps_its_start(bot_dir):
     assert len(result.log) < 70_000 and "more bytes cut" in result.log
 
 
+def test_a_build_that_never_stops_writing_is_stopped_at_its_output_limit(bot_dir):
+    """Before, its output was read to the end, for up to the build's time limit: a worker's
+    CPU spent reading what a build wrote as fast as it could (the hosted-fixes helper)."""
+    (bot_dir / "main.pl").write_text('BEGIN { print "x" x 65536 while 1 }\n')
+    result = asyncio.run(sandbox.build(sandbox.languages()["perl"], bot_dir,
+                                       Limits(file_bytes=1 << 20, build_s=20.0)))
+    assert not result.ok, result.log[-300:]
+    assert result.log.splitlines()[-1] == ("build failed: stopped once its output passed "
+                                           "1 MiB (REFEREE_SANDBOX_FILE_MB)")
+    assert len(result.log) < 70_000 and "more bytes cut" in result.log
+
+
 # ----- what the program sees --------------------------------------------------------------
 def test_the_environment_holds_no_secret(bot_dir, monkeypatch):
     secret = secrets.token_hex(16)

@@ -198,8 +198,7 @@ class Limits:
     cpu_cores: float = 1.0  # the CPU quota
     processes: int = 64  # tasks, threads included
     open_files: int = 256
-    file_bytes: int = 16 * MIB  # the largest file it writes, the most of its stderr or build
-    # output read
+    file_bytes: int = 16 * MIB  # the largest file written; the most stderr or build output read
     tmp_bytes: int = 64 * MIB
     line_bytes: int = MIB  # the longest answer line
     build_s: float = 60.0  # wall time

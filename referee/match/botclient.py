@@ -208,7 +208,7 @@ class _Connection:
         self.chunks: deque[tuple[bytes, int] | OSError] = deque()  # read, not taken yet
         self.waiter: asyncio.Future[None] | None = None
         self.expecting = False  # a request was written: what arrives is its answer
-        self.sent_offset_ns = realtime_offset_ns()[1]  # the clocks' offset at the last write
+        self.sent_offset_ns = 0  # the clocks' offset at the last write (none yet: now's)
         self.loop.add_reader(sock.fileno(), self._on_readable)  # for the connection's life
 
     def usable(self) -> bool:

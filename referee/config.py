@@ -28,6 +28,11 @@ prints it as one line (`referee: error: ...`) and exits with status 2.
   a URL; the address the bot client actually connects to must fall inside an address or
   network entry (`address_allowed`), so a name that resolves elsewhere fails at connect
   time, and a name alone admits nothing
+- `REFEREE_TRUSTED_PROXIES` (default none): the addresses or networks of the reverse proxies
+  in front of the API; a request from one of them is counted for the client address its
+  `X-Forwarded-For` names (the rightmost entry that is not a trusted proxy), in the bounds
+  per client address below and in the access log (`referee.api.proxies`): a
+  request from elsewhere keeps its own address, whatever its headers say
 - `REFEREE_STREAMS_PER_ADDRESS` (default 32, 0: no bound) and `REFEREE_STREAMS_PER_PROCESS`
   (default 500): the live streams one API process holds open for one client address, and
   in all (keep it under `referee serve --worker-connections`, so that other requests are
@@ -67,6 +72,7 @@ prints it as one line (`referee: error: ...`) and exits with status 2.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
@@ -151,6 +157,7 @@ class Config:
     hosted_dir: str = ""
     hosted_cache_builds: int = DEFAULT_HOSTED_CACHE_BUILDS
     hosted_cache_mb: int = DEFAULT_HOSTED_CACHE_MB
+    trusted_proxies: tuple[str, ...] = ()
     streams_per_address: int = DEFAULT_STREAMS_PER_ADDRESS
     streams_per_process: int = DEFAULT_STREAMS_PER_PROCESS
     signup: str = "closed"
@@ -184,6 +191,7 @@ class Config:
                                          DEFAULT_HOSTED_CACHE_BUILDS),
             hosted_cache_mb=_setting(env, "REFEREE_HOSTED_CACHE_MB", positive_int,
                                      DEFAULT_HOSTED_CACHE_MB),
+            trusted_proxies=_setting(env, "REFEREE_TRUSTED_PROXIES", parse_networks, ()),
             streams_per_address=_setting(env, "REFEREE_STREAMS_PER_ADDRESS", natural,
                                          DEFAULT_STREAMS_PER_ADDRESS),
             streams_per_process=_setting(env, "REFEREE_STREAMS_PER_PROCESS", positive_int,
@@ -354,6 +362,18 @@ def parse_signup(text: str) -> str:
     if mode not in SIGNUP_MODES:
         raise ValueError(f"expected one of {', '.join(SIGNUP_MODES)}")
     return mode
+
+
+def parse_networks(text: str) -> tuple[str, ...]:
+    """Comma-separated IP addresses or networks (`10.0.0.0/8`), normalized; no names."""
+    entries = [entry.strip() for entry in text.split(",") if entry.strip()]
+    networks = []
+    for entry in entries:
+        try:
+            networks.append(str(ipaddress.ip_network(entry, strict=False)))
+        except ValueError:
+            raise ValueError(f"{entry!r} is not an IP address or network") from None
+    return tuple(networks)
 
 
 def parse_flag(text: str) -> bool:

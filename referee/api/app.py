@@ -24,6 +24,7 @@ from referee.api import (
     tournaments,
 )
 from referee.api.operations import IdConverter
+from referee.api.proxies import TrustedProxies
 from referee.api.web import Services
 from referee.config import Config
 from tournament.archive import ReplayArchive
@@ -48,6 +49,8 @@ def create_app(config: Config | None = None) -> Flask:
         app.register_blueprint(blueprint)
     problems.register(app)
     app.after_request(_security_headers)
+    if config.trusted_proxies:
+        app.wsgi_app = TrustedProxies(app.wsgi_app, config.trusted_proxies)  # type: ignore[method-assign]
     return app
 
 

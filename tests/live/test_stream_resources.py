@@ -92,14 +92,16 @@ def test_streams_that_never_read_hold_no_redis_connection(live_server, api, redi
     client.close()
 
 
-def stream_from(base: str, source: str, path: str = "/ratings/aladino/events"
-                ) -> tuple[socket.socket, bytes]:
-    """A stream asked for from the loopback address `source`, never read past its head:
-    (the socket, the answer's head and whatever of its body came with it)."""
+def stream_from(base: str, source: str, path: str = "/ratings/aladino/events",
+                forwarded_for: str = "") -> tuple[socket.socket, bytes]:
+    """A stream asked for from the loopback address `source` (with this `X-Forwarded-For`),
+    never read past its head: (the socket, the answer's head and whatever of its body came
+    with it)."""
     parts = urlsplit(base)
     sock = socket.create_connection((parts.hostname, parts.port), timeout=30,
                                     source_address=(source, 0))
-    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+    forwarded = f"X-Forwarded-For: {forwarded_for}\r\n" if forwarded_for else ""
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\n{forwarded}"
                  "Accept: text/event-stream\r\n\r\n".encode())
     answer = b""
     while b"\r\n\r\n" not in answer:
@@ -146,3 +148,27 @@ def test_an_address_holds_its_share_of_streams_and_the_process_its_bound(redis_s
             return head.startswith(b"HTTP/1.1 200")
 
         wait_until(third_address_streams, PING_S * 8, "the closed stream's slot stayed taken")
+
+
+def test_behind_a_trusted_proxy_each_client_holds_its_own_share(redis_server, tmp_path):
+    """With REFEREE_TRUSTED_PROXIES naming the proxy (127.0.0.1 here), the streams it
+    relays are counted per client, as `X-Forwarded-For` names it; another address's header
+    counts for nothing. The access log shows the client (a refusal is logged at once, a
+    stream once it ends)."""
+    server = LiveServer(redis_server, tmp_path / "serve.log", REFEREE_STREAMS_PER_ADDRESS="1",
+                        REFEREE_TRUSTED_PROXIES="127.0.0.1")
+    with ExitStack() as stack:
+        stack.callback(server.stop)
+
+        def status(source: str, client: str) -> bytes:
+            sock, head = stream_from(server.url, source, forwarded_for=client)
+            stack.callback(sock.close)
+            return head.split(b" ", 2)[1]
+
+        assert status("127.0.0.1", "198.51.100.1") == b"200"
+        assert status("127.0.0.1", "198.51.100.1") == b"429"
+        assert status("127.0.0.1", "6.6.6.6, 198.51.100.2") == b"200"
+        assert status("127.0.0.2", "198.51.100.3") == b"200"  # counted as 127.0.0.2
+        assert status("127.0.0.2", "198.51.100.4") == b"429"
+        wait_until(lambda: b'198.51.100.1 - - [' in server.log_path.read_bytes(), 30,
+                   "the access log did not show the refused client behind the proxy")

@@ -22,7 +22,7 @@ prints it as one line (`referee: error: ...`) and exits with status 2.
 - `REFEREE_SECRET`: the HMAC key of HMAC-only records, and of records written before Ed25519
   (they keep verifying with it)
 - `REFEREE_VERIFY_RATE` (default `30/60`): at most N `POST /replays/verify` per client
-  address in each window of S seconds (`N/S`); more get 429 with Retry-After
+  address in any S seconds (`N/S`, a moving window); more get 429 with Retry-After
 - `REFEREE_BOT_HOSTS` (default `localhost,127.0.0.0/8,::1`): host names, addresses and
   networks that bot URLs may point at. A name entry (`localhost`) only admits that name in
   a URL; the address the bot client actually connects to must fall inside an address or
@@ -37,8 +37,8 @@ prints it as one line (`referee: error: ...`) and exits with status 2.
   (default 500): the live streams one API process holds open for one client address, and
   in all (keep it under `referee serve --worker-connections`, so that other requests are
   still served); more get 429 `stream/too-many` or 503 `stream/server-full`
-- `REFEREE_MOVE_RATE` (default `60/10`): at most N moves posted per seat token in each
-  window of S seconds (`N/S`); more get 429 with Retry-After
+- `REFEREE_MOVE_RATE` (default `60/10`): at most N moves posted per seat token in any S
+  seconds (`N/S`, a moving window); more get 429 with Retry-After
 - `REFEREE_BOT_MAX_MATCHES` (default 8): matches one bot plays at once; a match over the
   cap waits for a slot before it starts
 - `REFEREE_WORKER_CONCURRENCY` (default 100): matches one `referee worker` process drives

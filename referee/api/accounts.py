@@ -12,7 +12,6 @@ tokens grant nothing and its bots play no new match until it is restored.
 
 from __future__ import annotations
 
-import math
 import secrets
 import time
 from typing import Any
@@ -238,10 +237,9 @@ def _signup_allowed_so_far() -> bool:
         raise Problem(SIGNUP_REFUSED, "sign-up is closed here: the admin creates accounts")
     if config.signup == "open":
         limit, window_s = config.signup_rate
-        wait_s = services().store.count_signup(request.remote_addr or "unknown", limit,
-                                               window_s, time.time())
-        if wait_s is not None:
-            retry_s = max(1, math.ceil(wait_s))
+        retry_s = services().store.count_signup(request.remote_addr or "unknown", limit,
+                                                window_s)
+        if retry_s is not None:
             raise Problem(SIGNUP_RATE_LIMITED, f"at most {limit} accounts per {window_s} s "
                                                f"from one address; retry in {retry_s} s",
                           headers={"Retry-After": str(retry_s)})

@@ -8,8 +8,6 @@ waiting for its pull seat holds no worker).
 
 from __future__ import annotations
 
-import math
-import time
 from typing import Any
 
 from flask import Blueprint, Response
@@ -190,12 +188,11 @@ def _final_state(match: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_rate() -> None:
-    """429 with Retry-After once the token has posted its quota of moves in this window
-    (REFEREE_MOVE_RATE; counted in Redis, so shared by every API process)."""
+    """429 with Retry-After once the token has posted its quota of moves in the last
+    window (REFEREE_MOVE_RATE; counted in Redis, so shared by every API process)."""
     limit, window_s = services().config.move_rate
-    wait_s = services().store.count_move(require_token(), limit, window_s, time.time())
-    if wait_s is not None:
-        retry_s = max(1, math.ceil(wait_s))
+    retry_s = services().store.count_move(require_token(), limit, window_s)
+    if retry_s is not None:
         raise Problem(ACTION_RATE_LIMITED,
                       f"at most {limit} moves per {window_s} s with one seat token; "
                       f"retry in {retry_s} s", headers={"Retry-After": str(retry_s)})

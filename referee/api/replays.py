@@ -5,8 +5,6 @@ is for the admin only."""
 
 from __future__ import annotations
 
-import math
-import time
 from typing import Any, cast
 
 from flask import Blueprint, Response, request
@@ -310,13 +308,11 @@ def verify_replay() -> Response:
 
 def _check_verify_rate() -> None:
     """429 with Retry-After once the client address has verified its quota of records in
-    this window (REFEREE_VERIFY_RATE, counted in Redis: shared by every API process)."""
+    the last window (REFEREE_VERIFY_RATE, counted in Redis: shared by every API process)."""
     limit, window_s = services().config.verify_rate
     address = request.remote_addr or "unknown"
-    wait_s = services().store.count_verification_request(address, limit, window_s,
-                                                         time.time())
-    if wait_s is not None:
-        retry_s = max(1, math.ceil(wait_s))
+    retry_s = services().store.count_verification_request(address, limit, window_s)
+    if retry_s is not None:
         raise Problem(VERIFY_RATE_LIMITED, f"at most {limit} replays verified per {window_s} "
                                            f"s from one address; retry in {retry_s} s",
                       headers={"Retry-After": str(retry_s)})

@@ -81,6 +81,27 @@ def test_the_rate_limit_window_passes(config, openapi):
     assert api.post(url, token=token, json={}).status_code == 400
 
 
+def test_no_burst_of_twice_the_limit_fits_around_a_windows_edge(config, openapi, redis_url):
+    """Fixed windows let N moves through at the end of one window and N more at the start
+    of the next; a moving window lets N through in any S seconds, and its Retry-After is
+    when the oldest leaves the window."""
+    window_s = 4
+    api = rate_limited_api(config, openapi, (2, window_s))
+    match = api.create_match("aladino", [{"kind": "pull"}, {"kind": "pull"}], seed=2)
+    url, token = f"/matches/{match['id']}/actions", match["tokens"][0]["token"]
+    seconds, micros = Store.from_url(redis_url).redis.time()
+    now = seconds + micros / 1e6
+    edge = (now // window_s + 1) * window_s  # where a fixed window would start again
+    if edge - now < 1:
+        edge += window_s
+    time.sleep(edge - now - 0.5)
+    assert [api.post(url, token=token, json={}).status_code for _ in range(2)] == [400, 400]
+    time.sleep(max(0.0, edge + 0.1 - time.time()))
+    refused = api.post(url, token=token, json={})
+    assert refused.status_code == 429, "a new fixed window let the third move through"
+    assert 1 <= int(refused.headers["Retry-After"]) <= window_s
+
+
 def test_the_limits_come_from_the_environment():
     config = Config.from_env({"REFEREE_MOVE_RATE": "5/30", "REFEREE_BOT_MAX_MATCHES": "2"})
     assert config.move_rate == (5, 30) and config.bot_max_matches == 2

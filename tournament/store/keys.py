@@ -106,9 +106,10 @@ writes each:
 - `signing-keys` (hash): key id -> `{"public_key", "not_before", "not_after"}` (JSON) of
   every Ed25519 key records were ever signed with; `signing-keys:current` (string): the id
   of the current one (`signing_keys`)
-- `ratelimit:moves:{token sha256}:{window}` (string, expires): moves posted with one seat
-  token in one fixed window of the move rate limit; `ratelimit:verify:{address
-  sha256}:{window}`: replays verified for one client address (`limits`)
+- `ratelimit:moves:{token sha256}` (sorted set, expires): the Redis times (ms) of the
+  moves posted with one seat token within the move rate limit's moving window;
+  `ratelimit:verify:{address sha256}` and `ratelimit:signup:{address sha256}`: replays
+  verified, accounts signed up for, from one client address (`limits`)
 - `metrics:{counter}` (hashes): the cluster's counters, fields JSON arrays of label values
   (`metrics`)
 
@@ -406,10 +407,10 @@ def replication_fence_key() -> str:
     return f"{PREFIX}replication:fence"
 
 
-def rate_key(token_sha256: str, window: int, kind: str = "moves") -> str:
-    """One fixed window of a rate limit: `kind` (moves, verify) and the sha256 of what is
-    counted (a seat token, a client address)."""
-    return f"{PREFIX}ratelimit:{kind}:{token_sha256}:{window}"
+def rate_key(token_sha256: str, kind: str = "moves") -> str:
+    """A rate limit's moving window: `kind` (moves, verify, signup) and the sha256 of what
+    is counted (a seat token, a client address)."""
+    return f"{PREFIX}ratelimit:{kind}:{token_sha256}"
 
 
 # ----- the results log and the signing keys ------------------------------------------------

@@ -254,6 +254,27 @@ return item
 """)
 
 
+# ----- rate limits (`tournament.store.limits`) -------------------------------------------
+# KEYS: the limit's sorted set (the Redis times, ms, of the requests it let through);
+# ARGV: the limit, the window in ms. A moving window: at most `limit` requests in any
+# `window` ms. Returns -1 when this request is let through (and counted), else the ms until
+# the oldest counted request leaves the window.
+COUNT_IN_WINDOW = lua("""
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local limit, window = tonumber(ARGV[1]), tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local counted = redis.call('ZCARD', KEYS[1])
+if counted >= limit then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return tonumber(oldest[2]) + window - now
+end
+redis.call('ZADD', KEYS[1], now, t[1] .. t[2] .. ':' .. counted)
+redis.call('PEXPIRE', KEYS[1], window)
+return -1
+""")
+
+
 S = TypeVar("S", Script, AsyncScript)
 
 
@@ -278,3 +299,4 @@ class Scripts(Generic[S]):
         self.append_leaf: S = register(APPEND_LEAF)
         self.register_key: S = register(REGISTER_KEY)
         self.take_work: S = register(TAKE_WORK)
+        self.count_in_window: S = register(COUNT_IN_WINDOW)

@@ -23,7 +23,6 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 FORWARDED_FOR = "HTTP_X_FORWARDED_FOR"
-PEER_KEY = "referee.proxy_peer"  # the environ's own REMOTE_ADDR when it was replaced
 
 
 def parse_address(text: str) -> IPAddress | None:
@@ -52,10 +51,8 @@ class TrustedProxies:
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]
                  ) -> Iterable[bytes]:
-        peer = environ.get("REMOTE_ADDR", "")
-        client = self.client_address(peer, environ.get(FORWARDED_FOR, ""))
-        if client != peer:
-            environ[PEER_KEY], environ["REMOTE_ADDR"] = peer, client
+        environ["REMOTE_ADDR"] = self.client_address(environ.get("REMOTE_ADDR", ""),
+                                                     environ.get(FORWARDED_FOR, ""))
         return self.app(environ, start_response)
 
     def trusted(self, address: IPAddress | None) -> bool:

@@ -9,6 +9,7 @@ import time
 from dataclasses import replace
 
 import pytest
+import redis
 import redis.asyncio as aioredis
 import requests
 
@@ -89,7 +90,7 @@ def test_no_burst_of_twice_the_limit_fits_around_a_windows_edge(config, openapi,
     api = rate_limited_api(config, openapi, (2, window_s))
     match = api.create_match("aladino", [{"kind": "pull"}, {"kind": "pull"}], seed=2)
     url, token = f"/matches/{match['id']}/actions", match["tokens"][0]["token"]
-    seconds, micros = Store.from_url(redis_url).redis.time()
+    seconds, micros = redis.Redis.from_url(redis_url).time()
     now = seconds + micros / 1e6
     edge = (now // window_s + 1) * window_s  # where a fixed window would start again
     if edge - now < 1:

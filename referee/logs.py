@@ -22,7 +22,8 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
@@ -184,6 +185,30 @@ def announce(logger: logging.Logger, message: str, **context: Any) -> None:
         logger.info(message, extra=context)
     else:
         print(message, flush=True)
+
+
+class Throttled:
+    """A logger's lines of one kind, at most one every `every_s` seconds in a process: the
+    first at once, the next saying how many were held back meanwhile. (A full disk defers
+    every waiting match every few seconds: its log must not fill what is left.)"""
+
+    def __init__(self, logger: logging.Logger, every_s: float,
+                 clock: Callable[[], float] = time.monotonic):
+        self.logger, self.every_s, self.clock = logger, every_s, clock
+        self.last: float | None = None
+        self.held = 0
+        self.lock = threading.Lock()
+
+    def log(self, level: int, message: str, *args: Any) -> None:
+        with self.lock:
+            now = self.clock()
+            if self.last is not None and now - self.last < self.every_s:
+                self.held += 1
+                return
+            held, self.held, self.last = self.held, 0, now
+        if held:
+            message += f" ({held} more like it in the last {self.every_s:g} s)"
+        self.logger.log(level, message, *args)
 
 
 class JsonGunicornLogger(GunicornLogger):

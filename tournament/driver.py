@@ -35,6 +35,7 @@ import redis
 
 from engines.base import Result
 from referee.config import Config
+from referee.logs import Throttled
 from referee.match import replay
 from referee.match.botclient import PROTOCOL, RAW_LIMIT, BotReply, Fault, debug_channel
 from referee.match.clock import TimeControl
@@ -50,6 +51,7 @@ from tournament.store.metrics import PULL_SEAT
 from tournament.store.progress import LeaseLost, Loaded, Progress
 
 log = logging.getLogger(__name__)
+_DISK_TROUBLE = Throttled(log, 60.0)  # one line a minute while the disk holds no build
 
 DEFER_S = 0.5
 CACHE_RETRY_S = 5.0  # a match whose hosted build this worker's disk could not hold waits
@@ -134,7 +136,7 @@ async def _drive_leased(context: Context, loaded: Loaded, holder: str) -> dict[s
     except (LeaseLost, asyncio.CancelledError):
         raise
     except build_cache.CacheFailed as error:  # this machine's disk, not the match: later
-        log.error("match %s deferred: %s", match_id, error)
+        _DISK_TROUBLE.log(logging.ERROR, "match %s deferred: %s", match_id, error)
         await context.in_thread(wakeups.defer_match, context.store, match, CACHE_RETRY_S)
         return _summary(match_id, "deferred")
     except Exception:

@@ -198,3 +198,19 @@ def test_announce_prints_in_text_mode_and_logs_in_json_mode(logging_restored, ca
     captured = capsys.readouterr()
     assert captured.out == ""
     assert json.loads(captured.err)["message"] == "listening on http://127.0.0.1:1"
+
+
+def test_a_throttled_kind_of_line_is_logged_once_a_period_with_the_count_held_back(caplog):
+    """A full disk deferred every waiting match every 5 s, each with an error line
+    (`tournament.driver`): one a minute now, saying how many were held back."""
+    now = [100.0]
+    throttled = logs.Throttled(logging.getLogger("referee.throttle-test"), 60.0,
+                               clock=lambda: now[0])
+    with caplog.at_level(logging.ERROR, logger="referee.throttle-test"):
+        for second in range(0, 125, 5):  # 25 failures in 2 minutes
+            now[0] = 100.0 + second
+            throttled.log(logging.ERROR, "match %s deferred: %s", f"m{second}", "disk full")
+    assert [record.getMessage() for record in caplog.records] == [
+        "match m0 deferred: disk full",
+        "match m60 deferred: disk full (11 more like it in the last 60 s)",
+        "match m120 deferred: disk full (11 more like it in the last 60 s)"]

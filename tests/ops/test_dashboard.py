@@ -94,7 +94,8 @@ def test_a_change_another_sites_page_asks_for_is_refused(api, dashboard, refused
     match = api.create_match("aladino", [{"kind": "bot", "bot_id": bot}] * 2)
     admin, requeue = ("admin", ADMIN), f"{base}/job/match-{match['id']}/requeue"
     for forged in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"},
-                   {"Sec-Fetch-Site": "same-site", "Origin": base}):
+                   {"Sec-Fetch-Site": "same-site", "Origin": base},
+                   {"Origin": "null"}):  # a sandboxed frame's, or a redirect's, page
         refused = requests.post(requeue, auth=admin, headers=forged, timeout=30)
         assert refused.status_code == 403, (forged, refused.text)
     assert requests.get(f"{base}/requeue/failed", auth=admin, timeout=30,

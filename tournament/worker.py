@@ -74,6 +74,9 @@ OUTAGE_BACKOFF_S = (0.1, 5.0)
 # waits this long at most for a job (rq: 405 s), so it runs its clean-up this often too
 MAINTENANCE_S = 30
 MAINTENANCE_LOCK_S = 4 * MAINTENANCE_S  # the clean-up's lock, if its holder dies (rq: 899 s)
+# at a stop, the drivers' background work (a hosted program stopping takes up to
+# hosted.STOP_GRACE_S) gets this long before the loop stops (`_hand_back_matches` waits 10 s)
+BACKGROUND_GRACE_S = 3.0
 PUBSUB_POLL_S = 1.0  # rq's command channel's thread wakes this often (rq: 60 s)
 # rq writes the worker's heartbeat twice a dequeue and asks whether workers are suspended
 # once (~0.4 ms of CPU a match): at most this often here, the heartbeat's expiry being
@@ -415,9 +418,13 @@ class MatchWorker(BaseWorker):
         self.loop.call_soon_threadsafe(self.loop.stop)
 
     async def _stop_periodic(self) -> None:
+        """Stop the periodic tasks; give the drivers' background work (seats closing: a
+        hosted program stopped and its stderr kept; result notices) BACKGROUND_GRACE_S."""
         for task in [*self.periodic, *(task for task in (self.checking, self.building) if task)]:
             task.cancel()
         await asyncio.gather(*self.periodic, return_exceptions=True)
+        if self.context is not None and self.context.background:
+            await asyncio.wait(set(self.context.background), timeout=BACKGROUND_GRACE_S)
 
 
 def _due(last: float) -> bool:

@@ -10,6 +10,7 @@ import gzip
 import io
 import os
 import shutil
+import signal
 import subprocess
 import tarfile
 import tempfile
@@ -469,3 +470,39 @@ def test_the_same_files_pack_to_the_same_bytes_at_any_time(monkeypatch):
     before = hosted.pack(files)
     monkeypatch.setattr(time, "time", lambda: 2_000_000_000.0)
     assert hosted.pack(files) == before
+
+
+LINGERER = r"""
+import json, sys, time
+
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("type", "decision") == "decision":
+        time.sleep(0.2)
+        print(json.dumps({"action": message["legal_actions"][0]}), flush=True)
+time.sleep(0.8)  # stdin closed: the worker is stopping this program
+print("said goodbye", file=sys.stderr, flush=True)
+"""
+
+
+def test_a_worker_stopping_stops_its_hosted_programs_and_keeps_their_stderr(api, workers):
+    """SIGTERM hands a worker's matches back; the programs of their hosted seats are
+    stopped as at a match's end (stdin closed, STOP_GRACE_S to exit) and what they wrote is
+    kept. The worker's loop stopped first: the programs died with the worker, their
+    stderr lost."""
+    (proc,) = workers.start_ready(1, hosted=True)
+    lingerer = upload(api, "python3", "lingerer", source={"language": "python3",
+                                                          "files": {"main.py": LINGERER}})["id"]
+    honest = upload(api, "python3", "honest")["id"]
+    assert settled(api, lingerer)["status"] == settled(api, honest)["status"] == "ready"
+    match_id = api.create_match("aladino", bot_seats([lingerer, honest]),
+                                deadline_ms=10_000)["id"]
+    wait_for(lambda: api.get(f"/matches/{match_id}", token=ADMIN).get_json()["step"] >= 2,
+             what="the match under way")
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=60)
+    assert api.get(f"/matches/{match_id}", token=ADMIN).get_json()["status"] == "queued"
+    kept = api.app.extensions["referee"].store.match_stderr(match_id, 0)
+    assert kept is not None, workers.logs()
+    text = kept.decode()
+    assert "said goodbye" in text and "stopped: exited with code 0" in text, text

@@ -53,6 +53,16 @@ def bot_seats(bot_ids: list[str]) -> list[dict]:
     return [{"kind": "bot", "bot_id": bot_id} for bot_id in bot_ids]
 
 
+def against_an_honest_bot(api, name: str, program: str) -> str:
+    """A match (Aladino, 10 s deadlines) of the Python `program`, built as the bot `name`,
+    in seat 0 against the first-legal bot; its id, once both are built."""
+    bot = upload(api, "python3", name, source={"language": "python3",
+                                                "files": {"main.py": program}})["id"]
+    honest = upload(api, "python3", "honest")["id"]
+    assert settled(api, bot)["status"] == settled(api, honest)["status"] == "ready"
+    return api.create_match("aladino", bot_seats([bot, honest]), deadline_ms=10_000)["id"]
+
+
 def languages() -> list[str]:
     return sorted(sandbox.languages())
 
@@ -353,12 +363,7 @@ def test_a_program_can_neither_erase_nor_forge_the_sandboxs_notes_in_its_stderr(
     start and ends with that of its exit, and no line the program wrote starts as a note
     does (with `[`)."""
     workers.start_ready(1, hosted=True)
-    forger = upload(api, "python3", "forger", source={"language": "python3",
-                                                      "files": {"main.py": FORGER}})["id"]
-    honest = upload(api, "python3", "honest")["id"]
-    assert settled(api, forger)["status"] == settled(api, honest)["status"] == "ready"
-    match_id = api.create_match("aladino", bot_seats([forger, honest]),
-                                deadline_ms=10_000)["id"]
+    match_id = against_an_honest_bot(api, "forger", FORGER)
     assert finished(api, match_id)["status"] == "finished"
     text = wait_for(lambda: (answer := api.get(f"/matches/{match_id}/stderr?seat=0",
                                                token=ADMIN)).status_code == 200 and answer,
@@ -491,12 +496,7 @@ def test_a_worker_stopping_stops_its_hosted_programs_and_keeps_their_stderr(api,
     kept. The worker's loop stopped first: the programs died with the worker, their
     stderr lost."""
     (proc,) = workers.start_ready(1, hosted=True)
-    lingerer = upload(api, "python3", "lingerer", source={"language": "python3",
-                                                          "files": {"main.py": LINGERER}})["id"]
-    honest = upload(api, "python3", "honest")["id"]
-    assert settled(api, lingerer)["status"] == settled(api, honest)["status"] == "ready"
-    match_id = api.create_match("aladino", bot_seats([lingerer, honest]),
-                                deadline_ms=10_000)["id"]
+    match_id = against_an_honest_bot(api, "lingerer", LINGERER)
     wait_for(lambda: api.get(f"/matches/{match_id}", token=ADMIN).get_json()["step"] >= 2,
              what="the match under way")
     os.killpg(proc.pid, signal.SIGTERM)

@@ -19,8 +19,9 @@ import ipaddress
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from referee.match.urls import address_allowed
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 FORWARDED_FOR = "HTTP_X_FORWARDED_FOR"
 
@@ -46,8 +47,8 @@ class TrustedProxies:
     """WSGI middleware: `REMOTE_ADDR` becomes the client's address behind trusted proxies."""
 
     def __init__(self, app: WsgiApp, networks: tuple[str, ...]):
-        self.app = app
-        self.networks: tuple[IPNetwork, ...] = tuple(ipaddress.ip_network(n) for n in networks)
+        """`networks`: the trusted proxies' addresses and networks (`Config.trusted_proxies`)."""
+        self.app, self.networks = app, networks
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]
                  ) -> Iterable[bytes]:
@@ -56,7 +57,7 @@ class TrustedProxies:
         return self.app(environ, start_response)
 
     def trusted(self, address: IPAddress | None) -> bool:
-        return address is not None and any(address in network for network in self.networks)
+        return address is not None and address_allowed(str(address), self.networks)
 
     def client_address(self, peer: str, forwarded_for: str) -> str:
         """The client's address of a request from `peer` with this `X-Forwarded-For`

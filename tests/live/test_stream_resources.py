@@ -168,6 +168,8 @@ def test_behind_a_trusted_proxy_each_client_holds_its_own_share(redis_server, tm
         assert status("127.0.0.1", "198.51.100.1") == b"200"
         assert status("127.0.0.1", "198.51.100.1") == b"429"
         assert status("127.0.0.1", "6.6.6.6, 198.51.100.2") == b"200"
+        assert status("127.0.0.1", "6.6.6.6, " * 700 + "198.51.100.5") == b"200"  # 6 KB forged
+        assert status("127.0.0.1", "junk\u00ff, 198.51.100.5") == b"429"  # the same client
         assert status("127.0.0.2", "198.51.100.3") == b"200"  # counted as 127.0.0.2
         assert status("127.0.0.2", "198.51.100.4") == b"429"
         wait_until(lambda: b'198.51.100.1 - - [' in server.log_path.read_bytes(), 30,

@@ -39,7 +39,7 @@ from referee.api.common import (
     required,
 )
 from referee.api.operations import PAGE, id_parameter, link, operation, path_parameter
-from referee.api.problems import Problem, not_found
+from referee.api.problems import Problem, not_found, refuse_over_rate
 from referee.api.web import load_body, load_query, reply, services
 from referee.errors import (
     ACCOUNT_NAME_TAKEN,
@@ -239,10 +239,8 @@ def _signup_allowed_so_far() -> bool:
         limit, window_s = config.signup_rate
         retry_s = services().store.count_signup(request.remote_addr or "unknown", limit,
                                                 window_s)
-        if retry_s is not None:
-            raise Problem(SIGNUP_RATE_LIMITED, f"at most {limit} accounts per {window_s} s "
-                                               f"from one address; retry in {retry_s} s",
-                          headers={"Retry-After": str(retry_s)})
+        refuse_over_rate(SIGNUP_RATE_LIMITED, retry_s,
+                         f"at most {limit} accounts per {window_s} s from one address")
     return False
 
 

@@ -17,7 +17,7 @@ import engines
 from referee.api.auth import bearer_token, require_token
 from referee.api.common import JsonNumber, SafeInteger, required
 from referee.api.operations import MATCH_ID, REPLAY_503, operation
-from referee.api.problems import Problem, engine_problem, not_found
+from referee.api.problems import Problem, engine_problem, not_found, refuse_over_rate
 from referee.api.web import load_body, load_query, reply, services
 from referee.errors import (
     ACTION_OUT_OF_TURN,
@@ -192,10 +192,8 @@ def _check_rate() -> None:
     window (REFEREE_MOVE_RATE; counted in Redis, so shared by every API process)."""
     limit, window_s = services().config.move_rate
     retry_s = services().store.count_move(require_token(), limit, window_s)
-    if retry_s is not None:
-        raise Problem(ACTION_RATE_LIMITED,
-                      f"at most {limit} moves per {window_s} s with one seat token; "
-                      f"retry in {retry_s} s", headers={"Retry-After": str(retry_s)})
+    refuse_over_rate(ACTION_RATE_LIMITED, retry_s,
+                     f"at most {limit} moves per {window_s} s with one seat token")
 
 
 def _check_turn(engine: engines.Game, live: dict, seat: int, move: dict) -> None:

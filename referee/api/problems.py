@@ -76,6 +76,14 @@ def not_found(what: str) -> Problem:
     return Problem(catalogue.NOT_FOUND, f"{what} does not exist")
 
 
+def refuse_over_rate(kind: ProblemType, retry_s: int | None, rule: str) -> None:
+    """429 `kind` with Retry-After when a rate limit refused the request (`retry_s`, the
+    seconds to wait, is not None); `rule` says the limit."""
+    if retry_s is not None:
+        raise Problem(kind, f"{rule}; retry in {retry_s} s",
+                      headers={"Retry-After": str(retry_s)})
+
+
 def engine_problem(error: engines.EngineError, field: str | None = None) -> Problem:
     """An engine's refusal of what the request gave (in `field`, named in `errors` when
     given): the type the catalogue answers its code with, the engine's reason as detail."""

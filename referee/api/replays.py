@@ -36,7 +36,7 @@ from referee.api.matches import (
     find_match,
 )
 from referee.api.operations import MATCH_ID, REPLAY_503, operation, path_parameter
-from referee.api.problems import Problem, invalid, not_found
+from referee.api.problems import Problem, invalid, not_found, refuse_over_rate
 from referee.api.web import load_json, load_query, reply, services, shared, whole_numbers
 from referee.errors import REPLAY_UNSUPPORTED, VERIFY_RATE_LIMITED
 from referee.match import replay
@@ -312,10 +312,8 @@ def _check_verify_rate() -> None:
     limit, window_s = services().config.verify_rate
     address = request.remote_addr or "unknown"
     retry_s = services().store.count_verification_request(address, limit, window_s)
-    if retry_s is not None:
-        raise Problem(VERIFY_RATE_LIMITED, f"at most {limit} replays verified per {window_s} "
-                                           f"s from one address; retry in {retry_s} s",
-                      headers={"Retry-After": str(retry_s)})
+    refuse_over_rate(VERIFY_RATE_LIMITED, retry_s,
+                     f"at most {limit} replays verified per {window_s} s from one address")
 
 
 def _verifier() -> Verifier:

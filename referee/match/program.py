@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 from referee.errors import RefereeError
 
@@ -85,10 +86,56 @@ class LineReader:
             self.buffer += chunk
 
 
+class _ChildProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's protocol for a process with streams, which also tells when the process
+    itself exited."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop):
+        super().__init__(limit, loop)
+        self.exit: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exit.done():
+            self.exit.set_result(None)
+
+
+class Child(asyncio.subprocess.Process):
+    """asyncio's process, which can also wait for its exit alone and close its pipes.
+
+    asyncio's `wait()` waits too for each of its pipes to close (before Python 3.15,
+    CPython gh-119710), which a process it left behind in a session of its own may put
+    off for ever; and asyncio closes the pipes only then."""
+
+    def __init__(self, transport: asyncio.SubprocessTransport, protocol: _ChildProtocol,
+                 loop: asyncio.AbstractEventLoop):
+        super().__init__(transport, protocol, loop)
+        self.pipes = transport
+        self.exit = protocol.exit
+
+    async def exited(self) -> None:
+        """Once it has exited, whatever holds its pipes (`returncode` is then set)."""
+        await asyncio.shield(self.exit)
+
+    async def close(self) -> None:
+        """Close its pipes (their descriptors are closed at the loop's next turn, awaited
+        here)."""
+        self.pipes.close()
+        await asyncio.sleep(0)
+
+
+async def spawn(*argv: str, **options: Any) -> Child:
+    """`asyncio.create_subprocess_exec`, as a `Child`."""
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _ChildProtocol(READ_CHUNK, loop), *argv, **options)
+    return Child(transport, protocol, loop)
+
+
 class Program:
     """A running program; `ask` it decisions, `stop` it at the end of its match."""
 
-    def __init__(self, process: asyncio.subprocess.Process, note: Callable[[str], None],
+    def __init__(self, process: Child, note: Callable[[str], None],
                  line_limit: int):
         """`note` records a line saying what happened to the program."""
         if process.stdin is None or process.stdout is None:
@@ -104,9 +151,9 @@ class Program:
     async def start(cls, argv: list[str], log_path: Path, line_limit: int) -> Program:
         """Start `argv` with its stderr appended to `log_path`; OSError when it cannot run."""
         with open(log_path, "ab") as log_file:
-            process = await asyncio.create_subprocess_exec(
-                *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=log_file, start_new_session=True)
+            process = await spawn(*argv, stdin=asyncio.subprocess.PIPE,
+                                  stdout=asyncio.subprocess.PIPE, stderr=log_file,
+                                  start_new_session=True)
         note(log_path, f"started pid {process.pid}: {shlex.join(argv)}")
         return cls(process, functools.partial(note, log_path), line_limit)
 
@@ -149,7 +196,7 @@ class Program:
     async def stop(self, last_line: bytes | None, grace_s: float) -> None:
         """Send `last_line` (if any) then EOF; kill the program if it still runs `grace_s`
         later. Its output is read and dropped until it is gone, so it can neither block on
-        writing nor keep the pipe (and so its exit) from being seen."""
+        writing; then its pipes are closed, even those a process it left behind holds."""
         drain = asyncio.ensure_future(self._discard_output())
         try:
             if self.process.returncode is None and not self.dead:
@@ -163,9 +210,10 @@ class Program:
                 except TimeoutError:
                     self.note(f"killed: still running {grace_s:g} s after its last line")
             self.kill()
-            await self.process.wait()
+            await self.process.exited()
         finally:
             drain.cancel()
+            await self.process.close()
 
     def kill(self) -> None:
         """SIGKILL the program's whole process group (its children too)."""
@@ -189,7 +237,7 @@ class Program:
     async def _ended(self) -> None:
         """Once the program has exited (and what it wrote before is read, where that is
         read)."""
-        await self.process.wait()
+        await self.process.exited()
 
     async def _discard_output(self) -> None:
         with suppress(ConnectionError):

@@ -53,7 +53,7 @@ from typing import Any, TypedDict
 
 from referee.errors import RefereeError
 from referee.match import cgroups
-from referee.match.program import READ_CHUNK, Program, ProgramDied, describe_exit
+from referee.match.program import READ_CHUNK, Child, Program, ProgramDied, describe_exit, spawn
 from referee.match.stderr import StderrRecord
 
 log = logging.getLogger(__name__)
@@ -500,7 +500,7 @@ class _Cgroup:
 
 # ----- starting a sandbox -----------------------------------------------------------------
 class _Options(TypedDict):
-    """The keywords of subprocess.Popen (and asyncio.create_subprocess_exec) for bwrap."""
+    """The keywords of subprocess.Popen (and `referee.match.program.spawn`) for bwrap."""
 
     env: dict[str, str]
     pass_fds: tuple[int, ...]
@@ -512,7 +512,7 @@ class _Options(TypedDict):
 def _launch(command: tuple[str, ...], bot_dir: Path | None, writable: bool, limits: Limits,
             cgroup: _Cgroup) -> Iterator[tuple[list[str], _Options]]:
     """bwrap's argv for `command` in a sandbox, and the keywords of subprocess.Popen (or
-    asyncio.create_subprocess_exec) that start it in `cgroup` as the sandbox uid. The
+    `referee.match.program.spawn`) that start it in `cgroup` as the sandbox uid. The
     descriptors bwrap reads are closed after the block (the child has its own)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
@@ -601,7 +601,7 @@ def _entering(procs: list[int], limits: Limits) -> Callable[[], None]:
 
 async def _start(command: tuple[str, ...], bot_dir: Path, writable: bool, memory_bytes: int,
                  limits: Limits, stdin: Any, stdout: Any, stderr: Any
-                 ) -> tuple[asyncio.subprocess.Process, _Cgroup]:
+                 ) -> tuple[Child, _Cgroup]:
     """`command` started in a new sandbox, and the sandbox's cgroup (the caller destroys
     it). SandboxUnavailable when the machine cannot make it, PermissionError when the
     sandbox uid cannot reach `bot_dir`."""
@@ -610,8 +610,8 @@ async def _start(command: tuple[str, ...], bot_dir: Path, writable: bool, memory
     cgroup = _Cgroup.make(memory_bytes, limits)
     try:
         with _launch(command, bot_dir, writable, limits, cgroup) as (argv, options):
-            process = await asyncio.create_subprocess_exec(*argv, **options, stdin=stdin,
-                                                           stdout=stdout, stderr=stderr)
+            process = await spawn(*argv, **options, stdin=stdin, stdout=stdout,
+                                  stderr=stderr)
     except subprocess.SubprocessError as error:  # from _entering
         await cgroup.destroy()
         raise SandboxUnavailable(f"cannot enter a sandbox's cgroup as uid {limits.uid}: "
@@ -798,7 +798,7 @@ class _Contained(Program):
     """A Program whose kill() kills its whole sandbox, its stderr a `_StderrPipe` (where
     its notes go too)."""
 
-    def __init__(self, process: asyncio.subprocess.Process, line_limit: int, cgroup: _Cgroup,
+    def __init__(self, process: Child, line_limit: int, cgroup: _Cgroup,
                  stderr: _StderrPipe):
         super().__init__(process, stderr.record.note, line_limit)
         self.cgroup = cgroup

@@ -186,7 +186,7 @@ def test_a_lease_goes_with_its_process_and_what_a_killed_one_left_is_removed(
     used(store, cache, unpacking, bounds)
     assert unpacked(cache) == sorted([held, unpacking])
     os.kill(holder.pid, signal.SIGKILL)
-    holder.wait()
+    holder.communicate()  # waits, and closes its pipes
     builds = cache / "builds"
     live = check_out(store, cache, unpacking, 1, bounds)  # a seat that is unpacking it
     assert isinstance(live, Lease)

@@ -1,0 +1,81 @@
+"""A stdin/stdout program (`referee.match.program`) is stopped whatever it left running: a
+process of its own in a session of its own that holds its stdout neither delays the stop,
+nor hangs it, nor makes its note say the program was killed when it exited, nor keeps a
+descriptor open in the process that ran it (a bridge runs thousands of programs).
+
+The programs are real processes; the garbage collector is held off so that only `stop` can
+have closed what is closed. The stop is bounded by a generous timeout, never timed."""
+
+import asyncio
+import gc
+import os
+import secrets
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from referee.match.program import Program
+
+SLOW_MACHINE_S = 60
+
+
+def descriptors() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def processes_running(token: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if token.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def kill_when_seen(token: str, timeout_s: float = SLOW_MACHINE_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not (found := processes_running(token)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in found:
+        os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def no_garbage_collection():
+    gc.collect()
+    gc.disable()
+    yield
+    gc.enable()
+
+
+@pytest.mark.parametrize(("script", "how_it_ended"), [
+    ("exec cat", "stopped: exited with code 0"),
+    # it exits at EOF; before, its stop waited out the grace for the daemon's pipe and
+    # noted that it was killed
+    ("setsid sleep {token} & exec cat", "stopped: exited with code 0"),
+    # it ignores EOF and is killed; before, its stop then waited on the daemon for ever
+    ("setsid sleep {token} & exec sleep {token}", "killed: still running 1 s after"),
+])
+def test_a_stopped_program_leaves_no_descriptor_open(tmp_path, no_garbage_collection,
+                                                     script, how_it_ended):
+    token = f"1000.{secrets.randbelow(10**9)}"
+    log = tmp_path / "stderr.log"
+
+    async def run() -> tuple[set[str], set[str]]:
+        before = descriptors()
+        program = await Program.start(["sh", "-c", script.format(token=token)], log, 1 << 16)
+        await program.tell(b'{"update": 1}')
+        await asyncio.wait_for(program.stop(None, 1.0), SLOW_MACHINE_S)
+        return before, descriptors()
+
+    try:
+        before, after = asyncio.run(run())
+        assert after <= before, f"left open: {sorted(after - before)}"
+        assert how_it_ended in log.read_text()
+    finally:
+        if "{token}" in script:
+            kill_when_seen(token)

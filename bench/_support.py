@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -27,6 +28,15 @@ from rq import Worker
 
 ROOT = Path(__file__).resolve().parent.parent
 TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+# A bench stopped with `kill` stops its children as Ctrl-C does (its `finally`s run): they
+# are in sessions of their own, and were left running.
+signal.signal(signal.SIGTERM, _interrupt)
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

@@ -9,6 +9,7 @@ import base64
 import gzip
 import io
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -485,7 +486,7 @@ for line in sys.stdin:
     if message.get("type", "decision") == "decision":
         time.sleep(0.2)
         print(json.dumps({"action": message["legal_actions"][0]}), flush=True)
-time.sleep(0.8)  # stdin closed: the worker is stopping this program
+time.sleep(0.3)  # stdin closed: the worker is stopping this program
 print("said goodbye", file=sys.stderr, flush=True)
 """
 
@@ -494,7 +495,9 @@ def test_a_worker_stopping_stops_its_hosted_programs_and_keeps_their_stderr(api,
     """SIGTERM hands a worker's matches back; the programs of their hosted seats are
     stopped as at a match's end (stdin closed, STOP_GRACE_S to exit) and what they wrote is
     kept. The worker's loop stopped first: the programs died with the worker, their
-    stderr lost."""
+    stderr lost. (Stdin may close while the program answers a decision, and the machine
+    may be loaded: it may be killed at the grace's end rather than exit in it, a stop
+    too.)"""
     (proc,) = workers.start_ready(1, hosted=True)
     match_id = against_an_honest_bot(api, "lingerer", LINGERER)
     wait_for(lambda: api.get(f"/matches/{match_id}", token=ADMIN).get_json()["step"] >= 2,
@@ -505,4 +508,5 @@ def test_a_worker_stopping_stops_its_hosted_programs_and_keeps_their_stderr(api,
     kept = api.app.extensions["referee"].store.match_stderr(match_id, 0)
     assert kept is not None, workers.logs()
     text = kept.decode()
-    assert "said goodbye" in text and "stopped: exited with code 0" in text, text
+    assert "said goodbye" in text, text
+    assert re.search(r"stopped: exited with code 0|killed: still running 1 s after", text), text

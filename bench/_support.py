@@ -28,24 +28,19 @@ from rq import Worker
 
 ROOT = Path(__file__).resolve().parent.parent
 TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
-# A bench stopped with `kill` stops its children as Ctrl-C does (its `finally`s run): they
-# are in sessions of their own, and were left running.
-signal.signal(signal.SIGTERM, _interrupt)
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from referee.match.runner import FailurePolicy, PushSeat, run_match  # noqa: E402
 from referee.match.sealing import Sealer, append_new_key  # noqa: E402
-from referee.processes import python_module, spawn  # noqa: E402
+from referee.processes import python_module, raise_interrupt, spawn  # noqa: E402
 from referee.redis_server import RedisServer, free_port  # noqa: E402
 from tournament.store import Store, bot_seats, new_match_meta, tournament_key  # noqa: E402
 from tournament.store.progress import Progress  # noqa: E402
+
+# A bench stopped with `kill` stops its children as Ctrl-C does: they are in sessions of
+# their own, and were left running.
+signal.signal(signal.SIGTERM, raise_interrupt)
 
 
 def load() -> str:

@@ -27,6 +27,12 @@ def spawn(argv: list[str], env: dict[str, str], log_path: Path | None = None,
     return process
 
 
+def raise_interrupt(signum: int, frame: object) -> None:
+    """A SIGTERM handler: the process stops as at Ctrl-C, its `finally`s run (its children,
+    in sessions of their own, would otherwise be left running)."""
+    raise KeyboardInterrupt
+
+
 def stop_all(processes: list[subprocess.Popen]) -> None:
     """SIGTERM each process group, then SIGKILL what is still there after 10 s."""
     for process in processes:

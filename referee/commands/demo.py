@@ -33,7 +33,7 @@ from referee.commands.dashboard import DEFAULT_PORT as DASHBOARD_PORT
 from referee.config import Config
 from referee.match import sandbox
 from referee.match.sealing import append_new_key
-from referee.processes import Supervisor, python_module
+from referee.processes import Supervisor, python_module, raise_interrupt
 from referee.redis_server import (
     RedisServer,
     RedisServerError,
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         env["REFEREE_SIGNING_KEY_FILE"] = str(_persistent_key_file(state_dir))
     redis_server: RedisServer | SentinelSet | None = None
     supervisor = Supervisor(state_dir / "logs", env)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = signal.signal(signal.SIGTERM, raise_interrupt)
     try:
         if args.ha:
             if env.get("REDIS_URL") or env.get("REDIS_SENTINELS"):
@@ -291,7 +291,3 @@ def _persistent_key_file(state_dir: Path) -> Path:
         state_dir.mkdir(parents=True, exist_ok=True)
         append_new_key(path)
     return path
-
-
-def _raise_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.procfs import live_processes
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPTS = {
@@ -55,20 +57,6 @@ def test_script_prints_its_figures_and_goal(script: str) -> None:
         assert label in done.stdout, f"{label!r} missing from:\n{done.stdout}"
 
 
-
-def _processes() -> list[tuple[int, int, int]]:
-    """(pid, parent pid, session id) of each live process (zombies left out)."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z":
-            found.append((int(pid), int(fields[1]), int(fields[3])))
-    return found
-
-
 def test_a_bench_stopped_with_kill_stops_its_children() -> None:
     """Its children (here Redis, and the API in a session of its own with its workers):
     a bench stopped with SIGTERM left them running, as no `finally` of it ran."""
@@ -78,15 +66,15 @@ def test_a_bench_stopped_with_kill_stops_its_children() -> None:
     children: set[int] = set()
     try:
         deadline = time.monotonic() + 120
-        while not any(pid == session for pid, _, session in _processes()
+        while not any(pid == session for pid, _, session in live_processes()
                       if pid in children):  # the API started (Redis was first)
             assert bench.poll() is None and time.monotonic() < deadline, "no API seen"
             time.sleep(0.05)
-            children = {pid for pid, parent, _ in _processes() if parent == bench.pid}
+            children = {pid for pid, parent, _ in live_processes() if parent == bench.pid}
         bench.send_signal(signal.SIGTERM)
         bench.wait(timeout=60)
         deadline = time.monotonic() + 30
-        while (left := [pid for pid, _, session in _processes()
+        while (left := [pid for pid, _, session in live_processes()
                         if pid in children or session in children]) \
                 and time.monotonic() < deadline:
             time.sleep(0.1)

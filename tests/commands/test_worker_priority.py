@@ -15,6 +15,7 @@ import pytest
 from referee.config import Config, ConfigError
 from referee.match import cgroups
 from tests.support.apitest import ROOT, worker_command, worker_env
+from tests.support.procfs import stat_fields
 
 
 def started_worker(redis_url: str, *args: str, nice: str | None,
@@ -41,8 +42,7 @@ def stop(proc: subprocess.Popen) -> None:
 
 def niceness_of(pid: int) -> int:
     """The nice value in /proc/<pid>/stat (field 19; the name may hold spaces)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[16])
+    return int(stat_fields(pid)[16])
 
 
 def autogroup_nice(pid: int) -> int | None:

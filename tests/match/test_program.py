@@ -12,11 +12,11 @@ import os
 import secrets
 import signal
 import time
-from pathlib import Path
 
 import pytest
 
 from referee.match.program import Program
+from tests.support.procfs import processes
 
 SLOW_MACHINE_S = 60
 
@@ -25,20 +25,9 @@ def descriptors() -> set[str]:
     return set(os.listdir("/proc/self/fd"))
 
 
-def processes_running(token: str) -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if token.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(int(pid))
-        except OSError:
-            pass
-    return found
-
-
 def kill_when_seen(token: str, timeout_s: float = SLOW_MACHINE_S) -> None:
     deadline = time.monotonic() + timeout_s
-    while not (found := processes_running(token)) and time.monotonic() < deadline:
+    while not (found := processes("cmdline", token)) and time.monotonic() < deadline:
         time.sleep(0.05)
     for pid in found:
         os.kill(pid, signal.SIGKILL)

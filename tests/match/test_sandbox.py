@@ -19,7 +19,7 @@ import textwrap
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from referee.match.sandbox import MIB, HostedProgram, Limits, SandboxUnavailable
 from referee.match.stderr import KEPT_BYTES, PROGRAM_BYTES
 from tests.support.hosted import ENTRY, reachable_folder
 from tests.support.hosted import HERE as HOSTED_SOURCES
+from tests.support.procfs import processes
 from tests.support.python_process import ENDLESS_S
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,16 +85,6 @@ async def probe(program: HostedProgram, code: str, timeout_s: float = 20.0) -> A
     """What the probe's `result` is after running `code` in the sandbox."""
     line = json.dumps({"code": textwrap.dedent(code)}).encode()
     return json.loads(await program.ask(line, timeout_s))
-
-
-def processes(where: str, token: str) -> list[int]:
-    """The pids whose /proc/<pid>/<where> (cmdline, cgroup) holds `token`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        with suppress(OSError):
-            if entry.name.isdigit() and token.encode() in (entry / where).read_bytes():
-                found.append(int(entry.name))
-    return found
 
 
 def decision() -> dict:

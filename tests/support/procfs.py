@@ -1,0 +1,32 @@
+"""What /proc says of the machine's processes, for tests that check what was left running."""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from pathlib import Path
+
+
+def processes(where: str, token: str) -> list[int]:
+    """The pids whose /proc/<pid>/<where> (cmdline, cgroup) holds `token`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with suppress(OSError):
+            if entry.name.isdigit() and token.encode() in (entry / where).read_bytes():
+                found.append(int(entry.name))
+    return found
+
+
+def stat_fields(pid: int) -> list[str]:
+    """/proc/<pid>/stat's fields after the name (which may hold spaces and parentheses):
+    [0] the state, [1] the parent's pid, [3] the session's id, [16] the nice value."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def live_processes() -> list[tuple[int, int, int]]:
+    """(pid, parent pid, session id) of each live process (zombies left out)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with suppress(OSError):
+            if entry.name.isdigit() and (fields := stat_fields(int(entry.name)))[0] != "Z":
+                found.append((int(entry.name), int(fields[1]), int(fields[3])))
+    return found

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from referee.match.program import Program
-from tests.support.procfs import processes
+from tests.support.procfs import processes, stat_fields
 
 SLOW_MACHINE_S = 60
 
@@ -31,6 +31,24 @@ def kill_when_seen(token: str, timeout_s: float = SLOW_MACHINE_S) -> None:
         time.sleep(0.05)
     for pid in found:
         os.kill(pid, signal.SIGKILL)
+
+
+async def daemon_started(token: str, program: Program) -> None:
+    """Once a process other than the program, with `token` in its command line, leads a
+    session of its own: before, a stop would kill it with the program's group, leaving
+    no daemon to test the stop against (and `kill_when_seen` waiting for one)."""
+    deadline = time.monotonic() + SLOW_MACHINE_S
+    while not any(pid != program.process.pid and leads_its_session(pid)
+                  for pid in processes("cmdline", token)):
+        assert time.monotonic() < deadline, "the daemon never started"
+        await asyncio.sleep(0.02)
+
+
+def leads_its_session(pid: int) -> bool:
+    try:
+        return stat_fields(pid)[3] == str(pid)
+    except OSError:  # gone meanwhile
+        return False
 
 
 @pytest.fixture
@@ -58,6 +76,8 @@ def test_a_stopped_program_leaves_no_descriptor_open(tmp_path, no_garbage_collec
         before = descriptors()
         program = await Program.start(["sh", "-c", script.format(token=token)], log, 1 << 16)
         await program.tell(b'{"update": 1}')
+        if "{token}" in script:
+            await daemon_started(token, program)
         await asyncio.wait_for(program.stop(None, 1.0), SLOW_MACHINE_S)
         return before, descriptors()
 

@@ -12,7 +12,6 @@ import json
 import os
 import platform
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -33,14 +32,14 @@ if str(ROOT) not in sys.path:
 
 from referee.match.runner import FailurePolicy, PushSeat, run_match  # noqa: E402
 from referee.match.sealing import Sealer, append_new_key  # noqa: E402
-from referee.processes import python_module, raise_interrupt, spawn  # noqa: E402
+from referee.processes import interrupt_on_sigterm, python_module, spawn  # noqa: E402
 from referee.redis_server import RedisServer, free_port  # noqa: E402
 from tournament.store import Store, bot_seats, new_match_meta, tournament_key  # noqa: E402
 from tournament.store.progress import Progress  # noqa: E402
 
 # A bench stopped with `kill` stops its children as Ctrl-C does: they are in sessions of
 # their own, and were left running.
-signal.signal(signal.SIGTERM, raise_interrupt)
+interrupt_on_sigterm()
 
 
 def load() -> str:

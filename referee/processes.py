@@ -3,12 +3,17 @@ in a log file, stopped together with their own children), and a process's own CP
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from referee.config import MAX_NICE
 from referee.match import cgroups
@@ -27,10 +32,48 @@ def spawn(argv: list[str], env: dict[str, str], log_path: Path | None = None,
     return process
 
 
-def raise_interrupt(signum: int, frame: object) -> None:
-    """A SIGTERM handler: the process stops as at Ctrl-C, its `finally`s run (its children,
-    in sessions of their own, would otherwise be left running)."""
+SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+_SIGTERM = {signal.SIGTERM}
+_fork = threading.local()  # whether the fork under way blocked SIGTERM (`_hold_sigterm`)
+
+
+def interrupt_on_sigterm() -> SignalHandler:
+    """From now on, SIGTERM stops this process as Ctrl-C does: its `finally`s run (its
+    children, in sessions of their own, would otherwise be left running). A process forked
+    from it (a multiprocessing pool's worker) still dies of SIGTERM, even one sent before
+    it ran a line: a pool stops its workers so, holding their queue's lock. Returns the
+    handler it replaces."""
+    _keep_forks_killable()
+    return signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
+
+
+@functools.cache
+def _keep_forks_killable() -> None:
+    """While `_interrupt` handles SIGTERM, a fork starts with SIGTERM's default. The signal
+    is held across the fork: a child gets it at once (before Python runs it), and CPython
+    drops a signal its handler caught before the child's set-up was done."""
+    os.register_at_fork(before=_hold_sigterm, after_in_parent=_release_sigterm,
+                        after_in_child=_default_sigterm)
+
+
+def _hold_sigterm() -> None:
+    _fork.held = (signal.getsignal(signal.SIGTERM) is _interrupt
+                  and signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, _SIGTERM))
+
+
+def _release_sigterm() -> None:
+    if getattr(_fork, "held", False):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGTERM)
+
+
+def _default_sigterm() -> None:
+    if getattr(_fork, "held", False):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGTERM)  # one sent meanwhile kills it
 
 
 def stop_all(processes: list[subprocess.Popen]) -> None:

@@ -33,7 +33,7 @@ from referee.commands.dashboard import DEFAULT_PORT as DASHBOARD_PORT
 from referee.config import Config
 from referee.match import sandbox
 from referee.match.sealing import append_new_key
-from referee.processes import Supervisor, python_module, raise_interrupt
+from referee.processes import Supervisor, interrupt_on_sigterm, python_module
 from referee.redis_server import (
     RedisServer,
     RedisServerError,
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         env["REFEREE_SIGNING_KEY_FILE"] = str(_persistent_key_file(state_dir))
     redis_server: RedisServer | SentinelSet | None = None
     supervisor = Supervisor(state_dir / "logs", env)
-    previous = signal.signal(signal.SIGTERM, raise_interrupt)
+    previous = interrupt_on_sigterm()
     try:
         if args.ha:
             if env.get("REDIS_URL") or env.get("REDIS_SENTINELS"):

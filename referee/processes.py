@@ -54,8 +54,9 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 @functools.cache
 def _keep_forks_killable() -> None:
     """While `_interrupt` handles SIGTERM, a fork starts with SIGTERM's default. The signal
-    is held across the fork: a child gets it at once (before Python runs it), and CPython
-    drops a signal its handler caught before the child's set-up was done."""
+    is blocked across the fork, then let through once the child has the default: CPython
+    drops a signal that its handler caught in a child not yet set up (one sent at once, to
+    a child that had not run yet)."""
     os.register_at_fork(before=_hold_sigterm, after_in_parent=_release_sigterm,
                         after_in_child=_default_sigterm)
 

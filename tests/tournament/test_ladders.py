@@ -83,10 +83,22 @@ def ladder_matches(api, ladder_id: str) -> list[dict]:
     return found
 
 
-def shown(standings: list[dict]) -> list[tuple]:
-    """The standings in short, each row whole (a failure's message cuts dicts short)."""
-    return [(row["name"], row["mu"], row["sigma"], row["matches"], row["status"])
-            for row in standings]
+def faulted(api, matches: list[dict]) -> str:
+    """Each match in which a seat faulted or forfeited (from its replay): a line each."""
+    lines = []
+    for match in matches:
+        steps = api.get(f"/matches/{match['id']}/replay").get_json()["steps"]
+        faults = [(step["seat"], step["fault"]) for step in steps if step.get("fault")]
+        if faults or match.get("forfeit"):
+            lines.append(f"\n  {match['id']}: faults {faults}, forfeit {match.get('forfeit')}")
+    return "".join(lines)
+
+
+def shown(standings: list[dict]) -> str:
+    """The standings, a line a bot: a failure's message shows a string whole (any other
+    object is cut short, rows with it)."""
+    return "".join(f"\n  {row['name']}: mu {row['mu']}, sigma {row['sigma']}, "
+                   f"{row['matches']} matches, {row['status']}" for row in standings)
 
 
 def kendall_tau(order: list[str], truth: dict[str, float]) -> float:
@@ -130,14 +142,18 @@ def test_a_ladder_of_bots_of_known_strength_orders_them_fairly(api, farm, worker
     view = ladder(api, made["id"])
     order = [row["bot"] for row in view["standings"]]
     tau = kendall_tau(order, truth)
-    assert tau >= 0.8, (tau, shown(view["standings"]))
+    matches = ladder_matches(api, made["id"])
+    # played offline (engine, these bots, matchmaking and ratings; a match at a time), 200
+    # ladders of this size never fell below 0.8 (2 pairs out of order at worst, 13 times):
+    # a failure is likelier an event than chance, so it says which matches faulted
+    assert tau >= 0.8, (f"tau {tau}; standings:{shown(view['standings'])}\n"
+                        f"matches with faults:{faulted(api, matches) or ' none'}")
     assert [row["ordinal"] for row in view["standings"]] == sorted(
         (row["ordinal"] for row in view["standings"]), reverse=True)
     played = [row["matches"] for row in view["standings"]]
     assert max(played) / min(played) <= 1.25, shown(view["standings"])
     sigma_before = {row["bot"]: row["sigma"] for row in early["standings"]}
     assert all(row["sigma"] < sigma_before[row["bot"]] for row in view["standings"])
-    matches = ladder_matches(api, made["id"])
     assert len(matches) == view["scheduled"]
     for match in matches:
         seated = {seat["bot_id"] for seat in match["seats"]}

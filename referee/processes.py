@@ -1,5 +1,6 @@
 """Processes: the demo's and the benchmarks' children (each in a session of its own, output
-in a log file, stopped together with their own children), and a process's own CPU share."""
+in a log file, stopped together with their own children), SIGTERM as Ctrl-C for the demo
+and the benchmarks themselves, and a process's own CPU share."""
 
 from __future__ import annotations
 

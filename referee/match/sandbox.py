@@ -707,13 +707,15 @@ async def build(language: Language, bot_dir: Path, limits: Limits) -> BuildResul
             if not await output.read(process.stdout):  # a build that never stops writing
                 flooded = True
                 cgroup.kill()
-            code = await process.wait()
+            await process.exited()  # not `wait()`: the pipe left unread may never end
+            code = process.returncode
     except TimeoutError:
         pass
     finally:
         out_of_memory = cgroup.oom_kills() > 0
         await cgroup.destroy()
-        await process.wait()
+        await process.exited()
+        await process.close()
     seconds = time.monotonic() - started
     if flooded:
         outcome = (f"build failed: stopped once its output passed {limits.file_bytes // MIB} "

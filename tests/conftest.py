@@ -8,6 +8,7 @@ them are in tests/support/."""
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import socket
@@ -100,6 +101,16 @@ class FileScheduling(LoadFileScheduling):
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> FileScheduling | None:
     return FileScheduling(config, log) if config.getvalue("dist") == "loadfile" else None
+
+
+@pytest.fixture
+def no_garbage_collection() -> Iterator[None]:
+    """The garbage collector held off for the test: only the code under test can have
+    closed what a test of leftovers (open descriptors) finds closed."""
+    gc.collect()
+    gc.disable()
+    yield
+    gc.enable()
 
 
 # ----- Redis -----------------------------------------------------------------------------

@@ -7,7 +7,6 @@ The programs are real processes; the garbage collector is held off so that only 
 have closed what is closed. The stop is bounded by a generous timeout, never timed."""
 
 import asyncio
-import gc
 import os
 import secrets
 import signal
@@ -16,13 +15,9 @@ import time
 import pytest
 
 from referee.match.program import Program
-from tests.support.procfs import processes, stat_fields
+from tests.support.procfs import open_descriptors, processes, stat_fields
 
 SLOW_MACHINE_S = 60
-
-
-def descriptors() -> set[str]:
-    return set(os.listdir("/proc/self/fd"))
 
 
 def kill_when_seen(token: str, timeout_s: float = SLOW_MACHINE_S) -> None:
@@ -51,14 +46,6 @@ def leads_its_session(pid: int) -> bool:
         return False
 
 
-@pytest.fixture
-def no_garbage_collection():
-    gc.collect()
-    gc.disable()
-    yield
-    gc.enable()
-
-
 @pytest.mark.parametrize(("script", "how_it_ended"), [
     ("exec cat", "stopped: exited with code 0"),
     # it exits at EOF; before, its stop waited out the grace for the daemon's pipe and
@@ -73,13 +60,13 @@ def test_a_stopped_program_leaves_no_descriptor_open(tmp_path, no_garbage_collec
     log = tmp_path / "stderr.log"
 
     async def run() -> tuple[set[str], set[str]]:
-        before = descriptors()
+        before = open_descriptors()
         program = await Program.start(["sh", "-c", script.format(token=token)], log, 1 << 16)
         await program.tell(b'{"update": 1}')
         if "{token}" in script:
             await daemon_started(token, program)
         await asyncio.wait_for(program.stop(None, 1.0), SLOW_MACHINE_S)
-        return before, descriptors()
+        return before, open_descriptors()
 
     try:
         before, after = asyncio.run(run())

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import gc
 import json
 import os
 import re
@@ -36,7 +35,7 @@ from referee.match.sandbox import MIB, HostedProgram, Limits, SandboxUnavailable
 from referee.match.stderr import KEPT_BYTES, PROGRAM_BYTES
 from tests.support.hosted import ENTRY, reachable_folder
 from tests.support.hosted import HERE as HOSTED_SOURCES
-from tests.support.procfs import processes
+from tests.support.procfs import open_descriptors, processes
 from tests.support.python_process import ENDLESS_S
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -196,21 +195,16 @@ def test_a_build_that_never_stops_writing_is_stopped_at_its_output_limit(bot_dir
 
 
 def test_a_build_stopped_at_its_output_limit_with_output_unread_is_not_waited_on_and_closed(
-        bot_dir):
+        bot_dir, no_garbage_collection):
     """Past 128 KiB unread, asyncio stops reading the pipe (here at once: a 1 MiB pipe, read
     256 KiB at a time); the build, killed, never reached its end there. Waiting for that
     (asyncio's `wait()`) waited out the build's time limit, and the pipe stayed open."""
     (bot_dir / "main.pl").write_text(
         'BEGIN { fcntl(STDOUT, 1031, 1 << 20); print "x" x (8 << 20); sleep 600 }\n')
-    gc.collect()
-    gc.disable()  # only the build may close what is closed
-    try:
-        before = set(os.listdir("/proc/self/fd"))
-        result = asyncio.run(sandbox.build(sandbox.languages()["perl"], bot_dir,
-                                           Limits(file_bytes=1 << 20, build_s=120.0)))
-        after = set(os.listdir("/proc/self/fd"))
-    finally:
-        gc.enable()
+    before = open_descriptors()
+    result = asyncio.run(sandbox.build(sandbox.languages()["perl"], bot_dir,
+                                       Limits(file_bytes=1 << 20, build_s=120.0)))
+    after = open_descriptors()
     assert result.log.splitlines()[-1] == ("build failed: stopped once its output passed "
                                            "1 MiB (REFEREE_SANDBOX_FILE_MB)")
     assert after <= before, f"left open: {sorted(after - before)}"

@@ -1,4 +1,5 @@
-"""What /proc says of the machine's processes, for tests that check what was left running."""
+"""What /proc says of the machine's processes, for tests that check what was left running
+(processes, and this process's open descriptors)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,8 @@ def live_processes() -> list[tuple[int, int, int]]:
             if entry.name.isdigit() and (fields := stat_fields(int(entry.name)))[0] != "Z":
                 found.append((int(entry.name), int(fields[1]), int(fields[3])))
     return found
+
+
+def open_descriptors() -> set[str]:
+    """This process's open file descriptors."""
+    return {entry.name for entry in Path("/proc/self/fd").iterdir()}

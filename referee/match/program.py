@@ -1,6 +1,11 @@
 """One stdin/stdout program serving one seat of one match: started, asked, stopped.
 
 The program is a process in a session of its own (stopping it stops its children too).
+What it leaves running in a session of its own (a daemon) is killed at its stop as well,
+where the kernel shows each process's environment (Linux's /proc): every process the
+program starts inherits `MARK` with a value of the program's own, and the stop kills every
+process that still holds it. A process that clears its environment, or writes over it,
+is not found.
 The bridge appends its stderr to the match's log file, where it also notes what happened
 (start, late or oversized answers, exit); a hosted program's notes go where its sandbox
 keeps them (`referee.match.stderr`). It reads one line per message on stdin and
@@ -14,10 +19,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import secrets
 import shlex
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -31,6 +37,10 @@ UPDATE_BACKLOG_BYTES = 1 << 16
 are dropped rather than waited for: a program that reads nothing delays neither its own
 decisions nor its match."""
 REAP_WAIT_S = 0.5
+MARK = "REFEREE_PROGRAM"
+"""The environment variable each program of a bridge and its processes carry, its value the
+program's own (`Program.mark`): what the program leaves running is found by it."""
+MARKED_LOOKS = 100  # a stop looks for marked processes at most this often (each fork seen)
 
 
 class ProgramDied(RefereeError):
@@ -136,8 +146,10 @@ class Program:
     """A running program; `ask` it decisions, `stop` it at the end of its match."""
 
     def __init__(self, process: Child, note: Callable[[str], None],
-                 line_limit: int):
-        """`note` records a line saying what happened to the program."""
+                 line_limit: int, mark: str | None = None):
+        """`note` records a line saying what happened to the program; `mark`: the value of
+        `MARK` in its environment, if it was given one (its processes left running are then
+        killed at its stop)."""
         if process.stdin is None or process.stdout is None:
             raise ValueError("a program is started with pipes for its stdin and stdout")
         self.process = process
@@ -146,16 +158,19 @@ class Program:
         self.lines = LineReader(process.stdout, line_limit)
         self.owed = 0  # answer lines expected and not read yet
         self.dead: str | None = None  # how it died, once it did
+        self.mark = mark
 
     @classmethod
     async def start(cls, argv: list[str], log_path: Path, line_limit: int) -> Program:
-        """Start `argv` with its stderr appended to `log_path`; OSError when it cannot run."""
+        """Start `argv` with its stderr appended to `log_path`, marked (`MARK`); OSError
+        when it cannot run."""
+        mark = secrets.token_hex(16)
         with open(log_path, "ab") as log_file:
             process = await spawn(*argv, stdin=asyncio.subprocess.PIPE,
                                   stdout=asyncio.subprocess.PIPE, stderr=log_file,
-                                  start_new_session=True)
+                                  start_new_session=True, env={**os.environ, MARK: mark})
         note(log_path, f"started pid {process.pid}: {shlex.join(argv)}")
-        return cls(process, functools.partial(note, log_path), line_limit)
+        return cls(process, functools.partial(note, log_path), line_limit, mark)
 
     async def ask(self, line: bytes) -> bytes:
         """Send one message line and return the answer line; the caller bounds the time.
@@ -196,7 +211,8 @@ class Program:
     async def stop(self, last_line: bytes | None, grace_s: float) -> None:
         """Send `last_line` (if any) then EOF; kill the program if it still runs `grace_s`
         later. Its output is read and dropped until it is gone, so it can neither block on
-        writing; then its pipes are closed, even those a process it left behind holds."""
+        writing; then its pipes are closed, even those a process it left behind holds, and
+        the processes it left running are killed (when it is marked)."""
         drain = asyncio.ensure_future(self._discard_output())
         try:
             if self.process.returncode is None and not self.dead:
@@ -214,6 +230,13 @@ class Program:
         finally:
             drain.cancel()
             await self.process.close()
+            if self.mark:
+                await self._kill_left_running(self.mark)
+
+    async def _kill_left_running(self, mark: str) -> None:
+        if killed := await asyncio.to_thread(kill_marked, mark):
+            self.note(f"killed {killed} process(es) it left running in a session of their "
+                      "own")
 
     def kill(self) -> None:
         """SIGKILL the program's whole process group (its children too)."""
@@ -243,6 +266,38 @@ class Program:
         with suppress(ConnectionError):
             while await self.stdout.read(READ_CHUNK):
                 pass
+
+
+def kill_marked(mark: str) -> int:
+    """SIGKILL every process whose environment holds `MARK` = `mark`, looking again until a
+    look finds none not killed yet (one may fork meanwhile); how many were killed."""
+    killed: set[int] = set()
+    for _ in range(MARKED_LOOKS):
+        found = set(marked_processes(mark)) - killed
+        if not found:
+            break
+        for pid in found:
+            with suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        killed |= found
+    return len(killed)
+
+
+def marked_processes(mark: str) -> Iterator[int]:
+    """The pids whose environment holds `MARK` = `mark` (of those whose environment this
+    process may read; none without /proc). A process that exited shows none."""
+    entry = f"{MARK}={mark}".encode()
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return
+    for name in filter(str.isdigit, names):
+        try:
+            with open(f"/proc/{name}/environ", "rb") as environ:
+                if entry in environ.read().split(b"\0"):
+                    yield int(name)
+        except OSError:  # gone meanwhile, or another user's
+            continue
 
 
 def describe_exit(code: int | None) -> str:

@@ -9,6 +9,8 @@ thread of the test process. Waits poll with long overall timeouts, never assert 
 import asyncio
 import json
 import os
+import secrets
+import shlex
 import socket
 import time
 
@@ -17,6 +19,7 @@ import requests
 
 from referee.match.botclient import BotClient, Fault
 from referee.match.signing import HEADER, signature_header
+from tests.support.procfs import daemons, kill_all, processes
 
 SLOW_MACHINE_S = 60
 
@@ -229,6 +232,24 @@ def test_a_program_still_running_a_second_after_the_result_is_killed(stdio_bot, 
         wait_until(lambda: not _alive(pid), "the stubborn program to be killed")
     assert reply.fault == Fault.TIMEOUT
     assert "killed: still running 1 s after its last line" in log_text(tmp_path)
+
+
+def test_a_daemon_the_program_left_running_is_killed_at_the_result(stdio_bot, program,
+                                                                   tmp_path):
+    """A process the program started in a session of its own outlives the program's
+    process group; the bridge kills it too when the match ends (`referee.match.program`)."""
+    token = f"1000.{secrets.randbelow(10**9)}"
+    argv = ["sh", "-c", f"setsid sleep {token} & exec {shlex.join(program('first'))}"]
+    try:
+        with stdio_bot(argv) as url:
+            reply = ask(url, decision(step=0))
+            wait_until(lambda: daemons(token), "the daemon to start")
+            requests.post(url, json=result_notice(), timeout=SLOW_MACHINE_S)
+            wait_until(lambda: not processes("cmdline", token), "the daemon to be killed")
+        assert reply.fault is None
+        assert "killed 1 process(es) it left running" in log_text(tmp_path)
+    finally:
+        kill_all(token)
 
 
 def test_a_result_for_a_match_the_bridge_never_saw_is_answered_200(stdio_bot, program):

@@ -1,49 +1,44 @@
 """A stdin/stdout program (`referee.match.program`) is stopped whatever it left running: a
 process of its own in a session of its own that holds its stdout neither delays the stop,
 nor hangs it, nor makes its note say the program was killed when it exited, nor keeps a
-descriptor open in the process that ran it (a bridge runs thousands of programs).
+descriptor open in the process that ran it (a bridge runs thousands of programs); and the
+stop kills it, and what it started, but nothing another program started.
 
 The programs are real processes; the garbage collector is held off so that only `stop` can
 have closed what is closed. The stop is bounded by a generous timeout, never timed."""
 
 import asyncio
-import os
+import re
 import secrets
-import signal
 import time
 
 import pytest
 
 from referee.match.program import Program
-from tests.support.procfs import open_descriptors, processes, stat_fields
+from tests.support.procfs import daemons, kill_all, open_descriptors, processes
 
 SLOW_MACHINE_S = 60
-
-
-def kill_when_seen(token: str, timeout_s: float = SLOW_MACHINE_S) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not (found := processes("cmdline", token)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    for pid in found:
-        os.kill(pid, signal.SIGKILL)
 
 
 async def daemon_started(token: str, program: Program) -> None:
     """Once a process other than the program, with `token` in its command line, leads a
     session of its own: before, a stop would kill it with the program's group, leaving
-    no daemon to test the stop against (and `kill_when_seen` waiting for one)."""
+    no daemon to test the stop against."""
     deadline = time.monotonic() + SLOW_MACHINE_S
-    while not any(pid != program.process.pid and leads_its_session(pid)
-                  for pid in processes("cmdline", token)):
+    while not any(pid != program.process.pid for pid in daemons(token)):
         assert time.monotonic() < deadline, "the daemon never started"
         await asyncio.sleep(0.02)
 
 
-def leads_its_session(pid: int) -> bool:
-    try:
-        return stat_fields(pid)[3] == str(pid)
-    except OSError:  # gone meanwhile
-        return False
+async def gone(token: str) -> bool:
+    """Whether every process with `token` in its command line is gone (a killed one may
+    take a moment to exit; a slow machine gets a minute)."""
+    deadline = time.monotonic() + SLOW_MACHINE_S
+    while processes("cmdline", token):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
 
 
 @pytest.mark.parametrize(("script", "how_it_ended"), [
@@ -73,5 +68,66 @@ def test_a_stopped_program_leaves_no_descriptor_open(tmp_path, no_garbage_collec
         assert after <= before, f"left open: {sorted(after - before)}"
         assert how_it_ended in log.read_text()
     finally:
-        if "{token}" in script:
-            kill_when_seen(token)
+        kill_all(token)
+
+
+@pytest.mark.parametrize("script", [
+    # a daemon of the program's own: its group's kill leaves it running
+    "setsid sleep {token} & exec cat",
+    # a double fork: the daemon's parent exited at once, the program is not its parent
+    "(setsid sleep {token} &); exec cat",
+    # a daemon that starts a process of its own, and a program that ignores EOF
+    "setsid sh -c 'sleep {token} & exec sleep {token}' & exec sleep {token}",
+])
+def test_what_a_program_left_running_in_a_session_of_its_own_is_killed_at_its_stop(
+        tmp_path, script):
+    token = f"1000.{secrets.randbelow(10**9)}"
+    log = tmp_path / "stderr.log"
+
+    async def run() -> bool:
+        program = await Program.start(["sh", "-c", script.format(token=token)], log, 1 << 16)
+        await daemon_started(token, program)
+        await asyncio.wait_for(program.stop(None, 1.0), SLOW_MACHINE_S)
+        return await gone(token)
+
+    try:
+        assert asyncio.run(run()), f"left running: {processes('cmdline', token)}"
+        assert re.search(r"killed [12] process\(es\) it left running", log.read_text())
+    finally:
+        kill_all(token)
+
+
+def test_a_stop_kills_what_its_own_program_left_running_and_nothing_of_another(tmp_path):
+    """Each program has a mark of its own: two programs of one bridge, each with a daemon;
+    stopping the first leaves the second's daemon running."""
+    tokens = [f"1000.{secrets.randbelow(10**9)}" for _ in range(2)]
+
+    async def run() -> tuple[bool, list[int], bool]:
+        programs = [await Program.start(["sh", "-c", f"setsid sleep {token} & exec cat"],
+                                        tmp_path / f"{token}.log", 1 << 16)
+                    for token in tokens]
+        for token, program in zip(tokens, programs, strict=True):
+            await daemon_started(token, program)
+        await asyncio.wait_for(programs[0].stop(None, 1.0), SLOW_MACHINE_S)
+        first_gone, second_left = await gone(tokens[0]), daemons(tokens[1])
+        await asyncio.wait_for(programs[1].stop(None, 1.0), SLOW_MACHINE_S)
+        return first_gone, second_left, await gone(tokens[1])
+
+    try:
+        first_gone, second_left, second_gone = asyncio.run(run())
+        assert first_gone and second_left and second_gone
+    finally:
+        for token in tokens:
+            kill_all(token)
+
+
+def test_a_program_that_left_nothing_running_says_nothing_of_it(tmp_path):
+    log = tmp_path / "stderr.log"
+
+    async def run() -> None:
+        program = await Program.start(["cat"], log, 1 << 16)
+        await asyncio.wait_for(program.stop(None, 1.0), SLOW_MACHINE_S)
+
+    asyncio.run(run())
+    assert "stopped: exited with code 0" in log.read_text()
+    assert "left running" not in log.read_text()

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from contextlib import suppress
 from pathlib import Path
 
@@ -36,3 +38,23 @@ def live_processes() -> list[tuple[int, int, int]]:
 def open_descriptors() -> set[str]:
     """This process's open file descriptors."""
     return {entry.name for entry in Path("/proc/self/fd").iterdir()}
+
+
+def daemons(token: str) -> list[int]:
+    """The live processes with `token` in their command line that lead a session of their
+    own (a daemon: what a stop of its starter's process group leaves running)."""
+    return [pid for pid in processes("cmdline", token) if leads_its_session(pid)]
+
+
+def leads_its_session(pid: int) -> bool:
+    try:
+        return stat_fields(pid)[3] == str(pid)
+    except OSError:  # gone meanwhile
+        return False
+
+
+def kill_all(token: str) -> None:
+    """SIGKILL the processes with `token` in their command line (a test's clean-up)."""
+    for pid in processes("cmdline", token):
+        with suppress(OSError):
+            os.kill(pid, signal.SIGKILL)

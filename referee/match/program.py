@@ -23,7 +23,7 @@ import secrets
 import shlex
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -271,33 +271,53 @@ class Program:
 def kill_marked(mark: str) -> int:
     """SIGKILL every process whose environment holds `MARK` = `mark`, looking again until a
     look finds none not killed yet (one may fork meanwhile); how many were killed."""
+    entry = f"{MARK}={mark}".encode()
     killed: set[int] = set()
     for _ in range(MARKED_LOOKS):
-        found = set(marked_processes(mark)) - killed
+        found = {pid for pid in _pids() if _marked(pid, entry)} - killed
         if not found:
             break
-        for pid in found:
-            with suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        killed |= found
+        killed |= {pid for pid in found if _kill_if_marked(pid, entry)}
     return len(killed)
 
 
-def marked_processes(mark: str) -> Iterator[int]:
-    """The pids whose environment holds `MARK` = `mark` (of those whose environment this
-    process may read; none without /proc). A process that exited shows none."""
-    entry = f"{MARK}={mark}".encode()
+def _kill_if_marked(pid: int, entry: bytes) -> bool:
+    """SIGKILL the process `pid` names if it is still marked with `entry`, through a pidfd:
+    a pid the process left and another took meanwhile is never signalled."""
     try:
-        names = os.listdir("/proc")
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:  # gone
+        return False
+    except OSError:  # a kernel without pidfds (before Linux 5.3): a plain kill
+        with suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        return True
+    try:
+        if not _marked(pid, entry):  # the pidfd's process is the one read now
+            return False
+        with suppress(ProcessLookupError, PermissionError):
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        return True
+    finally:
+        os.close(pidfd)
+
+
+def _pids() -> list[int]:
+    """Every process's pid (none without /proc)."""
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
     except OSError:
-        return
-    for name in filter(str.isdigit, names):
-        try:
-            with open(f"/proc/{name}/environ", "rb") as environ:
-                if entry in environ.read().split(b"\0"):
-                    yield int(name)
-        except OSError:  # gone meanwhile, or another user's
-            continue
+        return []
+
+
+def _marked(pid: int, entry: bytes) -> bool:
+    """Whether the environment of `pid` holds `entry` (False when it cannot be read: gone,
+    exited, or another user's)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as environ:
+            return entry in environ.read().split(b"\0")
+    except OSError:
+        return False
 
 
 def describe_exit(code: int | None) -> str:

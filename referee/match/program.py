@@ -1,17 +1,18 @@
 """One stdin/stdout program serving one seat of one match: started, asked, stopped.
 
 The program is a process in a session of its own (stopping it stops its children too).
-What it leaves running in a session of its own (a daemon) is killed at its stop as well,
-where the kernel shows each process's environment (Linux's /proc): every process the
-program starts inherits `MARK` with a value of the program's own, and the stop kills every
-process that still holds it. A process that clears its environment, or writes over it,
-is not found.
 The bridge appends its stderr to the match's log file, where it also notes what happened
 (start, late or oversized answers, exit); a hosted program's notes go where its sandbox
 keeps them (`referee.match.stderr`). It reads one line per message on stdin and
 writes one answer line per decision on stdout. The answers it owes are counted: when the
 bridge gave up waiting for one (a timeout), that late line is read and dropped before the
 next decision's answer, so question and answer never get out of step.
+
+What a bridge's program leaves running in a session of its own (a daemon) is killed at its
+stop too, where the kernel shows each process's environment (Linux's /proc): every process
+the program starts inherits `MARK`, set to a value of the program's own, and the stop
+kills every process that still holds it. One that clears its environment, or writes over
+it, is not found. (A hosted program's sandbox is a PID namespace: nothing outlives it.)
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ import orjson
 from referee.bridge import httpd
 from referee.errors import RefereeError
 from referee.match.botclient import DEFAULT_DEADLINE_MS, MAX_REPLY_BYTES
-from referee.match.program import LineTooLong, Program, ProgramDied, note
+from referee.match.program import LeftRunning, LineTooLong, Program, ProgramDied, note
 from referee.match.signing import HEADER, SignatureError, verify_signature
 
 log = logging.getLogger(__name__)
@@ -117,6 +117,7 @@ class Bridge:
         self.background: set[asyncio.Task] = set()  # programs stopping, updates being told
         self.http = httpd.HttpServer(self.handle)
         self.reaper: asyncio.Task | None = None
+        self.left_running = LeftRunning()  # kills what stopped programs left running
         self.closing = False
 
     async def start(self, host: str, port: int) -> int:
@@ -127,7 +128,8 @@ class Bridge:
         return port
 
     async def close(self) -> None:
-        """Stop listening and stop every program (EOF, killed a second later)."""
+        """Stop listening and stop every program (EOF, killed a second later), then what
+        they left running."""
         self.closing = True
         self.http.stop_listening()
         if self.reaper:
@@ -138,6 +140,7 @@ class Bridge:
         await asyncio.gather(*(session.program.stop(None, STOP_GRACE_S)
                                for session in sessions if session.program),
                              *self.background, return_exceptions=True)
+        await self.left_running.flush()
         await self.http.close()
 
     async def handle(self, request: httpd.Request) -> httpd.Response:
@@ -215,7 +218,7 @@ class Bridge:
                                         "bridge are busy deciding (see --max-programs)"})
         try:
             session.program = await Program.start(list(self.config.command), session.log_path,
-                                                   self.config.line_limit)
+                                                   self.config.line_limit, self.left_running)
         except OSError as error:
             note(session.log_path, f"cannot start the program: {error}")
             return _json(502, {"error": f"the bridge cannot start the program: {error}"})

@@ -8,11 +8,12 @@ writes one answer line per decision on stdout. The answers it owes are counted: 
 bridge gave up waiting for one (a timeout), that late line is read and dropped before the
 next decision's answer, so question and answer never get out of step.
 
-What a bridge's program leaves running in a session of its own (a daemon) is killed at its
-stop too, where the kernel shows each process's environment (Linux's /proc): every process
-the program starts inherits `MARK`, set to a value of the program's own, and the stop
-kills every process that still holds it. One that clears its environment, or writes over
-it, is not found. (A hosted program's sandbox is a PID namespace: nothing outlives it.)
+What a bridge's program leaves running in a session of its own (a daemon) is killed after
+its stop too, where the kernel shows each process's environment (Linux's /proc): every
+process the program starts inherits `MARK`, set to a value of the program's own, and the
+stop hands that value to the bridge's `LeftRunning`, which kills every process that still
+holds it. One that clears its environment, or writes over it, is not found. (A hosted
+program's sandbox is a PID namespace: nothing outlives it.)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import secrets
 import shlex
 import signal
 import time
+from collections import Counter
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
@@ -40,8 +42,10 @@ decisions nor its match."""
 REAP_WAIT_S = 0.5
 MARK = "REFEREE_PROGRAM"
 """The environment variable each program of a bridge and its processes carry, its value the
-program's own (`Program.mark`): what the program leaves running is found by it."""
-MARKED_LOOKS = 100  # a stop looks for marked processes at most this often (each fork seen)
+program's own: what the program leaves running is found by it (`LeftRunning`)."""
+_MARK_PREFIX = f"{MARK}=".encode()
+MARKED_LOOKS = 100  # a sweep looks for marked processes at most this often (each fork seen)
+SWEEP_EVERY_S = 0.5
 
 
 class ProgramDied(RefereeError):
@@ -147,10 +151,10 @@ class Program:
     """A running program; `ask` it decisions, `stop` it at the end of its match."""
 
     def __init__(self, process: Child, note: Callable[[str], None],
-                 line_limit: int, mark: str | None = None):
-        """`note` records a line saying what happened to the program; `mark`: the value of
-        `MARK` in its environment, if it was given one (its processes left running are then
-        killed at its stop)."""
+                 line_limit: int, left_running: tuple[LeftRunning, str] | None = None):
+        """`note` records a line saying what happened to the program; `left_running`: where
+        its stop hands over its mark (the value of `MARK` in its environment), when it has
+        one."""
         if process.stdin is None or process.stdout is None:
             raise ValueError("a program is started with pipes for its stdin and stdout")
         self.process = process
@@ -159,19 +163,22 @@ class Program:
         self.lines = LineReader(process.stdout, line_limit)
         self.owed = 0  # answer lines expected and not read yet
         self.dead: str | None = None  # how it died, once it did
-        self.mark = mark
+        self.left_running = left_running
 
     @classmethod
-    async def start(cls, argv: list[str], log_path: Path, line_limit: int) -> Program:
-        """Start `argv` with its stderr appended to `log_path`, marked (`MARK`); OSError
-        when it cannot run."""
+    async def start(cls, argv: list[str], log_path: Path, line_limit: int,
+                    left_running: LeftRunning) -> Program:
+        """Start `argv` with its stderr appended to `log_path`, marked (`MARK`): what it
+        leaves running is killed by `left_running` after its stop. OSError when it cannot
+        run."""
         mark = secrets.token_hex(16)
         with open(log_path, "ab") as log_file:
             process = await spawn(*argv, stdin=asyncio.subprocess.PIPE,
                                   stdout=asyncio.subprocess.PIPE, stderr=log_file,
                                   start_new_session=True, env={**os.environ, MARK: mark})
         note(log_path, f"started pid {process.pid}: {shlex.join(argv)}")
-        return cls(process, functools.partial(note, log_path), line_limit, mark)
+        return cls(process, functools.partial(note, log_path), line_limit,
+                   (left_running, mark))
 
     async def ask(self, line: bytes) -> bytes:
         """Send one message line and return the answer line; the caller bounds the time.
@@ -213,7 +220,7 @@ class Program:
         """Send `last_line` (if any) then EOF; kill the program if it still runs `grace_s`
         later. Its output is read and dropped until it is gone, so it can neither block on
         writing; then its pipes are closed, even those a process it left behind holds, and
-        the processes it left running are killed (when it is marked)."""
+        its mark is handed over (the processes it left running are killed soon after)."""
         drain = asyncio.ensure_future(self._discard_output())
         try:
             if self.process.returncode is None and not self.dead:
@@ -231,13 +238,9 @@ class Program:
         finally:
             drain.cancel()
             await self.process.close()
-            if self.mark:
-                await self._kill_left_running(self.mark)
-
-    async def _kill_left_running(self, mark: str) -> None:
-        if killed := await asyncio.to_thread(kill_marked, mark):
-            self.note(f"killed {killed} process(es) it left running in a session of their "
-                      "own")
+            if self.left_running:
+                left_running, mark = self.left_running
+                left_running.hand_over(mark, self.note)
 
     def kill(self) -> None:
         """SIGKILL the program's whole process group (its children too)."""
@@ -269,22 +272,62 @@ class Program:
                 pass
 
 
-def kill_marked(mark: str) -> int:
-    """SIGKILL every process whose environment holds `MARK` = `mark`, looking again until a
-    look finds none not killed yet (one may fork meanwhile); how many were killed."""
-    entry = f"{MARK}={mark}".encode()
-    killed: set[int] = set()
+class LeftRunning:
+    """Kills what stopped programs left running, for many programs at once: each stop hands
+    over its program's mark, and one look at /proc, at most every `SWEEP_EVERY_S`, kills
+    the processes of every mark handed over since (a look costs a few microseconds a
+    process on the machine: too much to take at each stop of a busy bridge)."""
+
+    def __init__(self, every_s: float = SWEEP_EVERY_S):
+        self.every_s = every_s
+        self.pending: dict[str, Callable[[str], None]] = {}  # mark -> its program's `note`
+        self.sweeping: asyncio.Task[None] | None = None
+        self.now = asyncio.Event()
+
+    def hand_over(self, mark: str, note: Callable[[str], None]) -> None:
+        """Kill what the program of `mark` left running, soon; `note` says how many."""
+        self.pending[mark] = note
+        if self.sweeping is None or self.sweeping.done():
+            self.sweeping = asyncio.ensure_future(self._sweep_while_pending())
+
+    async def flush(self) -> None:
+        """Once every mark handed over so far is swept, without waiting for the next turn
+        (a bridge closing)."""
+        self.now.set()
+        try:
+            if self.sweeping is not None:
+                await self.sweeping
+        finally:
+            self.now.clear()
+
+    async def _sweep_while_pending(self) -> None:
+        while self.pending:
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self.now.wait(), self.every_s)
+            marks, self.pending = self.pending, {}
+            killed = await asyncio.to_thread(kill_marked, set(marks))
+            for mark, count in killed.items():
+                marks[mark](f"killed {count} process(es) it left running in a session of "
+                            "their own")
+
+
+def kill_marked(marks: set[str]) -> Counter[str]:
+    """SIGKILL every process whose environment holds `MARK` with one of `marks`, looking
+    again until a look finds none not killed yet (one may fork meanwhile); how many were
+    killed, by mark."""
+    killed: dict[int, str] = {}
     for _ in range(MARKED_LOOKS):
-        found = {pid for pid in _pids() if _marked(pid, entry)} - killed
+        found = {pid: mark for pid in _pids() if pid not in killed
+                 and (mark := _mark(pid)) in marks}
         if not found:
             break
-        killed |= {pid for pid in found if _kill_if_marked(pid, entry)}
-    return len(killed)
+        killed |= {pid: mark for pid, mark in found.items() if _kill_if_marked(pid, mark)}
+    return Counter(killed.values())
 
 
-def _kill_if_marked(pid: int, entry: bytes) -> bool:
-    """SIGKILL the process `pid` names if it is still marked with `entry`, through a pidfd:
-    a pid the process left and another took meanwhile is never signalled."""
+def _kill_if_marked(pid: int, mark: str) -> bool:
+    """SIGKILL the process `pid` names if it still holds `mark`, through a pidfd: a pid the
+    process left and another took meanwhile is never signalled."""
     try:
         pidfd = os.pidfd_open(pid)
     except ProcessLookupError:  # gone
@@ -294,7 +337,7 @@ def _kill_if_marked(pid: int, entry: bytes) -> bool:
             os.kill(pid, signal.SIGKILL)
         return True
     try:
-        if not _marked(pid, entry):  # the pidfd's process is the one read now
+        if _mark(pid) != mark:  # the pidfd's process is the one read now
             return False
         with suppress(ProcessLookupError, PermissionError):
             signal.pidfd_send_signal(pidfd, signal.SIGKILL)
@@ -311,14 +354,18 @@ def _pids() -> list[int]:
         return []
 
 
-def _marked(pid: int, entry: bytes) -> bool:
-    """Whether the environment of `pid` holds `entry` (False when it cannot be read: gone,
-    exited, or another user's)."""
+def _mark(pid: int) -> str | None:
+    """The value of `MARK` in the environment of `pid` (None without, or when it cannot be
+    read: gone, exited, or another user's)."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as environ:
-            return entry in environ.read().split(b"\0")
+            entries = environ.read().split(b"\0")
     except OSError:
-        return False
+        return None
+    for entry in entries:
+        if entry.startswith(_MARK_PREFIX):
+            return entry[len(_MARK_PREFIX):].decode(errors="replace")
+    return None
 
 
 def describe_exit(code: int | None) -> str:

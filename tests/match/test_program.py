@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from referee.match.program import Program
+from referee.match.program import LeftRunning, Program
 from tests.support.procfs import daemons, kill_all, open_descriptors, processes
 
 SLOW_MACHINE_S = 60
@@ -56,11 +56,14 @@ def test_a_stopped_program_leaves_no_descriptor_open(tmp_path, no_garbage_collec
 
     async def run() -> tuple[set[str], set[str]]:
         before = open_descriptors()
-        program = await Program.start(["sh", "-c", script.format(token=token)], log, 1 << 16)
+        left_running = LeftRunning()
+        program = await Program.start(["sh", "-c", script.format(token=token)], log, 1 << 16,
+                                      left_running)
         await program.tell(b'{"update": 1}')
         if "{token}" in script:
             await daemon_started(token, program)
         await asyncio.wait_for(program.stop(None, 1.0), SLOW_MACHINE_S)
+        await asyncio.wait_for(left_running.flush(), SLOW_MACHINE_S)
         return before, open_descriptors()
 
     try:
@@ -79,13 +82,15 @@ def test_a_stopped_program_leaves_no_descriptor_open(tmp_path, no_garbage_collec
     # a daemon that starts a process of its own, and a program that ignores EOF
     "setsid sh -c 'sleep {token} & exec sleep {token}' & exec sleep {token}",
 ])
-def test_what_a_program_left_running_in_a_session_of_its_own_is_killed_at_its_stop(
+def test_what_a_program_left_running_in_a_session_of_its_own_is_killed_after_its_stop(
         tmp_path, script):
+    """Killed at the sweep's next turn (`LeftRunning`, every half second), not waited for."""
     token = f"1000.{secrets.randbelow(10**9)}"
     log = tmp_path / "stderr.log"
 
     async def run() -> bool:
-        program = await Program.start(["sh", "-c", script.format(token=token)], log, 1 << 16)
+        program = await Program.start(["sh", "-c", script.format(token=token)], log, 1 << 16,
+                                      LeftRunning())
         await daemon_started(token, program)
         await asyncio.wait_for(program.stop(None, 1.0), SLOW_MACHINE_S)
         return await gone(token)
@@ -99,18 +104,21 @@ def test_what_a_program_left_running_in_a_session_of_its_own_is_killed_at_its_st
 
 def test_a_stop_kills_what_its_own_program_left_running_and_nothing_of_another(tmp_path):
     """Each program has a mark of its own: two programs of one bridge, each with a daemon;
-    stopping the first leaves the second's daemon running."""
+    stopping the first leaves the second's daemon running. A flush sweeps at once."""
     tokens = [f"1000.{secrets.randbelow(10**9)}" for _ in range(2)]
 
     async def run() -> tuple[bool, list[int], bool]:
+        left_running = LeftRunning(every_s=SLOW_MACHINE_S)  # only the flushes sweep
         programs = [await Program.start(["sh", "-c", f"setsid sleep {token} & exec cat"],
-                                        tmp_path / f"{token}.log", 1 << 16)
+                                        tmp_path / f"{token}.log", 1 << 16, left_running)
                     for token in tokens]
         for token, program in zip(tokens, programs, strict=True):
             await daemon_started(token, program)
         await asyncio.wait_for(programs[0].stop(None, 1.0), SLOW_MACHINE_S)
+        await asyncio.wait_for(left_running.flush(), SLOW_MACHINE_S)
         first_gone, second_left = await gone(tokens[0]), daemons(tokens[1])
         await asyncio.wait_for(programs[1].stop(None, 1.0), SLOW_MACHINE_S)
+        await asyncio.wait_for(left_running.flush(), SLOW_MACHINE_S)
         return first_gone, second_left, await gone(tokens[1])
 
     try:
@@ -125,8 +133,10 @@ def test_a_program_that_left_nothing_running_says_nothing_of_it(tmp_path):
     log = tmp_path / "stderr.log"
 
     async def run() -> None:
-        program = await Program.start(["cat"], log, 1 << 16)
+        left_running = LeftRunning()
+        program = await Program.start(["cat"], log, 1 << 16, left_running)
         await asyncio.wait_for(program.stop(None, 1.0), SLOW_MACHINE_S)
+        await asyncio.wait_for(left_running.flush(), SLOW_MACHINE_S)
 
     asyncio.run(run())
     assert "stopped: exited with code 0" in log.read_text()

@@ -1,8 +1,9 @@
 """A stdin/stdout program (`referee.match.program`) is stopped whatever it left running: a
 process of its own in a session of its own that holds its stdout neither delays the stop,
 nor hangs it, nor makes its note say the program was killed when it exited, nor keeps a
-descriptor open in the process that ran it (a bridge runs thousands of programs); and the
-stop kills it, and what it started, but nothing another program started.
+descriptor open in the process that ran it (a bridge runs thousands of programs); and it
+is killed after the stop (`LeftRunning`), with what it started, but nothing another
+program started.
 
 The programs are real processes; the garbage collector is held off so that only `stop` can
 have closed what is closed. The stop is bounded by a generous timeout, never timed."""

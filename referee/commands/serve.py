@@ -33,6 +33,7 @@ import gc
 import logging
 import os
 import secrets
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -137,6 +138,23 @@ class ProblemWorker(GeventWorker):
     """gunicorn's gevent worker whose own error answers are problems (`gunicorn_problem`)
     rather than HTML pages; each is logged as gunicorn logs it (the client's bytes cut
     short) and closes the connection, as gunicorn's do."""
+
+    def handle_quit(self, sig, frame) -> None:
+        """Ctrl-C (SIGINT) and SIGQUIT, gunicorn's quick stop, in a greenlet of its own as
+        gunicorn's gevent worker does (`_quit_now`)."""
+        gevent.spawn(self._quit_now)
+
+    def _quit_now(self) -> None:
+        """Exit at once, the logs flushed: gunicorn's own quick stop calls `sys.exit` in a
+        greenlet, which gevent reports with two tracebacks at every Ctrl-C (gunicorn
+        #3239). Requests in flight are cut short, as a quick stop means (SIGTERM is the
+        graceful one)."""
+        self.alive = False
+        self.cfg.worker_int(self)
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
     def handle_error(self, req, client, addr, exc) -> None:
         started = datetime.now()

@@ -51,6 +51,30 @@ def test_serve_runs_gunicorn_and_prints_its_address_and_admin_token(redis_url, o
         proc.wait(timeout=20)
 
 
+def test_ctrl_c_stops_serve_at_once_and_without_a_traceback(redis_url, tmp_path):
+    """Ctrl-C reaches the whole group (gunicorn's master and its workers); gunicorn's
+    gevent worker used to answer it with gevent's report of a greenlet that 'failed with
+    SystemExit' and two tracebacks (gunicorn #3239)."""
+    port, log = free_port(), tmp_path / "serve.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "referee.cli", "serve", "--port", str(port), "--workers",
+             "2"], env=worker_env(redis_url), cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True)
+    try:
+        wait_for_port(port)
+        assert requests.get(f"http://127.0.0.1:{port}/health", timeout=30).status_code == 200
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    output = log.read_text()
+    assert "Handling signal: int" in output and "Shutting down: Master" in output, output
+    assert "Traceback" not in output and "SystemExit" not in output, output
+
+
 def test_worker_prints_its_queues_and_stops_when_empty_in_burst_mode(redis_url):
     done = subprocess.run(worker_command("--burst"), env=worker_env(redis_url), cwd=ROOT,
                           capture_output=True, text=True, timeout=60)

@@ -59,6 +59,7 @@ MAX_DEADLINE_MS = 600_000
 MAX_MATCH_ID_CHARS = 200
 MAX_SEAT = 1000
 MAX_SESSIONS = 10_000
+DEFAULT_STDERR_MB = 16  # as much as the hosted sandbox keeps (REFEREE_SANDBOX_FILE_MB)
 
 SessionKey = tuple[str, int]
 
@@ -73,6 +74,7 @@ class BridgeConfig:
     max_programs: int = DEFAULT_MAX_PROGRAMS
     idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
     line_limit: int = MAX_REPLY_BYTES
+    stderr_limit: int = DEFAULT_STDERR_MB << 20  # a program's stderr kept, in bytes
 
 
 class BadMessage(RefereeError, ValueError):
@@ -218,7 +220,8 @@ class Bridge:
                                         "bridge are busy deciding (see --max-programs)"})
         try:
             session.program = await Program.start(list(self.config.command), session.log_path,
-                                                   self.config.line_limit, self.left_running)
+                                                   self.config.line_limit, self.left_running,
+                                                   self.config.stderr_limit)
         except OSError as error:
             note(session.log_path, f"cannot start the program: {error}")
             return _json(502, {"error": f"the bridge cannot start the program: {error}"})

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from referee.bridge import BadCommand, Bridge, BridgeConfig, check_runnable
-from referee.bridge.server import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_PROGRAMS
+from referee.bridge.server import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_PROGRAMS, DEFAULT_STDERR_MB
 
 HELP = "serve a program that reads decisions on stdin and answers on stdout as a push bot"
 SECRET_ENV = "REFEREE_BOT_SECRET"
@@ -47,6 +47,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="SECONDS",
                         help="stop a program whose match sent nothing for this long "
                              f"(default {DEFAULT_IDLE_TIMEOUT_S:g})")
+    parser.add_argument("--stderr-mb", type=int, default=DEFAULT_STDERR_MB, metavar="MB",
+                        help="what a program may write on stderr in its match, kept in its "
+                             "log file; past it the pipe is closed and its writes fail "
+                             f"(default {DEFAULT_STDERR_MB})")
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]",
                         help="the program and its arguments, after --")
 
@@ -59,12 +63,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {error} (usage: referee bridge --port P -- CMD [ARGS...])",
               file=sys.stderr)
         return 2
-    if args.max_programs < 1 or args.idle_timeout <= 0:
-        print("error: --max-programs and --idle-timeout must be positive", file=sys.stderr)
+    if args.max_programs < 1 or args.idle_timeout <= 0 or args.stderr_mb < 1:
+        print("error: --max-programs, --idle-timeout and --stderr-mb must be positive",
+              file=sys.stderr)
         return 2
     log_dir = args.logs or Path(tempfile.mkdtemp(prefix="referee-bridge-"))
     config = BridgeConfig(tuple(argv), log_dir, args.secret or None, args.max_programs,
-                          args.idle_timeout)
+                          args.idle_timeout, stderr_limit=args.stderr_mb << 20)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     if not _is_loopback(args.host) and not config.secret:
         print(f"warning: listening on {args.host} without a secret: anyone who reaches this "

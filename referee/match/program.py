@@ -164,21 +164,30 @@ class Program:
         self.owed = 0  # answer lines expected and not read yet
         self.dead: str | None = None  # how it died, once it did
         self.left_running = left_running
+        self.stderr_file: StderrFile | None = None  # a bridge's program's (`start`)
 
     @classmethod
     async def start(cls, argv: list[str], log_path: Path, line_limit: int,
-                    left_running: LeftRunning) -> Program:
-        """Start `argv` with its stderr appended to `log_path`, marked (`MARK`): what it
-        leaves running is killed by `left_running` after its stop. OSError when it cannot
-        run."""
+                    left_running: LeftRunning, stderr_limit: int) -> Program:
+        """Start `argv` with its stderr appended to `log_path` (`stderr_limit` bytes at
+        most: `StderrFile`), marked (`MARK`): what it leaves running is killed by
+        `left_running` after its stop. OSError when it cannot run."""
         mark = secrets.token_hex(16)
-        with open(log_path, "ab") as log_file:
+        reading, writing = os.pipe()
+        try:
             process = await spawn(*argv, stdin=asyncio.subprocess.PIPE,
-                                  stdout=asyncio.subprocess.PIPE, stderr=log_file,
+                                  stdout=asyncio.subprocess.PIPE, stderr=writing,
                                   start_new_session=True, env={**os.environ, MARK: mark})
-        note(log_path, f"started pid {process.pid}: {shlex.join(argv)}")
-        return cls(process, functools.partial(note, log_path), line_limit,
-                   (left_running, mark))
+        except BaseException:
+            os.close(reading)
+            raise
+        finally:
+            os.close(writing)  # the program holds its own
+        noting = functools.partial(note, log_path)
+        program = cls(process, noting, line_limit, (left_running, mark))
+        program.stderr_file = StderrFile(reading, log_path, stderr_limit, noting)
+        noting(f"started pid {process.pid}: {shlex.join(argv)}")
+        return program
 
     async def ask(self, line: bytes) -> bytes:
         """Send one message line and return the answer line; the caller bounds the time.
@@ -238,6 +247,8 @@ class Program:
         finally:
             drain.cancel()
             await self.process.close()
+            if self.stderr_file:
+                self.stderr_file.close()
             if self.left_running:
                 left_running, mark = self.left_running
                 left_running.hand_over(mark, self.note)
@@ -263,13 +274,65 @@ class Program:
 
     async def _ended(self) -> None:
         """Once the program has exited (and what it wrote before is read, where that is
-        read)."""
+        read: its stderr file is written up to its exit, whoever else holds the pipe)."""
         await self.process.exited()
+        if self.stderr_file:
+            self.stderr_file.read_now()
 
     async def _discard_output(self) -> None:
         with suppress(ConnectionError):
             while await self.stdout.read(READ_CHUNK):
                 pass
+
+
+class StderrFile:
+    """A bridge's program's stderr, a pipe read as it comes and appended to the match's log
+    file, `limit` bytes at most: past them the pipe is closed, and the program's later
+    writes fail (`EPIPE`; `SIGPIPE` kills a program that does not ignore it), as in the
+    hosted sandbox. A bot that writes without end fills no disk."""
+
+    def __init__(self, fd: int, log_path: Path, limit: int, note: Callable[[str], None]):
+        os.set_blocking(fd, False)
+        self.fd: int | None = fd
+        self.file = open(log_path, "ab", buffering=0)  # noqa: SIM115 (closed by `close`)
+        self.left = limit
+        self.limit = limit
+        self.note = note
+        asyncio.get_running_loop().add_reader(fd, self.read_now)
+
+    def read_now(self) -> None:
+        """Append what the pipe holds now to the file; close it at its end or past the
+        limit."""
+        while self.fd is not None:
+            try:
+                data = os.read(self.fd, READ_CHUNK)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._stop()
+                return
+            with suppress(OSError):
+                self.file.write(data[:max(self.left, 0)])
+            self.left -= len(data)
+            if self.left < 0:
+                self._stop()
+                self.note(f"stderr closed: the program wrote more than {self.limit} bytes "
+                          "of it (later writes fail)")
+
+    def close(self) -> None:
+        """Read what the pipe holds now, then stop reading; again is harmless."""
+        self.read_now()
+        self._stop()
+
+    def _stop(self) -> None:
+        if self.fd is None:
+            return
+        fd, self.fd = self.fd, None
+        asyncio.get_running_loop().remove_reader(fd)
+        os.close(fd)
+        self.file.close()
 
 
 class LeftRunning:

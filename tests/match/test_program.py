@@ -11,14 +11,16 @@ have closed what is closed. The stop is bounded by a generous timeout, never tim
 import asyncio
 import re
 import secrets
+import sys
 import time
 
 import pytest
 
-from referee.match.program import LeftRunning, Program
+from referee.match.program import LeftRunning, Program, ProgramDied
 from tests.support.procfs import daemons, kill_all, open_descriptors, processes
 
 SLOW_MACHINE_S = 60
+STDERR_LIMIT = 1 << 20
 
 
 async def daemon_started(token: str, program: Program) -> None:
@@ -59,7 +61,7 @@ def test_a_stopped_program_leaves_no_descriptor_open(tmp_path, no_garbage_collec
         before = open_descriptors()
         left_running = LeftRunning()
         program = await Program.start(["sh", "-c", script.format(token=token)], log, 1 << 16,
-                                      left_running)
+                                      left_running, STDERR_LIMIT)
         await program.tell(b'{"update": 1}')
         if "{token}" in script:
             await daemon_started(token, program)
@@ -91,7 +93,7 @@ def test_what_a_program_left_running_in_a_session_of_its_own_is_killed_after_its
 
     async def run() -> bool:
         program = await Program.start(["sh", "-c", script.format(token=token)], log, 1 << 16,
-                                      LeftRunning())
+                                      LeftRunning(), STDERR_LIMIT)
         await daemon_started(token, program)
         await asyncio.wait_for(program.stop(None, 1.0), SLOW_MACHINE_S)
         return await gone(token)
@@ -111,7 +113,8 @@ def test_a_stop_kills_what_its_own_program_left_running_and_nothing_of_another(t
     async def run() -> tuple[bool, list[int], bool]:
         left_running = LeftRunning(every_s=SLOW_MACHINE_S)  # only the flushes sweep
         programs = [await Program.start(["sh", "-c", f"setsid sleep {token} & exec cat"],
-                                        tmp_path / f"{token}.log", 1 << 16, left_running)
+                                        tmp_path / f"{token}.log", 1 << 16, left_running,
+                                        STDERR_LIMIT)
                     for token in tokens]
         for token, program in zip(tokens, programs, strict=True):
             await daemon_started(token, program)
@@ -135,10 +138,60 @@ def test_a_program_that_left_nothing_running_says_nothing_of_it(tmp_path):
 
     async def run() -> None:
         left_running = LeftRunning()
-        program = await Program.start(["cat"], log, 1 << 16, left_running)
+        program = await Program.start(["cat"], log, 1 << 16, left_running, STDERR_LIMIT)
         await asyncio.wait_for(program.stop(None, 1.0), SLOW_MACHINE_S)
         await asyncio.wait_for(left_running.flush(), SLOW_MACHINE_S)
 
     asyncio.run(run())
     assert "stopped: exited with code 0" in log.read_text()
     assert "left running" not in log.read_text()
+
+
+def test_stderr_is_kept_up_to_its_limit_then_closed_and_the_program_told_so(tmp_path):
+    """The program writes 1 MiB on stderr, 64 KiB are kept; its writes past them fail (it
+    says how on stdout), its answers go on, and its log says where stderr was cut."""
+    log = tmp_path / "stderr.log"
+    script = ("import sys\n"
+              "try:\n"
+              "    for _ in range(1024): sys.stderr.buffer.write(b'e' * 1023 + b'\\n');"
+              " sys.stderr.flush()\n"
+              "    print('wrote all', flush=True)\n"
+              "except BrokenPipeError:\n"
+              "    print('broken pipe', flush=True)\n"
+              "for line in sys.stdin: print('answer', flush=True)\n")
+
+    async def run() -> tuple[bytes, bytes]:
+        left_running = LeftRunning()
+        program = await Program.start([sys.executable, "-c", script], log, 1 << 16,
+                                      left_running, 64 << 10)
+        first = await asyncio.wait_for(program.lines.next_line(), SLOW_MACHINE_S)
+        answer = await asyncio.wait_for(program.ask(b"{}"), SLOW_MACHINE_S)
+        await asyncio.wait_for(program.stop(None, 1.0), SLOW_MACHINE_S)
+        await asyncio.wait_for(left_running.flush(), SLOW_MACHINE_S)
+        return first, answer
+
+    first, answer = asyncio.run(run())
+    assert (first, answer) == (b"broken pipe", b"answer")
+    text = log.read_bytes()
+    kept = [line for line in text.split(b"\n") if line and set(line) == {ord("e")}]
+    assert len(kept) * 1024 == 64 << 10 and all(len(line) == 1023 for line in kept)
+    assert b"stderr closed: the program wrote more than 65536 bytes" in text
+
+
+def test_what_the_program_wrote_on_stderr_before_it_exited_comes_before_the_note_of_it(
+        tmp_path):
+    log = tmp_path / "stderr.log"
+
+    async def run() -> None:
+        left_running = LeftRunning()
+        program = await Program.start(["sh", "-c", "read line; echo last words >&2; exit 3"],
+                                      log, 1 << 16, left_running, STDERR_LIMIT)
+        with pytest.raises(ProgramDied):
+            await asyncio.wait_for(program.ask(b"{}"), SLOW_MACHINE_S)
+        await asyncio.wait_for(program.stop(None, 1.0), SLOW_MACHINE_S)
+        await asyncio.wait_for(left_running.flush(), SLOW_MACHINE_S)
+
+    asyncio.run(run())
+    text = log.read_text()
+    assert "last words" in text and "crash: the program exited with code 3" in text, text
+    assert text.index("last words") < text.index("crash:"), text

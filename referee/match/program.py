@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from referee.errors import RefereeError
 
@@ -173,6 +173,7 @@ class Program:
         most: `StderrFile`), marked (`MARK`): what it leaves running is killed by
         `left_running` after its stop. OSError when it cannot run."""
         mark = secrets.token_hex(16)
+        log_file = open(log_path, "ab", buffering=0)  # noqa: SIM115 (its StderrFile's)
         reading, writing = os.pipe()
         try:
             process = await spawn(*argv, stdin=asyncio.subprocess.PIPE,
@@ -180,12 +181,13 @@ class Program:
                                   start_new_session=True, env={**os.environ, MARK: mark})
         except BaseException:
             os.close(reading)
+            log_file.close()
             raise
         finally:
             os.close(writing)  # the program holds its own
         noting = functools.partial(note, log_path)
         program = cls(process, noting, line_limit, (left_running, mark))
-        program.stderr_file = StderrFile(reading, log_path, stderr_limit, noting)
+        program.stderr_file = StderrFile(reading, log_file, stderr_limit, noting)
         noting(f"started pid {process.pid}: {shlex.join(argv)}")
         return program
 
@@ -291,10 +293,11 @@ class StderrFile:
     writes fail (`EPIPE`; `SIGPIPE` kills a program that does not ignore it), as in the
     hosted sandbox. A bot that writes without end fills no disk."""
 
-    def __init__(self, fd: int, log_path: Path, limit: int, note: Callable[[str], None]):
+    def __init__(self, fd: int, file: BinaryIO, limit: int, note: Callable[[str], None]):
+        """Read `fd` into `file` (both closed by `close`)."""
         os.set_blocking(fd, False)
         self.fd: int | None = fd
-        self.file = open(log_path, "ab", buffering=0)  # noqa: SIM115 (closed by `close`)
+        self.file = file
         self.left = limit
         self.limit = limit
         self.note = note

@@ -177,6 +177,22 @@ def test_endless_output_without_a_newline_does_not_bring_the_bridge_down(stdio_b
     assert other_match.fault is None
 
 
+def test_a_program_writing_stderr_without_end_fills_no_disk_and_the_bridge_goes_on(
+        stdio_bot, program, tmp_path):
+    """A process of the program writes stderr for ever (`yes`); its log keeps the limit,
+    the program answers on, and another match plays beside it."""
+    limit = 256 << 10
+    argv = ["sh", "-c", f"yes stderr >&2 & exec {shlex.join(program('first'))}"]
+    with stdio_bot(argv, stderr_limit=limit) as url:
+        replies = [ask(url, decision(step=0))]  # the match's first message starts it
+        wait_until(lambda: "stderr closed" in log_text(tmp_path), "stderr to be cut")
+        replies += [ask(url, decision(step=step)) for step in (1, 2)]
+        other_match = ask(url, decision("m2", step=0))
+        size = (tmp_path / "logs" / "m1-seat0.log").stat().st_size
+    assert all(reply.fault is None for reply in replies) and other_match.fault is None
+    assert limit <= size < limit + 4096  # the program's bytes, and the bridge's notes
+
+
 def test_no_answer_within_the_deadline_is_a_timeout_and_the_late_answer_is_dropped(
         stdio_bot, program, tmp_path):
     with stdio_bot(program("hang-at", "1", "3")) as url:

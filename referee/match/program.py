@@ -151,10 +151,11 @@ class Program:
     """A running program; `ask` it decisions, `stop` it at the end of its match."""
 
     def __init__(self, process: Child, note: Callable[[str], None],
-                 line_limit: int, left_running: tuple[LeftRunning, str] | None = None):
+                 line_limit: int, left_running: tuple[LeftRunning, str] | None = None,
+                 stderr_file: StderrFile | None = None):
         """`note` records a line saying what happened to the program; `left_running`: where
         its stop hands over its mark (the value of `MARK` in its environment), when it has
-        one."""
+        one; `stderr_file`: its stderr, when read into a file (a bridge's program)."""
         if process.stdin is None or process.stdout is None:
             raise ValueError("a program is started with pipes for its stdin and stdout")
         self.process = process
@@ -164,7 +165,7 @@ class Program:
         self.owed = 0  # answer lines expected and not read yet
         self.dead: str | None = None  # how it died, once it did
         self.left_running = left_running
-        self.stderr_file: StderrFile | None = None  # a bridge's program's (`start`)
+        self.stderr_file = stderr_file
 
     @classmethod
     async def start(cls, argv: list[str], log_path: Path, line_limit: int,
@@ -186,10 +187,9 @@ class Program:
         finally:
             os.close(writing)  # the program holds its own
         noting = functools.partial(note, log_path)
-        program = cls(process, noting, line_limit, (left_running, mark))
-        program.stderr_file = StderrFile(reading, log_file, stderr_limit, noting)
         noting(f"started pid {process.pid}: {shlex.join(argv)}")
-        return program
+        return cls(process, noting, line_limit, (left_running, mark),
+                   StderrFile(reading, log_file, stderr_limit, noting))
 
     async def ask(self, line: bytes) -> bytes:
         """Send one message line and return the answer line; the caller bounds the time.

@@ -152,10 +152,11 @@ class Program:
 
     def __init__(self, process: Child, note: Callable[[str], None],
                  line_limit: int, left_running: tuple[LeftRunning, str] | None = None,
-                 stderr_file: StderrFile | None = None):
+                 stderr: StderrPipe | None = None):
         """`note` records a line saying what happened to the program; `left_running`: where
         its stop hands over its mark (the value of `MARK` in its environment), when it has
-        one; `stderr_file`: its stderr, when read into a file (a bridge's program)."""
+        one; `stderr`: its stderr, read up to its exit and closed at its stop (a bridge's
+        program)."""
         if process.stdin is None or process.stdout is None:
             raise ValueError("a program is started with pipes for its stdin and stdout")
         self.process = process
@@ -165,16 +166,16 @@ class Program:
         self.owed = 0  # answer lines expected and not read yet
         self.dead: str | None = None  # how it died, once it did
         self.left_running = left_running
-        self.stderr_file = stderr_file
+        self.stderr = stderr
 
     @classmethod
     async def start(cls, argv: list[str], log_path: Path, line_limit: int,
                     left_running: LeftRunning, stderr_limit: int) -> Program:
         """Start `argv` with its stderr appended to `log_path` (`stderr_limit` bytes at
-        most: `StderrFile`), marked (`MARK`): what it leaves running is killed by
+        most: `StderrPipe`), marked (`MARK`): what it leaves running is killed by
         `left_running` after its stop. OSError when it cannot run."""
         mark = secrets.token_hex(16)
-        log_file = open(log_path, "ab", buffering=0)  # noqa: SIM115 (its StderrFile's)
+        log_file = open(log_path, "ab", buffering=0)  # noqa: SIM115 (closed with its pipe)
         reading, writing = os.pipe()
         try:
             process = await spawn(*argv, stdin=asyncio.subprocess.PIPE,
@@ -189,7 +190,8 @@ class Program:
         noting = functools.partial(note, log_path)
         noting(f"started pid {process.pid}: {shlex.join(argv)}")
         return cls(process, noting, line_limit, (left_running, mark),
-                   StderrFile(reading, log_file, stderr_limit, noting))
+                   StderrPipe(reading, stderr_limit, _appending_to(log_file), noting,
+                              "referee bridge --stderr-mb", log_file.close))
 
     async def ask(self, line: bytes) -> bytes:
         """Send one message line and return the answer line; the caller bounds the time.
@@ -249,8 +251,7 @@ class Program:
         finally:
             drain.cancel()
             await self.process.close()
-            if self.stderr_file:
-                self.stderr_file.close()
+            await self._stderr_done()
             if self.left_running:
                 left_running, mark = self.left_running
                 left_running.hand_over(mark, self.note)
@@ -278,8 +279,14 @@ class Program:
         """Once the program has exited (and what it wrote before is read, where that is
         read: its stderr file is written up to its exit, whoever else holds the pipe)."""
         await self.process.exited()
-        if self.stderr_file:
-            self.stderr_file.read_now()
+        if self.stderr:
+            self.stderr.read_now()
+
+    async def _stderr_done(self) -> None:
+        """At the stop, its stderr read as far as it is written now, then closed (a
+        process it left running may hold the pipe for ever)."""
+        if self.stderr:
+            self.stderr.close()
 
     async def _discard_output(self) -> None:
         with suppress(ConnectionError):
@@ -287,25 +294,29 @@ class Program:
                 pass
 
 
-class StderrFile:
-    """A bridge's program's stderr, a pipe read as it comes and appended to the match's log
-    file, `limit` bytes at most: past them the pipe is closed, and the program's later
-    writes fail (`EPIPE`; `SIGPIPE` kills a program that does not ignore it), as in the
-    hosted sandbox. A bot that writes without end fills no disk."""
+class StderrPipe:
+    """The read end of a program's stderr, read as it comes into `sink`, `limit` bytes at
+    most: there the pipe is closed, with a note, and the program's later writes fail
+    (`EPIPE`; `SIGPIPE` kills a program that does not ignore it). A bot that writes without
+    end fills neither a disk nor the referee's memory. A bridge's program writes into its
+    match's log file, a hosted one into its `StderrRecord` (`referee.match.stderr`)."""
 
-    def __init__(self, fd: int, file: BinaryIO, limit: int, note: Callable[[str], None]):
-        """Read `fd` into `file` (both closed by `close`)."""
+    def __init__(self, fd: int, limit: int, sink: Callable[[bytes], object],
+                 note: Callable[[str], None], setting: str,
+                 on_stop: Callable[[], None] | None = None):
+        """Read `fd` (closed at the stop, when `on_stop` is called); `setting` names what
+        sets `limit`, for the note."""
         os.set_blocking(fd, False)
         self.fd: int | None = fd
-        self.file = file
-        self.left = limit
         self.limit = limit
-        self.note = note
-        asyncio.get_running_loop().add_reader(fd, self.read_now)
+        self.written = 0
+        self.sink, self.note, self.setting, self.on_stop = sink, note, setting, on_stop
+        loop = asyncio.get_running_loop()
+        self.ended = loop.create_future()  # done once the pipe is closed, whoever closed it
+        loop.add_reader(fd, self.read_now)
 
     def read_now(self) -> None:
-        """Append what the pipe holds now to the file; close it at its end or past the
-        limit."""
+        """Pass on what the pipe holds now; close it at its end or at the limit."""
         while self.fd is not None:
             try:
                 data = os.read(self.fd, READ_CHUNK)
@@ -316,18 +327,25 @@ class StderrFile:
             if not data:
                 self._stop()
                 return
-            with suppress(OSError):
-                self.file.write(data[:max(self.left, 0)])
-            self.left -= len(data)
-            if self.left < 0:
+            kept = data[:self.limit - self.written]
+            self.written += len(kept)
+            self.sink(kept)
+            if self.written >= self.limit:
+                self.note(f"stderr closed: it reached its limit of {self.limit} bytes "
+                          f"({self.setting}); later writes to it fail")
                 self._stop()
-                self.note(f"stderr closed: the program wrote more than {self.limit} bytes "
-                          "of it (later writes fail)")
 
     def close(self) -> None:
         """Read what the pipe holds now, then stop reading; again is harmless."""
         self.read_now()
         self._stop()
+
+    async def read_to_end(self, wait_s: float) -> None:
+        """Once the pipe ends (every process holding it is gone), or `wait_s` later, when
+        it is closed."""
+        with suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.ended), wait_s)
+        self.close()
 
     def _stop(self) -> None:
         if self.fd is None:
@@ -335,7 +353,18 @@ class StderrFile:
         fd, self.fd = self.fd, None
         asyncio.get_running_loop().remove_reader(fd)
         os.close(fd)
-        self.file.close()
+        if self.on_stop:
+            self.on_stop()
+        if not self.ended.done():
+            self.ended.set_result(None)
+
+
+def _appending_to(file: BinaryIO) -> Callable[[bytes], None]:
+    """Appends to `file`, dropping what it cannot write (a full disk): the match plays on."""
+    def append(data: bytes) -> None:
+        with suppress(OSError):
+            file.write(data)
+    return append
 
 
 class LeftRunning:

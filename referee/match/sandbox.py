@@ -53,7 +53,15 @@ from typing import Any, TypedDict
 
 from referee.errors import RefereeError
 from referee.match import cgroups
-from referee.match.program import READ_CHUNK, Child, Program, ProgramDied, describe_exit, spawn
+from referee.match.program import (
+    READ_CHUNK,
+    Child,
+    Program,
+    ProgramDied,
+    StderrPipe,
+    describe_exit,
+    spawn,
+)
 from referee.match.stderr import StderrRecord
 
 log = logging.getLogger(__name__)
@@ -748,73 +756,31 @@ def _describe_status(code: int) -> str:
 
 
 # ----- hosted programs --------------------------------------------------------------------
-class _StderrPipe(asyncio.Protocol):
-    """The read end of a sandbox's stderr (a pipe: nothing of the host it could reach),
-    read into `record` up to `limit` bytes; then closed, so the program's later writes
-    fail (EPIPE; SIGPIPE kills a program that does not ignore it)."""
-
-    def __init__(self, limit: int):
-        self.limit = limit
-        self.record = StderrRecord()
-        self.transport: asyncio.BaseTransport | None = None
-        self.closed = asyncio.get_running_loop().create_future()
-
-    @classmethod
-    async def connect(cls, reading: int, limit: int) -> _StderrPipe:
-        """Read the pipe's read end `reading` (it is closed with the pipe)."""
-        pipe = cls(limit)
-        await asyncio.get_running_loop().connect_read_pipe(
-            lambda: pipe, open(reading, "rb", buffering=0))  # noqa: SIM115 (closed with it)
-        return pipe
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport
-
-    def data_received(self, data: bytes) -> None:
-        room = self.limit - self.record.written
-        if room <= 0:
-            return  # read before the pipe was closed
-        self.record.add(data[:room])
-        if len(data) >= room:
-            self.record.note(f"stderr closed: it reached its limit of {self.limit} bytes "
-                             "(REFEREE_SANDBOX_FILE_MB); later writes to it fail")
-            self.close()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.closed.done():
-            self.closed.set_result(None)
-
-    def close(self) -> None:
-        if self.transport is not None:
-            self.transport.close()
-
-    async def read_to_end(self) -> None:
-        """Once all the program wrote is read (its sandbox is gone: the pipe ends), or
-        `KILL_WAIT_S` later (then closed)."""
-        with suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self.closed), KILL_WAIT_S)
-        self.close()
-
-
 class _Contained(Program):
-    """A Program whose kill() kills its whole sandbox, its stderr a `_StderrPipe` (where
-    its notes go too)."""
+    """A Program whose kill() kills its whole sandbox, its stderr (and its notes) kept in a
+    `StderrRecord`."""
 
     def __init__(self, process: Child, line_limit: int, cgroup: _Cgroup,
-                 stderr: _StderrPipe):
-        super().__init__(process, stderr.record.note, line_limit)
+                 stderr: StderrPipe, record: StderrRecord):
+        super().__init__(process, record.note, line_limit, stderr=stderr)
         self.cgroup = cgroup
-        self.stderr = stderr
+        self.record = record
 
     def kill(self) -> None:
         super().kill()
         self.cgroup.kill()
 
     async def _ended(self) -> None:
-        """Once the program has exited and what it wrote on stderr is read: its notes of
-        how it ended come after."""
+        """Once the program has exited and all it wrote on stderr is read (the pipe ends
+        with its sandbox): its notes of how it ended come after."""
         await super()._ended()
-        await asyncio.shield(self.stderr.closed)
+        if self.stderr:
+            await asyncio.shield(self.stderr.ended)
+
+    async def _stderr_done(self) -> None:
+        """Its sandbox is killed: once the pipe ends with it, or `KILL_WAIT_S` later."""
+        if self.stderr:
+            await self.stderr.read_to_end(KILL_WAIT_S)
 
 
 class HostedProgram:
@@ -834,9 +800,11 @@ class HostedProgram:
         stderr a pipe read (`limits.file_bytes` at most) into a `StderrRecord` with the
         notes of what happened to it. SandboxUnavailable when the machine cannot make the
         sandbox."""
+        record = StderrRecord()
         reading, writing = os.pipe()
         try:
-            stderr = await _StderrPipe.connect(reading, limits.file_bytes)
+            stderr = StderrPipe(reading, limits.file_bytes, record.add, record.note,
+                                "REFEREE_SANDBOX_FILE_MB")
             try:
                 process, cgroup = await _start(language.run, bot_dir, False,
                                                limits.memory_bytes, limits,
@@ -847,9 +815,9 @@ class HostedProgram:
                 raise
         finally:
             os.close(writing)  # the sandbox holds its own: the pipe ends with the sandbox
-        stderr.record.note(f"started pid {process.pid} in sandbox {cgroup.name}: "
-                           f"{shlex.join(language.run)}")
-        return cls(_Contained(process, limits.line_bytes, cgroup, stderr), limits)
+        record.note(f"started pid {process.pid} in sandbox {cgroup.name}: "
+                    f"{shlex.join(language.run)}")
+        return cls(_Contained(process, limits.line_bytes, cgroup, stderr, record), limits)
 
     @property
     def pid(self) -> int:
@@ -890,12 +858,11 @@ class HostedProgram:
             await self.program.stop(last_line, grace_s)
         finally:
             await self.cgroup.destroy()
-            await self.program.stderr.read_to_end()
 
     def stderr_text(self) -> str:
         """What the program wrote on stderr, with the sandbox's notes
         (`referee.match.stderr`); whole once it is stopped."""
-        return self.program.stderr.record.text()
+        return self.program.record.text()
 
     async def _hold_to_cpu_budget(self) -> None:
         """Kill the sandbox once it has used its CPU time for the match. The quota lets it

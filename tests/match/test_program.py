@@ -175,7 +175,8 @@ def test_stderr_is_kept_up_to_its_limit_then_closed_and_the_program_told_so(tmp_
     text = log.read_bytes()
     kept = [line for line in text.split(b"\n") if line and set(line) == {ord("e")}]
     assert len(kept) * 1024 == 64 << 10 and all(len(line) == 1023 for line in kept)
-    assert b"stderr closed: the program wrote more than 65536 bytes" in text
+    assert (b"stderr closed: it reached its limit of 65536 bytes (referee bridge --stderr-mb)"
+            in text)
 
 
 def test_what_the_program_wrote_on_stderr_before_it_exited_comes_before_the_note_of_it(

@@ -24,13 +24,15 @@ new match retires the least recently used idle program (EOF, killed a second lat
 later decision of its match starts a fresh one); when every program is mid-decision the
 new match is answered 503. A program idle for `idle_timeout_s` (its match went silent:
 an older referee sends no result notice) is retired the same way.
+
+Logs: one file per match and seat in `log_dir`; those of ended sessions past `logs_limit`
+bytes in all are removed, oldest first (`referee.bridge.logs`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections import OrderedDict
 from collections.abc import Coroutine
@@ -40,6 +42,7 @@ from pathlib import Path
 import orjson
 
 from referee.bridge import httpd
+from referee.bridge.logs import DEFAULT_LOGS_MB, LogFolder
 from referee.errors import RefereeError
 from referee.match.botclient import DEFAULT_DEADLINE_MS, MAX_REPLY_BYTES
 from referee.match.program import LeftRunning, LineTooLong, Program, ProgramDied, note
@@ -75,6 +78,7 @@ class BridgeConfig:
     idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
     line_limit: int = MAX_REPLY_BYTES
     stderr_limit: int = DEFAULT_STDERR_MB << 20  # a program's stderr kept, in bytes
+    logs_limit: int = DEFAULT_LOGS_MB << 20  # the ended sessions' logs kept, in bytes
 
 
 class BadMessage(RefereeError, ValueError):
@@ -120,11 +124,12 @@ class Bridge:
         self.http = httpd.HttpServer(self.handle)
         self.reaper: asyncio.Task | None = None
         self.left_running = LeftRunning()  # kills what stopped programs left running
+        self.logs = LogFolder(config.log_dir, config.logs_limit)
         self.closing = False
 
     async def start(self, host: str, port: int) -> int:
         """Listen on host:port (0: a free port); the port bound."""
-        self.config.log_dir.mkdir(parents=True, exist_ok=True)
+        self.logs.open()
         port = await self.http.start(host, port)
         self.reaper = asyncio.create_task(self._reap_idle_forever())
         return port
@@ -233,7 +238,7 @@ class Bridge:
         session = self.sessions.get(message.key)
         if session is None:
             self._forget_dead_sessions()
-            session = Session(self.config.log_dir / log_name(message.match_id, message.seat))
+            session = Session(self.logs.take(message.match_id, message.seat))
             self.sessions[message.key] = session
         self.sessions.move_to_end(message.key)
         return session
@@ -294,11 +299,14 @@ class Bridge:
         """Stop a session's program (once it has started, if it is starting) in the
         background, after the decision in progress if any."""
         async def stop() -> None:
-            if session.starting:
-                await asyncio.gather(session.starting, return_exceptions=True)
-            async with session.lock:
-                if session.program:
-                    await session.program.stop(last_line, STOP_GRACE_S)
+            try:
+                if session.starting:
+                    await asyncio.gather(session.starting, return_exceptions=True)
+                async with session.lock:
+                    if session.program:
+                        await session.program.stop(last_line, STOP_GRACE_S)
+            finally:
+                self.logs.release(session.log_path)
 
         self._in_background(stop())
 
@@ -356,12 +364,6 @@ def one_line(body: bytes) -> bytes:
     if b"\n" in body or b"\r" in body:
         return body.replace(b"\r", b" ").replace(b"\n", b" ")
     return body
-
-
-def log_name(match_id: str, seat: int) -> str:
-    """The log file of a match's seat: the match id with only safe characters kept."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", match_id)[:120].lstrip(".") or "match"
-    return f"{safe}-seat{seat}.log"
 
 
 def _json(status: int, body: dict, headers: dict[str, str] | None = None) -> httpd.Response:

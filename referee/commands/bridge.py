@@ -5,7 +5,8 @@ One CMD process per match and seat, started at its first decision and kept for t
 match: each decision is one line of JSON on its stdin (the body the referee POSTed), its
 answer one line `{"action": ...}` on stdout. After the match it gets the result notice as
 one line `{"type": "result", ...}`, then EOF, and is killed if still running a second
-later. Its stderr goes to DIR/<match_id>-seat<N>.log, with the bridge's own notes.
+later. Its stderr goes to DIR/<match_id>-seat<N>.log, with the bridge's own notes; past
+--logs-mb in the logs of ended matches, the oldest are removed.
 Details and limits: `referee.bridge.server` and docs/bots.md.
 """
 
@@ -23,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 from referee.bridge import BadCommand, Bridge, BridgeConfig, check_runnable
+from referee.bridge.logs import DEFAULT_LOGS_MB
 from referee.bridge.server import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_PROGRAMS, DEFAULT_STDERR_MB
 
 HELP = "serve a program that reads decisions on stdin and answers on stdout as a push bot"
@@ -51,6 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="what a program may write on stderr in its match, kept in its "
                              "log file; past it the pipe is closed and its writes fail "
                              f"(default {DEFAULT_STDERR_MB})")
+    parser.add_argument("--logs-mb", type=int, default=DEFAULT_LOGS_MB, metavar="MB",
+                        help="the logs of ended matches kept in DIR, in all: past it the "
+                             "oldest are removed; 0 keeps every one "
+                             f"(default {DEFAULT_LOGS_MB})")
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]",
                         help="the program and its arguments, after --")
 
@@ -63,13 +69,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {error} (usage: referee bridge --port P -- CMD [ARGS...])",
               file=sys.stderr)
         return 2
-    if args.max_programs < 1 or args.idle_timeout <= 0 or args.stderr_mb < 1:
-        print("error: --max-programs, --idle-timeout and --stderr-mb must be positive",
-              file=sys.stderr)
-        return 2
+    for option, in_range, what in (
+            ("--max-programs", args.max_programs >= 1, "positive"),
+            ("--idle-timeout", args.idle_timeout > 0, "positive"),
+            ("--stderr-mb", args.stderr_mb >= 1, "positive"),
+            ("--logs-mb", args.logs_mb >= 0, "0 (keep every log) or positive")):
+        if not in_range:
+            print(f"error: {option} must be {what}", file=sys.stderr)
+            return 2
     log_dir = args.logs or Path(tempfile.mkdtemp(prefix="referee-bridge-"))
     config = BridgeConfig(tuple(argv), log_dir, args.secret or None, args.max_programs,
-                          args.idle_timeout, stderr_limit=args.stderr_mb << 20)
+                          args.idle_timeout, stderr_limit=args.stderr_mb << 20,
+                          logs_limit=args.logs_mb << 20)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     if not _is_loopback(args.host) and not config.secret:
         print(f"warning: listening on {args.host} without a secret: anyone who reaches this "

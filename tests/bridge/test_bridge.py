@@ -193,6 +193,34 @@ def test_a_program_writing_stderr_without_end_fills_no_disk_and_the_bridge_goes_
     assert limit <= size < limit + 4096  # the program's bytes, and the bridge's notes
 
 
+def test_the_logs_of_ended_matches_are_kept_to_their_budget_newest_first(stdio_bot, program,
+                                                                          tmp_path):
+    """Ten matches, each writing 3,000 bytes of stderr, through a real bridge with 8,000
+    bytes of logs: the newest logs stay, within the budget; a log from before the bridge
+    started goes first; a file that is not a log stays."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    before = logs / "before-seat0.log"
+    before.write_text("an old match\n")
+    os.utime(before, (1, 1))
+    other = logs / "notes.txt"
+    other.write_text("mine\n")
+    argv = ["sh", "-c", f"printf '%03000d' 0 >&2; exec {shlex.join(program('first'))}"]
+    with stdio_bot(argv, logs_limit=8000) as url:
+        for n in range(10):
+            assert ask(url, decision(f"m{n}")).fault is None
+            requests.post(url, json=result_notice(f"m{n}"), timeout=SLOW_MACHINE_S)
+            wait_until(lambda n=n: "stopped" in log_text(tmp_path, f"m{n}"),
+                       f"the program of m{n} to stop")
+    kept = sorted(path.name for path in logs.glob("*.log"))
+    sizes = [(logs / f"m{n}-seat0.log").stat().st_size for n in range(10) if
+             f"m{n}-seat0.log" in kept]
+    newest = [f"m{n}-seat0.log" for n in range(10 - len(kept), 10)]
+    assert kept == sorted(newest) and len(kept) >= 2  # the newest, each over 3,000 bytes
+    assert sum(sizes) <= 8000 < sum(sizes) + min(sizes)  # as many as the budget holds
+    assert not before.exists() and other.read_text() == "mine\n"
+
+
 def test_no_answer_within_the_deadline_is_a_timeout_and_the_late_answer_is_dropped(
         stdio_bot, program, tmp_path):
     with stdio_bot(program("hang-at", "1", "3")) as url:

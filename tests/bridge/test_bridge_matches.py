@@ -113,6 +113,13 @@ def test_bridge_refuses_to_start_without_a_command(capsys):
     assert "the command line is empty" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("option", [["--stderr-mb", "0"], ["--max-programs", "0"],
+                                    ["--idle-timeout", "-1"], ["--logs-mb", "-1"]])
+def test_bridge_refuses_limits_out_of_range(capsys, option):
+    assert main(["bridge", "--port", str(free_port()), *option, "--", "cat"]) == 2
+    assert f"{option[0]} must be" in capsys.readouterr().err
+
+
 # ----- faults end matches as the failure policy says ------------------------------------------
 FAULTS = {
     # mode and its arguments, the fault code, the seat's deadline

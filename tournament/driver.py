@@ -37,7 +37,14 @@ from engines.base import Result
 from referee.config import Config
 from referee.logs import Throttled
 from referee.match import replay
-from referee.match.botclient import PROTOCOL, RAW_LIMIT, BotReply, Fault, debug_channel
+from referee.match.botclient import (
+    PROTOCOL,
+    RAW_LIMIT,
+    BotReply,
+    Fault,
+    KeptConnections,
+    debug_channel,
+)
 from referee.match.clock import TimeControl
 from referee.match.replay import Record, SeatInfo, StepRecord
 from referee.match.runner import FailurePolicy, MatchPlay, PushSeat
@@ -72,6 +79,7 @@ class Context:
     sandbox: Limits | None = None  # a hosted worker's: it plays hosted bots (issue 29)
     leases: dict[str, str] = field(default_factory=dict)
     background: set[asyncio.Task] = field(default_factory=set)  # notices, seats closing
+    kept: KeptConnections | None = None  # idle connections to bots, between matches
 
     async def persist(self, call: Callable[..., Awaitable[T]], *args: object,
                       **kwargs: object) -> T:
@@ -253,7 +261,8 @@ async def _bot_seats(context: Context, match: dict[str, Any]) -> dict[int, BotSe
                 seats[info["seat"]] = PushSeat(
                     version_url(bot, info.get("version")), deadline_ms, bot_id=bot["id"],
                     name=bot["name"], secret=bot.get("secret", ""),
-                    allowlist=context.config.bot_hosts, updates=bot.get("updates", False))
+                    allowlist=context.config.bot_hosts, updates=bot.get("updates", False),
+                    kept=context.kept)
         await asyncio.gather(*(seat.start() for seat in seats.values()
                                if isinstance(seat, hosted.HostedSeat)))
     except BaseException:

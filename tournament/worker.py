@@ -54,6 +54,7 @@ from rq.worker import BaseWorker, WorkerStatus
 
 from referee.config import DEFAULT_CONCURRENCY, Config, ConfigError
 from referee.match import sandbox
+from referee.match.botclient import KeptConnections
 from referee.match.sealing import Sealer
 from tournament import driver, hosted, ladder_upkeep, ladders, recovery, results_log, wakeups
 from tournament.store import Progress, Store, command_channel, end_job, in_one_round_trip
@@ -334,7 +335,8 @@ class MatchWorker(BaseWorker):
     async def _start_loop(self) -> driver.Context:
         client = connect_async(self.config.redis_url, retry=retrying_async(3, cap_s=0.5))
         context = driver.Context(Progress(client), self.store, self.config, self.sealer,
-                                 name=self.name, sandbox=self.hosted_limits)
+                                 name=self.name, sandbox=self.hosted_limits,
+                                 kept=KeptConnections())
         tasks = [(RENEW_EVERY_S, self._renew_leases), (recovery.SWEEP_EVERY_S, self._sweep),
                  (TIMERS_EVERY_S, self._fire_timers),
                  (JOB_HEARTBEAT_EVERY_S, self._heartbeat_jobs),
@@ -425,6 +427,8 @@ class MatchWorker(BaseWorker):
         await asyncio.gather(*self.periodic, return_exceptions=True)
         if self.context is not None and self.context.background:
             await asyncio.wait(set(self.context.background), timeout=BACKGROUND_GRACE_S)
+        if self.context is not None and self.context.kept is not None:
+            self.context.kept.close()
 
 
 def _due(last: float) -> bool:

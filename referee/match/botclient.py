@@ -23,6 +23,10 @@ does:
   included), the body at `MAX_REPLY_BYTES`, the whole answer at `MAX_ANSWER_WIRE_BYTES`.
 `decide` never raises for anything the bot does: every failure becomes a `BotReply` with a
 fault code the runner's failure policy understands.
+
+A worker's clients share their idle connections between matches (`KeptConnections`): a
+seat's client that closes with its plain-HTTP connection open and idle hands it over, and
+the next client to the same address takes it rather than connecting again.
 """
 
 from __future__ import annotations
@@ -73,6 +77,10 @@ LOG_NEW = "new"
 """An answer's `"log": "new"`: its bot keeps the observation's log, so its next decision
 request may carry only the entries added since this one (and `log_from`, where they start)."""
 _CHUNK = 65536
+KEPT_IDLE_S = 1.0
+"""How long an idle connection is kept between matches: short beside the keep-alive time of
+HTTP servers (2 s and more), so a bot's server rarely closes one just as it is taken."""
+KEPT_PER_ADDRESS = 64
 
 
 class Fault:
@@ -215,6 +223,10 @@ class _Connection:
         """Still open (the bot may have closed it since the last answer)."""
         return not self.closed
 
+    def idle(self) -> bool:
+        """Open, its last answer whole and nothing read since: another client may use it."""
+        return not self.closed and not self.expecting and not self.chunks
+
     async def send(self, data: bytes, deadline_ms: int) -> None:
         """Write a request: at once when the socket takes it whole (nearly always), else
         the rest within the deadline."""
@@ -322,6 +334,65 @@ class _TlsConnection:
         self.writer.close()
 
 
+Address = tuple[str, str, int, tuple[str, ...]]
+"""Where a connection goes: scheme, host, port, and the allowlist it was checked against."""
+
+
+class KeptConnections:
+    """The idle connections to bots that one event loop's matches hand over to each other:
+    a worker playing many matches against a bot connects to it once, not at every seat of
+    every match. A connection is kept only when idle (its last answer whole, nothing read
+    since) and plain HTTP; one the bot closes while kept is dropped at once (its socket
+    stays watched by the loop), and each is closed `idle_s` after it was handed over. The
+    most recently kept is taken first."""
+
+    def __init__(self, idle_s: float = KEPT_IDLE_S, per_address: int = KEPT_PER_ADDRESS):
+        self.idle_s = idle_s
+        self.per_address = per_address
+        self.kept: dict[Address, list[tuple[_Connection, asyncio.TimerHandle]]] = {}
+
+    def take(self, address: Address) -> _Connection | None:
+        """A kept connection to `address` still open, or None."""
+        kept = self.kept.get(address)
+        while kept:
+            connection, expiry = kept.pop()
+            expiry.cancel()
+            if connection.usable():
+                return connection
+            connection.close()
+        self.kept.pop(address, None)
+        return None
+
+    def keep(self, address: Address, connection: _Connection | _TlsConnection) -> None:
+        """Keep `connection` for the next client to `address` (closed when it is not idle,
+        not plain HTTP, or `address` has `per_address` kept already)."""
+        kept = self.kept.setdefault(address, [])
+        if (not isinstance(connection, _Connection) or not connection.idle()
+                or len(kept) >= self.per_address):
+            connection.close()
+            return
+        expiry = connection.loop.call_later(self.idle_s, self._expire, address, connection)
+        kept.append((connection, expiry))
+
+    def close(self) -> None:
+        """Close every connection kept."""
+        for kept in self.kept.values():
+            for connection, expiry in kept:
+                expiry.cancel()
+                connection.close()
+        self.kept.clear()
+
+    def _expire(self, address: Address, connection: _Connection) -> None:
+        kept = self.kept.get(address, [])
+        for index, (candidate, _) in enumerate(kept):
+            if candidate is connection:
+                del kept[index]
+                break
+        if not kept:
+            self.kept.pop(address, None)
+        connection.close()
+
+
 def _in_time(chunk: tuple[bytes, int], late_ns: int) -> tuple[bytes, int]:
     """A chunk read and when it arrived; TimeoutError when that was after `late_ns`: the
     deadline holds by the chunks' arrival, so a bot that keeps its socket readable (the
@@ -388,7 +459,10 @@ class BotClient:
     """Sends one seat's decisions to a bot's URL; one kept-alive connection at a time."""
 
     def __init__(self, url: str, deadline_ms: int = DEFAULT_DEADLINE_MS, secret: str = "",
-                 allowlist: tuple[str, ...] = tuple(DEFAULT_BOT_HOSTS.split(","))):
+                 allowlist: tuple[str, ...] = tuple(DEFAULT_BOT_HOSTS.split(",")),
+                 kept: KeptConnections | None = None):
+        """`kept`: where its idle connection goes at `aclose`, and where it looks for one
+        before connecting (none: its connection is its own)."""
         self.url = url
         self.deadline_ms = deadline_ms
         self.signer = RequestSigner(secret) if secret else None
@@ -402,6 +476,8 @@ class BotClient:
             raise ValueError(f"not a bot URL the referee can write in a request: {url!r}")
         self.head = (f"POST {target} HTTP/1.1\r\nHost: {host}\r\nContent-Type: "
                      "application/json\r\nAccept: application/json\r\n").encode()
+        self.address: Address = (self.scheme, self.host, self.port, allowlist)
+        self.kept = kept
         self.connection: _Connection | _TlsConnection | None = None
         self.unsent: deque[bytes] = deque()  # updates not sent yet, oldest first
         self.sender: asyncio.Task[None] | None = None
@@ -472,8 +548,13 @@ class BotClient:
             self._drop()
 
     async def aclose(self) -> None:
+        """Close its connection, or hand it over to `kept` when idle."""
         await self._settle_updates()
-        self._drop()
+        connection, self.connection = self.connection, None
+        if connection is not None and self.kept is not None:
+            self.kept.keep(self.address, connection)
+        elif connection is not None:
+            connection.close()
 
     async def aclose_after_updates(self) -> None:
         """Close once the updates queued are sent, within UPDATE_DEADLINE_MS in all (what
@@ -487,6 +568,8 @@ class BotClient:
         """One request and its whole answer: (status, body, ms from the request written to
         the answer arrived). A kept connection that turns out closed by the bot before
         answering anything is replaced once by a new one."""
+        if self.connection is None and self.kept is not None:
+            self.connection = self.kept.take(self.address)
         connection = self.connection
         reused = connection is not None and connection.usable()
         connect_ms = max(deadline_ms, CONNECT_ALLOWANCE_MS)
@@ -495,7 +578,7 @@ class BotClient:
             connection = self.connection = await self._connect(connect_ms)
         try:
             return await self._roundtrip(connection, body, deadline_ms)
-        except _Refused:
+        except (_Refused, ConnectionError):
             if not reused:
                 raise
             self._drop()

@@ -39,7 +39,14 @@ from engines.base import Action, JsonObject, Result, State
 from engines.observation_json import ObservationWriter, Written
 from engines.rng import Rng, seed_state
 from referee.match import replay
-from referee.match.botclient import DEFAULT_DEADLINE_MS, PROTOCOL, BotClient, BotReply, Fault
+from referee.match.botclient import (
+    DEFAULT_DEADLINE_MS,
+    PROTOCOL,
+    BotClient,
+    BotReply,
+    Fault,
+    KeptConnections,
+)
 from referee.match.clock import Clocks, TimeControl
 from referee.match.decisions import KeptDecisions
 from referee.match.replay import FaultRecord, ForfeitRecord, Record, SeatInfo, StepRecord
@@ -75,8 +82,8 @@ class PushSeat:
     def __init__(self, url: str, deadline_ms: int = DEFAULT_DEADLINE_MS, bot_id: str | None = None,
                  name: str | None = None, secret: str = "",
                  allowlist: tuple[str, ...] = tuple(DEFAULT_BOT_HOSTS.split(",")),
-                 updates: bool = False):
-        self.client = BotClient(url, deadline_ms, secret, allowlist)
+                 updates: bool = False, kept: KeptConnections | None = None):
+        self.client = BotClient(url, deadline_ms, secret, allowlist, kept)
         self.deadline_ms = deadline_ms
         self.bot_id = bot_id
         self.name = name or url

@@ -224,3 +224,136 @@ def test_an_answer_sent_out_of_turn_is_never_taken_for_the_next_one():
     assert all(reply.action == {"type": "move", "direction": 1} if reply.fault is None
                else reply.action is None and reply.fault in ("malformed", "crash")
                for reply in replies), [(reply.fault, reply.detail) for reply in replies]
+
+
+# ----- connections kept between matches (KeptConnections) ------------------------------------
+def seats_one_after_another(url: str, seats: int, kept: botclient.KeptConnections | None,
+                            between=None) -> list[BotReply]:
+    """`seats` clients to `url` in turn on one event loop, each deciding twice then closed,
+    as a worker's matches one after another; `between(n)` is awaited after the n-th."""
+    async def run():
+        replies = []
+        for n in range(seats):
+            client = BotClient(url, 2000, kept=kept)
+            replies += [await client.decide(PAYLOAD) for _ in range(2)]
+            await client.aclose()
+            if between:
+                await between(n)
+        if kept:
+            kept.close()
+        return replies
+
+    return asyncio.run(run())
+
+
+def test_seats_one_after_another_share_one_kept_connection(bot_server):
+    start = len(bot_server.client_ports)
+    replies = seats_one_after_another(bot_server.url("/first"), 4, botclient.KeptConnections())
+    assert all(reply.fault is None for reply in replies)
+    assert len(set(bot_server.client_ports[start:])) == 1
+
+
+def test_without_kept_connections_each_client_connects_anew(bot_server):
+    start = len(bot_server.client_ports)
+    replies = seats_one_after_another(bot_server.url("/first"), 3, None)
+    assert all(reply.fault is None for reply in replies)
+    assert len(set(bot_server.client_ports[start:])) == 3
+
+
+def test_a_kept_connection_is_closed_once_idle_too_long(bot_server):
+    """The timer closing it is due before the sleep ends, whatever the machine's load: the
+    loop runs its timers in the order they are due."""
+    start = len(bot_server.client_ports)
+    replies = seats_one_after_another(bot_server.url("/first"), 2,
+                                      botclient.KeptConnections(idle_s=0.05),
+                                      between=lambda n: asyncio.sleep(0.5))
+    assert all(reply.fault is None for reply in replies)
+    assert len(set(bot_server.client_ports[start:])) == 2
+
+
+def test_clients_checked_against_another_allowlist_never_share_a_connection(bot_server):
+    kept = botclient.KeptConnections()
+    start = len(bot_server.client_ports)
+
+    async def run():
+        for allowlist in (("127.0.0.1",), ("127.0.0.0/8",), ("127.0.0.1",)):
+            client = BotClient(bot_server.url("/first"), 2000, allowlist=allowlist, kept=kept)
+            assert (await client.decide(PAYLOAD)).fault is None
+            await client.aclose()
+        kept.close()
+
+    asyncio.run(run())
+    assert len(set(bot_server.client_ports[start:])) == 2  # the first and last shared one
+
+
+def test_at_most_per_address_connections_are_kept(bot_server):
+    kept = botclient.KeptConnections(per_address=2)
+
+    async def run():
+        clients = [BotClient(bot_server.url("/first"), 2000, kept=kept) for _ in range(4)]
+        replies = await asyncio.gather(*(client.decide(PAYLOAD) for client in clients))
+        for client in clients:
+            await client.aclose()
+        counted = sum(len(connections) for connections in kept.kept.values())
+        kept.close()
+        return replies, counted
+
+    replies, counted = asyncio.run(run())
+    assert all(reply.fault is None for reply in replies) and counted == 2
+
+
+def _closing_bot(listener, requests: int) -> None:
+    """Answers one request on each connection, keep-alive, then resets it (SO_LINGER 0), as
+    a server closing an idle connection does just as the referee takes it again."""
+    import socket
+    import struct
+    answer = b'{"action": {"type": "move", "direction": 1}}'
+    for _ in range(requests):
+        try:
+            connection, _ = listener.accept()
+        except OSError:
+            return
+        with connection:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += connection.recv(65536)
+            length = int(head.lower().split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
+            body = head.split(b"\r\n\r\n", 1)[1]
+            while len(body) < length:
+                body += connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                               b"content-length: " + str(len(answer)).encode() + b"\r\n\r\n"
+                               + answer)
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+def test_a_kept_connection_the_bot_reset_unseen_is_replaced_not_a_crash():
+    """The bot resets the connection after its answer; the next client takes it before the
+    event loop has seen the reset (the loop is held meanwhile, as a busy worker's is): the
+    request fails on it and is sent once more on a new connection."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    threading.Thread(target=_closing_bot, args=(listener, 2), daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+    kept = botclient.KeptConnections()
+
+    async def run():
+        first = BotClient(url, 5000, kept=kept)
+        replies = [await first.decide(PAYLOAD)]
+        await first.aclose()
+        time.sleep(0.5)  # the loop held: the reset arrives, unseen by it
+        second = BotClient(url, 5000, kept=kept)
+        taken = kept.kept[second.address][-1][0]
+        replies.append(await second.decide(PAYLOAD))
+        await second.aclose()
+        kept.close()
+        return replies, taken, second.connection
+
+    try:
+        replies, taken, _ = asyncio.run(run())
+    finally:
+        listener.close()
+    assert [reply.fault for reply in replies] == [None, None], [r.detail for r in replies]
+    assert taken.closed  # the kept one was taken, failed, and was dropped

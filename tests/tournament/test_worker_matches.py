@@ -72,6 +72,20 @@ def test_every_game_and_variant_plays_to_the_end_on_a_worker(api, bot_server, ru
         check_replay_matches_the_engine(record)
 
 
+def test_a_worker_keeps_its_connections_to_a_bot_from_match_to_match(api, bot_server,
+                                                                     run_worker):
+    """Six matches of two seats, one at a time: the worker connects to the bot far fewer
+    than the twelve times a connection of each seat of each match would take."""
+    bot = api.register_bot(bot_server.url("/random"), name="random")
+    ids = [api.create_match("aladino", [{"kind": "bot", "bot_id": bot}] * 2, seed=seed)["id"]
+           for seed in range(6)]
+    start = len(bot_server.client_ports)
+    run_worker(60, "--concurrency", "1")
+    assert all(api.get(f"/matches/{match_id}").get_json()["status"] == "finished"
+               for match_id in ids)
+    assert len(set(bot_server.client_ports[start:])) < 12 // 2
+
+
 def test_every_fault_under_each_policy_and_the_worker_goes_on(api, bot_server, refused_url,
                                                                run_worker):
     good = api.register_bot(bot_server.url("/random"), name="good")

@@ -380,7 +380,10 @@ class MatchWorker(BaseWorker):
         await self.driving.in_thread(recovery.sweep_in_turn, self.driving.store, self.name)
 
     async def _fire_timers(self) -> None:
-        await self.driving.in_thread(wakeups.fire_due_timers, self.driving.store)
+        """Fire the due timers, in a thread, once a look on the loop found one (most looks
+        find none: a look in a thread would cost an idle worker a millisecond each)."""
+        if await self.driving.persist(self.driving.progress.timer_due):
+            await self.driving.in_thread(wakeups.fire_due_timers, self.driving.store)
 
     async def _tend_ladders(self) -> None:
         """Count and refill the ladders, send their notices, and start running the entry

@@ -168,3 +168,30 @@ def test_leases_are_renewed_after_redis_lost_its_scripts(redis_url):
 
     lost, (kept, taken) = run(renew())
     assert lost == ["m-r2"] and kept > 0 and taken == -1
+
+
+def test_a_timer_is_seen_due_on_the_loop_once_its_time_has_come_by_redis_clock(redis_url):
+    """`Progress.timer_due`, the worker's look before it fires timers in a thread: false
+    with none set or none due, true once one is due, also after Redis lost its scripts."""
+    from tournament.store import Store
+    from tournament.store.keys import timers_key
+
+    store = Store.from_url(redis_url)
+    store.redis.delete(timers_key())
+
+    async def looks() -> list[bool]:
+        client = aioredis.Redis.from_url(redis_url)
+        progress = Progress(client)
+        seen = [await progress.timer_due()]
+        store.set_timer("m-t1", "later", 3600)
+        seen.append(await progress.timer_due())
+        store.set_timer("m-t2", "now", 0)
+        await client.script_flush()
+        seen.append(await progress.timer_due())
+        await client.aclose()
+        return seen
+
+    try:
+        assert run(looks()) == [False, False, True]
+    finally:
+        store.redis.delete(timers_key())

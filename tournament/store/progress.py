@@ -41,6 +41,7 @@ from tournament.store.keys import (
     match_key,
     playing_key,
     running_key,
+    timers_key,
 )
 from tournament.store.matches import match_fields
 from tournament.store.metrics import decision_increments, status_increment
@@ -99,6 +100,11 @@ class Progress:
              [holder, LEASE_TTL_MS, match_id]) for match_id, holder in leases.items()])
         return [match_id for match_id, answer in zip(leases, answers, strict=True)
                 if answer == 0]
+
+    async def timer_due(self) -> bool:
+        """Whether a timer is due now, by Redis' clock (`Store.fire_due_timers` fires
+        them): a look on the loop, without a thread, several times a second."""
+        return bool(await self._run(self.scripts.due_timers, [timers_key()], [1]))
 
     async def release_lease(self, match_id: str, holder: str) -> None:
         await self._run(self.scripts.release_lease, [lease_key(match_id), running_key()],

@@ -247,7 +247,7 @@ async def _bot_seats(context: Context, match: dict[str, Any]) -> dict[int, BotSe
     made are closed when one cannot be (their builds are released, their programs
     stopped)."""
     infos = [seat for seat in match["seats"] if seat["kind"] == "bot"]
-    bots = await context.in_thread(context.store.get_bots, [seat["bot_id"] for seat in infos])
+    bots = await context.persist(context.progress.get_bots, [seat["bot_id"] for seat in infos])
     seats: dict[int, BotSeat] = {}
     try:
         for info, bot in zip(infos, bots, strict=True):

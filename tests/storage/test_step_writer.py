@@ -195,3 +195,28 @@ def test_a_timer_is_seen_due_on_the_loop_once_its_time_has_come_by_redis_clock(r
         assert run(looks()) == [False, False, True]
     finally:
         store.redis.delete(timers_key())
+
+
+def test_the_drivers_read_of_bots_is_the_stores(redis_url):
+    """`Progress.get_bots` (on the loop, a match's start) reads what `Store.get_bots` reads:
+    each record in the order asked, None for an id not registered."""
+    import orjson
+
+    from tournament.store import Store
+    from tournament.store.keys import bot_key
+
+    store = Store.from_url(redis_url)
+    for bot_id, name in (("b-read-1", "first"), ("b-read-2", "second")):
+        store.redis.set(bot_key(bot_id), orjson.dumps({"id": bot_id, "name": name}))
+    ids = ["b-read-2", "b-missing", "b-read-1"]
+
+    async def read() -> list:
+        client = aioredis.Redis.from_url(redis_url)
+        try:
+            return [await Progress(client).get_bots(ids), await Progress(client).get_bots([])]
+        finally:
+            await client.aclose()
+
+    bots, none = run(read())
+    assert bots == store.get_bots(ids) and none == []
+    assert [bot and bot["name"] for bot in bots] == ["second", None, "first"]

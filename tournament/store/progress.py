@@ -31,6 +31,7 @@ from tournament.store.keys import (
     MatchPart,
     MatchStatus,
     applied_key,
+    bot_key,
     claim_key,
     events_channel,
     inbox_key,
@@ -205,6 +206,13 @@ class Progress:
         await self._fenced(self.scripts.end_match, _end_keys(match_id, seats, True), [
             holder, match_id, MatchStatus.FAILED.value, "", "", "", 0, MatchField.ERROR, error,
             MatchField.FINISHED_AT, finished_at], (game, MatchStatus.FAILED))
+
+    async def get_bots(self, bot_ids: list[str]) -> list[dict[str, Any] | None]:
+        """`Store.get_bots`, on the loop: each bot's record (None: not registered)."""
+        if not bot_ids:
+            return []
+        return [loads(raw) for raw in
+                await self.steps.call(resp(["MGET", *map(bot_key, bot_ids)]))]
 
     async def take_bot_slots(self, match_id: str, bot_ids: list[str], cap: int) -> bool:
         """Take one concurrent-match slot of every bot for `match_id`, all or none, in one

@@ -16,7 +16,8 @@ builds go first, each only when an exclusive `flock` on its lock is taken withou
 (no seat of any process runs it); it is renamed away, its lock unlinked while held (a seat
 that opened the lock meanwhile finds it gone from its path and opens it again), then it is
 removed. What a process killed midway left (a folder being unpacked that no one holds, one
-being removed, a lock without a build) goes at the next trim. Locks are the kernel's: they
+being removed, a lock without a build) goes at the next trim; a folder being unpacked that
+names no build (an older worker's) goes once it is an hour old. Locks are the kernel's: they
 go with the process that held them, however it ended.
 """
 
@@ -42,6 +43,9 @@ from tournament.store import BuildStatus, Store
 log = logging.getLogger(__name__)
 
 UNPACKING = ".unpacking-"
+UNNAMED_LEFT_S = 3600.0
+"""How old a folder being unpacked that names no build (an older worker's) must be to go:
+an unpacking takes seconds."""
 REMOVING = ".removing-"
 LOCK = ".lock"
 
@@ -234,8 +238,10 @@ def _remove_leftovers(builds: Path) -> None:
             remove_folder(builds / entry)
         elif entry.startswith(UNPACKING):
             name = entry.removeprefix(UNPACKING).rpartition("-")[0]
-            if not name:
-                continue  # an older worker's, named for no build: left alone
+            if not name:  # an older worker's, named for no build: no lock tells, its age does
+                if _older_than(builds / entry, UNNAMED_LEFT_S):
+                    remove_folder(builds / entry)
+                continue
             with _unused(builds / f"{name}{LOCK}") as unused:
                 if unused:
                     remove_folder(builds / entry)
@@ -244,6 +250,14 @@ def _remove_leftovers(builds: Path) -> None:
             with _unused(builds / entry) as unused:
                 if unused:
                     _forget_lock(builds, entry.removesuffix(LOCK))
+
+
+def _older_than(path: Path, seconds: float) -> bool:
+    """Last changed more than `seconds` ago (False once gone)."""
+    try:
+        return time.time() - path.lstat().st_mtime > seconds
+    except FileNotFoundError:
+        return False
 
 
 def _forget_lock(builds: Path, name: str) -> None:

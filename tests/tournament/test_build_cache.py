@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -191,16 +192,21 @@ def test_a_lease_goes_with_its_process_and_what_a_killed_one_left_is_removed(
     live = check_out(store, cache, unpacking, 1, bounds)  # a seat that is unpacking it
     assert isinstance(live, Lease)
     leftovers = [builds / f".unpacking-{other}-1-0123456789abcdef-dead0001",
-                 builds / ".removing-gone-1-0123456789abcdef-dead0002"]
+                 builds / ".removing-gone-1-0123456789abcdef-dead0002",
+                 builds / ".unpacking-olderworker1"]  # named for no build, an hour old
     kept = builds / f".unpacking-{live.folder.name}-live0003"
-    for folder in (*leftovers, kept):
+    recent = builds / ".unpacking-olderworker2"  # named for no build, maybe still unpacking
+    for folder in (*leftovers, kept, recent):
         (folder / "deep").mkdir(parents=True)
         (folder / "deep" / "file").write_text("left")
+    an_hour_ago = time.time() - 3700
+    os.utime(leftovers[2], (an_hour_ago, an_hour_ago))
     (builds / "gone-1-0123456789abcdef.lock").write_text("4")
     used(store, cache, other, bounds)
     live.release()
     assert unpacked(cache) == sorted([unpacking, other])
     assert not any(folder.exists() for folder in leftovers) and kept.exists()
+    assert recent.exists()
     assert not (builds / "gone-1-0123456789abcdef.lock").exists()
 
 

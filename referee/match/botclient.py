@@ -366,13 +366,12 @@ class KeptConnections:
     def keep(self, address: Address, connection: _Connection | _TlsConnection) -> None:
         """Keep `connection` for the next client to `address` (closed when it is not idle,
         not plain HTTP, or `address` has `per_address` kept already)."""
-        kept = self.kept.setdefault(address, [])
         if (not isinstance(connection, _Connection) or not connection.idle()
-                or len(kept) >= self.per_address):
+                or len(self.kept.get(address, ())) >= self.per_address):
             connection.close()
             return
         expiry = connection.loop.call_later(self.idle_s, self._expire, address, connection)
-        kept.append((connection, expiry))
+        self.kept.setdefault(address, []).append((connection, expiry))
 
     def close(self) -> None:
         """Close every connection kept."""

@@ -176,6 +176,18 @@ def test_a_clock_step_while_the_answer_waits_unread_never_makes_it_late(tmp_path
     assert 100 <= reply.elapsed_ms < 250
 
 
+def _read_request(connection) -> bytes:
+    """One request's body from a raw socket (a bot of these tests answers it by hand)."""
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += connection.recv(65536)
+    length = int(head.lower().split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
+    body = head.split(b"\r\n\r\n", 1)[1]
+    while len(body) < length:
+        body += connection.recv(65536)
+    return body
+
+
 def _out_of_turn_bot(listener, answers: int) -> None:
     """Answers each request with a good answer followed at once by a second, forged one
     (choosing the other move), as a bot speaking out of turn would; `answers` requests."""
@@ -187,13 +199,7 @@ def _out_of_turn_bot(listener, answers: int) -> None:
         except OSError:  # the test closed the listener: the client kept its connection
             return
         with connection:
-            head = b""
-            while b"\r\n\r\n" not in head:
-                head += connection.recv(65536)
-            length = int(head.lower().split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
-            body = head.split(b"\r\n\r\n", 1)[1]
-            while len(body) < length:
-                body += connection.recv(65536)
+            _read_request(connection)
             connection.sendall(b"".join(
                 b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
                 + str(len(answer)).encode() + b"\r\n\r\n" + answer for answer in (good, forged)))
@@ -314,13 +320,7 @@ def _closing_bot(listener, requests: int) -> None:
         except OSError:
             return
         with connection:
-            head = b""
-            while b"\r\n\r\n" not in head:
-                head += connection.recv(65536)
-            length = int(head.lower().split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
-            body = head.split(b"\r\n\r\n", 1)[1]
-            while len(body) < length:
-                body += connection.recv(65536)
+            _read_request(connection)
             connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
                                b"content-length: " + str(len(answer)).encode() + b"\r\n\r\n"
                                + answer)

@@ -6,7 +6,8 @@ the budget). A bridge serving for weeks fills no disk.
 The files of the sessions in play are not counted: each is bounded by the stderr limit
 (`referee bridge --stderr-mb`) and there are at most `--max-programs` of them. Files
 already in the folder when the bridge starts count as ended, oldest first by the time they
-were last written. A session of a match that goes on after its program was retired (a
+were last written, if named as the bridge names its logs (`LOG_NAME`): other files there
+are never touched. A session of a match that goes on after its program was retired (a
 later decision) takes its file back, uncounted again, until it ends again.
 """
 
@@ -20,6 +21,8 @@ from pathlib import Path
 
 DEFAULT_LOGS_MB = 1024
 SUFFIX = ".log"
+LOG_NAME = re.compile(r"[A-Za-z0-9_.-]+-seat[0-9]+\.log")
+"""A name `log_name` gives: only such files of the folder are ever counted or removed."""
 
 
 class LogFolder:
@@ -39,7 +42,7 @@ class LogFolder:
         found = []
         with os.scandir(self.path) as entries:
             for entry in entries:
-                if entry.name.endswith(SUFFIX) and entry.is_file(follow_symlinks=False):
+                if LOG_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
                     status = entry.stat(follow_symlinks=False)
                     found.append((status.st_mtime_ns, entry.name, status.st_size))
         for _, name, size in sorted(found):

@@ -353,14 +353,15 @@ class KeptConnections:
 
     def take(self, address: Address) -> _Connection | None:
         """A kept connection to `address` still open, or None."""
-        kept = self.kept.get(address)
+        kept = self.kept.pop(address, [])
         while kept:
             connection, expiry = kept.pop()
             expiry.cancel()
             if connection.usable():
+                if kept:
+                    self.kept[address] = kept
                 return connection
             connection.close()
-        self.kept.pop(address, None)
         return None
 
     def keep(self, address: Address, connection: _Connection | _TlsConnection) -> None:

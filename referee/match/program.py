@@ -155,8 +155,8 @@ class Program:
                  stderr: StderrPipe | None = None):
         """`note` records a line saying what happened to the program; `left_running`: where
         its stop hands over its mark (the value of `MARK` in its environment), when it has
-        one; `stderr`: its stderr, read up to its exit and closed at its stop (a bridge's
-        program)."""
+        one; `stderr`: the read end of its stderr, read up to its exit and closed at its
+        stop."""
         if process.stdin is None or process.stdout is None:
             raise ValueError("a program is started with pipes for its stdin and stdout")
         self.process = process

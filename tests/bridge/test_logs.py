@@ -33,9 +33,11 @@ def test_the_logs_already_there_count_oldest_first_by_their_last_write(tmp_path)
     oldest = write(tmp_path / "b-seat0.log", 1000, mtime_s=1_000_000)
     middle = write(tmp_path / "c-seat1.log", 1000, mtime_s=2_000_000)
     other = write(tmp_path / "notes.txt", 5000, mtime_s=1)  # not a log: never touched
+    mine = write(tmp_path / "syslog.log", 5000, mtime_s=1)  # not named as the bridge names
     folder = LogFolder(tmp_path, budget=2000)
     folder.open()
-    assert not oldest.exists() and middle.exists() and newest.exists() and other.exists()
+    assert not oldest.exists() and middle.exists() and newest.exists()
+    assert other.exists() and mine.exists()
     ended(folder, "d", 500)
     assert not middle.exists() and newest.exists()
 

@@ -151,11 +151,14 @@ def first_plan(meta: dict) -> tuple[list[dict], dict | None]:
 
 
 # ----- advancing ----------------------------------------------------------------------
-def advance(store: Store, tournament_id: str, match_id: str | None = None) -> None:
+def advance(store: Store, tournament_id: str, match_id: str | None = None,
+            meta: dict | None = None) -> None:
     """Count what finished and schedule what is due (see the module docstring); given a
     match, only its pair or round is looked at, else everything not counted yet. Safe to
-    call any number of times, from any number of processes."""
-    meta = store.tournament_meta(tournament_id)
+    call any number of times, from any number of processes. `meta`: the tournament's, when
+    the caller has just read it."""
+    if meta is None:
+        meta = store.tournament_meta(tournament_id)
     if meta is None or format_of(meta) not in PROGRESSIVE:
         return
     step = _advance_sprt if format_of(meta) == SPRT else _advance_swiss

@@ -30,6 +30,7 @@ from referee.match.replay import Record
 from tournament import formats, ladders, ratings, skill
 from tournament.store import MatchStatus, Store
 from tournament.store.ratings import RatingUpdates
+from tournament.store.tournaments import TournamentState
 
 Result = dict[str, Any]
 
@@ -129,15 +130,24 @@ def skill_update(before: dict[str, list[float]], result: Result) -> dict[str, li
 # ----- the end of a tournament --------------------------------------------------------
 def finish_tournament_of(store: Store, match: dict) -> None:
     """Let the tournament's format count the match and schedule what is due (SPRT pairs, a
-    Swiss round), then store the final ratings if every match is over."""
-    if match.get("tournament_id"):
-        formats.advance(store, match["tournament_id"], match["id"])
-        finish_if_complete(store, match["tournament_id"])
-
-
-def finish_if_complete(store: Store, tournament_id: str) -> bool:
-    """Once every match is counted, store the final ratings (once); True if this call did."""
+    Swiss round), then store the final ratings if every match is over. A format that
+    schedules nothing as matches finish (round-robin, gauntlet) costs one read."""
+    tournament_id = match.get("tournament_id")
+    if not tournament_id:
+        return
     states = store.tournament_states([tournament_id])
+    if states and formats.format_of(states[0].meta) in formats.PROGRESSIVE:
+        formats.advance(store, tournament_id, match["id"], states[0].meta)
+        states = store.tournament_states([tournament_id])  # its total may have changed
+    finish_if_complete(store, tournament_id, states)
+
+
+def finish_if_complete(store: Store, tournament_id: str,
+                       states: list[TournamentState] | None = None) -> bool:
+    """Once every match is counted, store the final ratings (once); True if this call did.
+    `states`: the tournament's, when the caller has just read them."""
+    if states is None:
+        states = store.tournament_states([tournament_id])
     if not states or states[0].finished_at is not None:
         return False
     meta, _, done, failed = states[0]

@@ -197,11 +197,22 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
                                   (play.kept_decisions(), context.config.keep_decisions_s))
     log.info("match finished", extra={"match_id": match_id, "steps": len(record["steps"]),
                                       "duration_ms": _duration_ms(record)})
-    await context.in_thread(results.count_finished, context.store, match_id, record)
+    await context.in_thread(results.count_finished, context.store, match_id, record,
+                            as_finished(match, record, started_at, index))
     if completes_a_node(index + 1):  # else a reader's `complete_log` has nothing to add
         await context.in_thread(context.store.complete_log, index + 1)
     _send_result_notices(context, record, index, seats)
     return _summary(match_id, MatchStatus.FINISHED.value, record["result"])
+
+
+def as_finished(match: dict[str, Any], record: Record, started_at: str,
+                log_index: int) -> dict[str, Any]:
+    """The match as `Store.get_match` reads it once `Progress.finish` stored its end
+    (`record`, at `log_index` of the results log), from the match as loaded."""
+    return {**match, "status": MatchStatus.FINISHED.value, "step": len(record["steps"]),
+            "to_move": None, "result": record["result"], "forfeit": record["forfeit"],
+            "error": None, "started_at": started_at, "finished_at": record["finished_at"],
+            "log_index": log_index}
 
 
 async def _pull_reply(context: Context, match: dict[str, Any], holder: str, seat: int, step: int,

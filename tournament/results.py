@@ -35,9 +35,13 @@ from tournament.store.tournaments import TournamentState
 Result = dict[str, Any]
 
 
-def count_finished(store: Store, match_id: str, record: Record | None = None) -> bool:
-    """Count a finished match once; True if this call counted it. `record`: its replay,
-    when the caller has it (its driver), not to read it back for the faults."""
+def count_finished(store: Store, match_id: str, record: Record | None = None,
+                   match: dict | None = None) -> bool:
+    """Count a finished match once; True if this call counted it. `record` and `match`:
+    its replay, and the match as `Store.get_match` reads it now, when the caller has them
+    (its driver), not to read them back."""
+    if match is not None:
+        return match["status"] == MatchStatus.FINISHED and count_outcome(store, match, record)
     return _count_stored(store, match_id, MatchStatus.FINISHED, record)
 
 

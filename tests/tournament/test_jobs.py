@@ -105,6 +105,18 @@ def test_a_match_is_played_once_and_a_finished_match_is_not_replayed(redis_url, 
     assert not store.redis.zscore(running_key(), "m-job")
 
 
+def test_the_match_its_driver_counts_is_the_match_as_stored_at_its_end(redis_url, store):
+    """The driver counts a finished match from the match it loaded and the record in hand
+    (`driver.as_finished`), not read back: that is exactly what `Store.get_match` reads."""
+    stored_match(store, "m-as-stored")
+    loaded = store.get_match("m-as-stored")
+    drive_match(redis_url, "m-as-stored")
+    after = store.get_match("m-as-stored")
+    record = store.get_replay("m-as-stored")
+    assert driver.as_finished(loaded, record, after["started_at"], after["log_index"]) == after
+    assert after["status"] == MatchStatus.FINISHED and after["step"] == len(record["steps"])
+
+
 def test_a_match_continues_from_its_recorded_steps_as_if_never_interrupted(redis_url, store):
     """A driver that died after 7 steps: the next one keeps them and plays on; the replay
     is the one an uninterrupted run with the same answers makes."""

@@ -227,7 +227,7 @@ class _Connection:
         """Open, its last answer whole and nothing read since: another client may use it."""
         return not self.closed and not self.expecting and not self.chunks
 
-    async def send(self, data: bytes, deadline_ms: int) -> None:
+    async def send(self, data: bytes, deadline_ms: float) -> None:
         """Write a request: at once when the socket takes it whole (nearly always), else
         the rest within the deadline."""
         self.expecting = True
@@ -314,7 +314,7 @@ class _TlsConnection:
     def usable(self) -> bool:
         return not self.writer.is_closing() and not self.reader.at_eof()
 
-    async def send(self, data: bytes, deadline_ms: int) -> None:
+    async def send(self, data: bytes, deadline_ms: float) -> None:
         async with asyncio.timeout(deadline_ms / 1000):
             self.writer.write(data)
             await self.writer.drain()
@@ -567,7 +567,9 @@ class BotClient:
     async def _exchange(self, body: bytes, deadline_ms: int) -> tuple[int, bytes, float]:
         """One request and its whole answer: (status, body, ms from the request written to
         the answer arrived). A kept connection that turns out closed by the bot before
-        answering anything is replaced once by a new one."""
+        answering anything is replaced once by a new one, within what is left of the
+        deadline: the time the closed one took is charged (a bot that closes its connection
+        after thinking gains no second deadline)."""
         if self.connection is None and self.kept is not None:
             self.connection = self.kept.take(self.address)
         connection = self.connection
@@ -576,14 +578,23 @@ class BotClient:
         if connection is None or not reused:
             self._drop()
             connection = self.connection = await self._connect(connect_ms)
+        started = time.monotonic_ns()
         try:
             return await self._roundtrip(connection, body, deadline_ms)
         except (_Refused, ConnectionError):
             if not reused:
                 raise
-            self._drop()
-            connection = self.connection = await self._connect(connect_ms)
-            return await self._roundtrip(connection, body, deadline_ms)
+        spent_ms = (time.monotonic_ns() - started) / 1e6
+        self._drop()
+        if spent_ms >= deadline_ms:
+            raise _TimedOut(spent_ms)
+        connection = self.connection = await self._connect(connect_ms)  # never charged
+        try:
+            status, raw, elapsed = await self._roundtrip(connection, body,
+                                                         deadline_ms - spent_ms)
+        except _TimedOut as out:
+            raise _TimedOut(out.elapsed_ms + spent_ms) from None
+        return status, raw, round(elapsed + spent_ms, 3)
 
     async def _connect(self, deadline_ms: int) -> _Connection | _TlsConnection:
         """A connection to an allowed address of the bot, within the deadline."""
@@ -622,7 +633,7 @@ class BotClient:
         raise _Refused(f"could not connect to {self.host} port {self.port}")
 
     async def _roundtrip(self, connection: _Connection | _TlsConnection, body: bytes,
-                         deadline_ms: int) -> tuple[int, bytes, float]:
+                         deadline_ms: float) -> tuple[int, bytes, float]:
         head = self.head + b"Content-Length: %d\r\n" % len(body)
         if self.signer is not None:
             head += (f"Referee-Signature: "
@@ -634,7 +645,7 @@ class BotClient:
             raise _TimedOut(float(deadline_ms)) from None
         sent = time.monotonic_ns()
         until = asyncio.get_running_loop().time() + deadline_ms / 1000
-        late_ns = sent + deadline_ms * 1_000_000
+        late_ns = sent + round(deadline_ms * 1_000_000)
         answer = _Answer()
         try:
             try:

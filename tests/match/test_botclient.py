@@ -357,3 +357,53 @@ def test_a_kept_connection_the_bot_reset_unseen_is_replaced_not_a_crash():
         listener.close()
     assert [reply.fault for reply in replies] == [None, None], [r.detail for r in replies]
     assert taken.closed  # the kept one was taken, failed, and was dropped
+
+
+def _thinks_then_closes_bot(listener, think_s: float) -> None:
+    """Answers the first request at once; on the same connection, the second after
+    `think_s` with no answer but a close; on a new connection, answers after `think_s`."""
+    answer = b'{"action": {"type": "move", "direction": 1}}'
+    reply = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+             + str(len(answer)).encode() + b"\r\n\r\n" + answer)
+    try:
+        first, _ = listener.accept()
+        with first:
+            _read_request(first)
+            first.sendall(reply)
+            _read_request(first)
+            time.sleep(think_s)
+        second, _ = listener.accept()
+        with second:
+            _read_request(second)
+            time.sleep(think_s)
+            second.sendall(reply)
+            second.recv(1)
+    except OSError:  # the test closed the listener
+        return
+
+
+def test_a_bot_closing_its_kept_connection_after_thinking_gains_no_second_deadline():
+    """The request is sent again on a new connection (the kept one was closed), but only
+    within what is left of its deadline: 600 ms spent, 400 left, a bot that needs 600
+    again times out, charged the whole time."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    threading.Thread(target=_thinks_then_closes_bot, args=(listener, 0.6),
+                     daemon=True).start()
+
+    async def two():
+        client = BotClient(f"http://127.0.0.1:{listener.getsockname()[1]}/", 1000)
+        payload = {**PAYLOAD, "deadline_ms": 1000}
+        replies = [await client.decide(payload), await client.decide(payload)]
+        await client.aclose()
+        return replies
+
+    try:
+        first, second = asyncio.run(two())
+    finally:
+        listener.close()
+    assert first.fault is None
+    assert second.fault == "timeout" and second.elapsed_ms >= 1000, (second.fault,
+                                                                      second.detail)

@@ -40,9 +40,7 @@ def count_finished(store: Store, match_id: str, record: Record | None = None,
     """Count a finished match once; True if this call counted it. `record` and `match`:
     its replay, and the match as `Store.get_match` reads it now, when the caller has them
     (its driver), not to read them back."""
-    if match is not None:
-        return match["status"] == MatchStatus.FINISHED and count_outcome(store, match, record)
-    return _count_stored(store, match_id, MatchStatus.FINISHED, record)
+    return _count_stored(store, match_id, MatchStatus.FINISHED, record, match)
 
 
 def count_failed(store: Store, match_id: str) -> bool:
@@ -51,8 +49,9 @@ def count_failed(store: Store, match_id: str) -> bool:
 
 
 def _count_stored(store: Store, match_id: str, status: MatchStatus,
-                  record: Record | None = None) -> bool:
-    match = store.get_match(match_id)
+                  record: Record | None = None, match: dict | None = None) -> bool:
+    if match is None:
+        match = store.get_match(match_id)
     return match is not None and match["status"] == status and count_outcome(store, match,
                                                                                record)
 

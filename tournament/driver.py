@@ -24,6 +24,7 @@ a bot sends can.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -80,6 +81,7 @@ class Context:
     leases: dict[str, str] = field(default_factory=dict)
     background: set[asyncio.Task] = field(default_factory=set)  # notices, seats closing
     kept: KeptConnections | None = None  # idle connections to bots, between matches
+    counting: concurrent.futures.Executor | None = None  # see `counted`
 
     async def persist(self, call: Callable[..., Awaitable[T]], *args: object,
                       **kwargs: object) -> T:
@@ -99,6 +101,15 @@ class Context:
         """A synchronous store or rq call, off the event loop, retried like `persist`."""
         return await self.persist(asyncio.to_thread, function, *args)
 
+    async def counted(self, count: Callable[..., T], *args: object) -> T:
+        """`in_thread` for a count of results (`tournament.results`), run by `counting`
+        (None: asyncio's threads). A worker's is one thread: the counts of a game watch the
+        same key, and counts made at once (a worker's matches end together) start over for
+        each other and fight for the GIL with the loop; one at a time they do neither (~3%
+        of a worker's CPU: docs/performance.md §10)."""
+        return await self.persist(asyncio.get_running_loop().run_in_executor, self.counting,
+                                  count, *args)
+
 
 async def drive(context: Context, match_id: str) -> dict[str, Any]:
     """Continue the match as far as it can go now; a summary of where it stands. The
@@ -114,7 +125,7 @@ async def drive(context: Context, match_id: str) -> dict[str, Any]:
         if loaded is None:
             raise LookupError(f"no match {match_id}")
         if loaded.match["status"] in (MatchStatus.FINISHED, MatchStatus.FAILED):
-            await context.in_thread(results.count_outcome, context.store, loaded.match)
+            await context.counted(results.count_outcome, context.store, loaded.match)
             return _summary(match_id, loaded.match["status"])
         return await _drive_leased(context, loaded, holder)
     except LeaseLost:
@@ -153,7 +164,7 @@ async def _drive_leased(context: Context, loaded: Loaded, holder: str) -> dict[s
             progress.fail, match_id, match["game"], holder,
             "the match stopped on an internal error (see the worker log)", replay.utc_now(),
             match["num_players"])
-        await context.in_thread(results.count_failed, context.store, match_id)
+        await context.counted(results.count_failed, context.store, match_id)
         raise
     finally:
         _close_seats(context, seats)
@@ -197,8 +208,8 @@ async def _play(context: Context, loaded: Loaded, holder: str, seats: dict[int, 
                                   (play.kept_decisions(), context.config.keep_decisions_s))
     log.info("match finished", extra={"match_id": match_id, "steps": len(record["steps"]),
                                       "duration_ms": _duration_ms(record)})
-    await context.in_thread(results.count_finished, context.store, match_id, record,
-                            as_finished(match, record, started_at, index))
+    await context.counted(results.count_finished, context.store, match_id, record,
+                          as_finished(match, record, started_at, index))
     if completes_a_node(index + 1):  # else a reader's `complete_log` has nothing to add
         await context.in_thread(context.store.complete_log, index + 1)
     _send_result_notices(context, record, index, seats)

@@ -120,6 +120,10 @@ class MatchWorker(BaseWorker):
         self.loop_thread = threading.Thread(target=self.loop.run_forever, name="matches",
                                             daemon=True)
         self.bookkeeping = concurrent.futures.ThreadPoolExecutor(4, "rq-bookkeeping")
+        # counts one at a time (`driver.Context.counted`), but side by side when each waits
+        # for replicas (`Store.durably`: up to REDIS_WAIT_TIMEOUT_MS while one is missing)
+        self.counting = None if self.store.waits_for_replicas() else \
+            concurrent.futures.ThreadPoolExecutor(1, "counting")
         self.context: driver.Context | None = None
         self.periodic: list[asyncio.Task] = []
         self.checking: asyncio.Task | None = None  # the ladders' entry checks under way
@@ -336,7 +340,7 @@ class MatchWorker(BaseWorker):
         client = connect_async(self.config.redis_url, retry=retrying_async(3, cap_s=0.5))
         context = driver.Context(Progress(client), self.store, self.config, self.sealer,
                                  name=self.name, sandbox=self.hosted_limits,
-                                 kept=KeptConnections())
+                                 kept=KeptConnections(), counting=self.counting)
         tasks = [(RENEW_EVERY_S, self._renew_leases), (recovery.SWEEP_EVERY_S, self._sweep),
                  (TIMERS_EVERY_S, self._fire_timers),
                  (JOB_HEARTBEAT_EVERY_S, self._heartbeat_jobs),

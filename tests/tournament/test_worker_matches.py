@@ -25,6 +25,7 @@ from tests.support.botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, f
 from tests.support.waiting import wait_for
 from tournament import wakeups
 from tournament.store import MATCH_QUEUE, Store
+from tournament.store.connection import connect
 from tournament.worker import (
     BOOKKEEPING_EVERY_S,
     MAINTENANCE_LOCK_S,
@@ -302,6 +303,37 @@ def test_an_idle_worker_fails_a_dead_workers_abandoned_job_within_its_maintenanc
     assert job.get_status() == JobStatus.FAILED
     connection.close()
 
+
+
+def test_a_worker_counts_its_matches_one_at_a_time_unless_each_waits_for_replicas(
+        config, redis_url):
+    """The counts of one game watch the same key: made at once in one worker they start over
+    for each other, so a worker counts one match at a time, a second count waiting for the
+    first to end; a count that waits for a replica (up to REDIS_WAIT_TIMEOUT_MS when one is
+    missing) runs beside the others (asyncio's threads)."""
+    worker = MatchWorker([MATCH_QUEUE], redis.Redis.from_url(redis_url), config,
+                         config.sealer())
+    assert worker.counting is not None
+    started, release, order = threading.Event(), threading.Event(), []
+
+    def first() -> None:
+        started.set()
+        release.wait(30)
+        order.append("first")
+
+    held = worker.counting.submit(first)
+    assert started.wait(30)
+    second = worker.counting.submit(order.append, "second")
+    with pytest.raises(TimeoutError):  # on another thread it would be over at once
+        second.result(timeout=0.5)
+    release.set()
+    held.result(30), second.result(30)
+    assert order == ["first", "second"]
+    worker.counting.shutdown()
+
+    waiting = connect(f"{redis_url}?wait_replicas=1&wait_timeout_ms=50")
+    assert MatchWorker([MATCH_QUEUE], waiting, config, config.sealer()).counting is None
+    waiting.close()
 
 def test_rqs_bookkeeping_between_dequeues_is_sent_at_most_once_a_second(config, redis_url):
     """rq writes the worker's heartbeat twice a dequeue and asks whether workers are

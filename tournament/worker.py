@@ -57,7 +57,14 @@ from referee.match import sandbox
 from referee.match.botclient import KeptConnections
 from referee.match.sealing import Sealer
 from tournament import driver, hosted, ladder_upkeep, ladders, recovery, results_log, wakeups
-from tournament.store import Progress, Store, command_channel, end_job, in_one_round_trip
+from tournament.store import (
+    Progress,
+    Store,
+    command_channel,
+    end_job,
+    in_one_round_trip,
+    start_job,
+)
 from tournament.store.connection import connect_async, retrying_async
 
 log = logging.getLogger(__name__)
@@ -257,10 +264,10 @@ class MatchWorker(BaseWorker):
             self._pubsub_exception_handler)
 
     def execute_job(self, job: Job, queue: Queue) -> None:
-        """Register the job as started (rq's bookkeeping) and hand it to the event loop."""
+        """Register the job as started (rq's bookkeeping, in one round trip: `start_job`)
+        and hand it to the event loop."""
         try:
-            execution = self.prepare_execution(job)
-            self.prepare_job_execution(job, remove_from_intermediate_queue=len(self.queues) == 1)
+            execution = start_job(self, job, remove_from_intermediate_queue=len(self.queues) == 1)
             job.started_at = now()
         except BaseException:
             self.free_slots.release()

@@ -24,7 +24,7 @@ from tests.support.apitest import replay_states
 from tests.support.botserver import FAULTS, HEALTHY_DEADLINE_MS, deadline_for, fault_url
 from tests.support.waiting import wait_for
 from tournament import wakeups
-from tournament.store import MATCH_QUEUE, Store
+from tournament.store import MATCH_QUEUE, Store, start_job
 from tournament.store.connection import connect
 from tournament.worker import (
     BOOKKEEPING_EVERY_S,
@@ -261,6 +261,42 @@ def test_a_match_jobs_success_leaves_redis_as_rqs_own_handling_does(config, redi
     assert lean == contents_after_a_match_job(config, redis_url, lean=False)
     assert "rq:worker:w1" in lean and not any(key.startswith("rq:job:") for key in lean), lean
 
+
+
+def contents_after_a_job_start(config, redis_url: str, lean: bool) -> str:
+    """Redis after a worker dequeued a match job and registered it as started, with
+    `start_job` or rq's own two steps: every key, its members and whether it expires
+    (the execution's random id written as EXECUTION)."""
+    connection = redis.Redis.from_url(redis_url)
+    connection.flushdb()
+    worker = MatchWorker([MATCH_QUEUE], connection, config, config.sealer(), name="w1")
+    worker.register_birth()
+    wakeups.wake(Store(connection), "m1", "")
+    job, queue = worker.dequeue_job_and_maintain_ttl(1)
+    if lean:
+        execution = start_job(worker, job, remove_from_intermediate_queue=True)
+    else:
+        execution = worker.prepare_execution(job)
+        worker.prepare_job_execution(job, remove_from_intermediate_queue=True)
+    assert worker.executions == {execution.id: execution}
+    assert job.get_status(refresh=True) == JobStatus.STARTED
+    assert queue.started_job_registry.get_job_ids() == [job.id]
+    assert connection.hget(worker.key, "state") == b"busy"
+    assert abs(connection.ttl(worker.key) - worker.get_heartbeat_ttl(job)) <= 2  # beat
+    contents = {key: (kind, members, connection.ttl(key) > 0)
+                for key, (kind, members) in redis_contents(connection).items()}
+    connection.flushdb()
+    connection.close()
+    return repr(contents).replace(execution.id, "EXECUTION")
+
+
+def test_a_match_jobs_start_leaves_redis_as_rqs_own_does(config, redis_url):
+    """`start_job` registers a match job as started in one round trip where rq takes two
+    (`prepare_execution`, `prepare_job_execution`): what it leaves in Redis (keys, their
+    members, which expire) is what rq's own leaves."""
+    lean = contents_after_a_job_start(config, redis_url, lean=True)
+    assert lean == contents_after_a_job_start(config, redis_url, lean=False)
+    assert "rq:execution:match-m1:EXECUTION" in lean, lean
 
 def test_the_registry_clean_up_lock_of_a_worker_that_died_holding_it_lapses_soon(
         config, redis_url):

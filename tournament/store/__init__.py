@@ -69,7 +69,13 @@ from tournament.store.matches import (
 from tournament.store.metrics import CounterStore
 from tournament.store.progress import Progress
 from tournament.store.pull import PullSeats, token_digest
-from tournament.store.queues import Queues, command_channel, end_job, in_one_round_trip
+from tournament.store.queues import (
+    Queues,
+    command_channel,
+    end_job,
+    in_one_round_trip,
+    start_job,
+)
 from tournament.store.ratings import Ratings
 from tournament.store.running import Running
 from tournament.store.scripts import Scripts
@@ -81,7 +87,7 @@ __all__ = [
     "FINISHED", "ExportSource", "HOSTED_QUEUE", "MATCH_QUEUE", "QUEUES", "BuildStatus", "MatchMeta",
     "MatchSeat", "MatchStatus", "Progress",
     "SeatDeadline", "Store", "archive_cursor_key", "command_channel", "end_job",
-    "in_one_round_trip",
+    "in_one_round_trip", "start_job",
     "bot_key", "bot_seats", "dumps", "events_channel", "lease_key", "loads", "match_fields",
     "match_key", "new_match_meta", "playing_key", "ratings_events_channel", "ratings_key",
     "running_key", "seat_deadline_ms", "token_digest", "tournament_events_channel",

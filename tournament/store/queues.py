@@ -13,7 +13,7 @@ from rq.job import Job
 from rq.results import Result
 from rq.serializers import JSONSerializer
 from rq.utils import now
-from rq.worker import BaseWorker
+from rq.worker import BaseWorker, WorkerStatus
 
 from tournament.store.base import StoreBase
 from tournament.store.keys import MATCH_QUEUE, MatchField, match_key
@@ -47,6 +47,27 @@ def in_one_round_trip(client: redis.Redis, write: Callable[[redis.client.Pipelin
     with client.pipeline(transaction=False) as pipe:
         write(pipe)
         pipe.execute()
+
+
+def start_job(worker: BaseWorker, job: Job, remove_from_intermediate_queue: bool
+              ) -> Execution:
+    """Write rq's start of a job in one transaction: its execution registered and the
+    worker busy (rq's `prepare_execution`), the heartbeats and the job started (rq's
+    `prepare_job_execution`), which rq sends as two."""
+    ttl = worker.get_heartbeat_ttl(job)
+    with worker.connection.pipeline() as pipe:
+        execution = Execution.create(job, ttl, pipeline=pipe, worker_name=worker.name)
+        worker.set_state(WorkerStatus.BUSY, pipeline=pipe)
+        worker.heartbeat(ttl, pipeline=pipe)
+        job.heartbeat(now(), ttl, pipeline=pipe)
+        job.prepare_for_execution(worker.name, pipeline=pipe)
+        pipe.persist(job.key)
+        if remove_from_intermediate_queue:
+            pipe.lrem(rq.Queue(job.origin, connection=worker.connection).intermediate_queue_key,
+                      1, job.id)
+        pipe.execute()
+    worker.executions[execution.id] = execution
+    return execution
 
 
 def end_job(worker: BaseWorker, job: Job, execution: Execution) -> None:

@@ -5,9 +5,9 @@ that wait for a replica (`durably`)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis
 from redis.client import Pipeline
@@ -17,6 +17,7 @@ from redis.exceptions import LockError
 from tournament.store.connection import ask_sentinels, target_of
 from tournament.store.keys import lock_key, replication_fence_key
 from tournament.store.scripts import Scripts
+from tournament.store.steps import EXEC, MULTI, Argument, resp
 
 if TYPE_CHECKING:
     from tournament.archive_files import ReplayArchive
@@ -31,6 +32,8 @@ SOCKET_TIMEOUT_S = 15.0
 MAX_CONNECTIONS = 1000
 LOCK_TTL_S = 10
 T = TypeVar("T")
+Command = Sequence[Argument]
+WATCH, UNWATCH = "WATCH", resp(["UNWATCH"])
 log = logging.getLogger(__name__)
 
 
@@ -82,6 +85,31 @@ class StoreBase:
         return self.redis.transaction(  # type: ignore[return-value]
             apply, *watches, value_from_callable=True)  # type: ignore[arg-type]
 
+    def optimistic(self, watch: str, reads: Sequence[Command],
+                   writes: Callable[[list[Any]], Sequence[Command] | None]) -> bool:
+        """A transaction in two round trips on one connection, its commands packed by
+        hiredis: WATCH `watch` with the `reads`, then MULTI, the commands
+        `writes(their replies)` answers, EXEC; again from the WATCH while `watch` changes
+        in between. True once written; False when `writes` answers None (nothing to
+        write). What `redis.Redis.transaction` does in three round trips, each command
+        encoded by redis-py in Python (~half of a match's count: docs/performance.md
+        §10). An error reply raises; a lost connection is tried again as the client's
+        retries say (a round that was written finds what it wrote)."""
+        pool = self.redis.connection_pool
+        connection = pool.get_connection()
+        try:
+            while True:
+                written = connection.retry.call_with_retry(
+                    lambda: _optimistic_round(connection, watch, reads, writes),
+                    lambda _: connection.disconnect())
+                if written is not None:
+                    return written
+        except BaseException:
+            connection.disconnect()  # a WATCH, or replies unread, may be left on it
+            raise
+        finally:
+            pool.release(connection)
+
     def waits_for_replicas(self) -> bool:
         """Whether `durably` waits for replicas (the client's URL asks for some)."""
         return target_of(self.redis).wait_replicas > 0
@@ -124,3 +152,39 @@ class StoreBase:
         """Whether the Sentinels name a primary other than the one of `replication_id`."""
         return (ask_sentinels(self.redis)
                 and self.redis.info("replication")["master_replid"] != replication_id)
+
+
+def _optimistic_round(connection: redis.connection.AbstractConnection, watch: str,
+                      reads: Sequence[Command],
+                      writes: Callable[[list[Any]], Sequence[Command] | None]) -> bool | None:
+    """One round of `StoreBase.optimistic`: True or False as it answers, None when the
+    watched key changed before EXEC."""
+    _, *replies = _exchange(connection, b"".join(resp(command) for command in
+                                                 [(WATCH, watch), *reads]), len(reads) + 1)
+    commands = writes(replies)
+    if commands is None:
+        _exchange(connection, UNWATCH, 1)
+        return False
+    *_, done = _exchange(connection, b"".join([MULTI, *map(resp, commands), EXEC]),
+                         len(commands) + 2)
+    if done is None:
+        return None
+    if errors := [reply for reply in done if isinstance(reply, redis.ResponseError)]:
+        raise errors[0]
+    return True
+
+
+def _exchange(connection: redis.connection.AbstractConnection, packed: bytes, replies: int
+              ) -> list[Any]:
+    """Send packed commands and read their `replies`, every one (an error reply raises
+    once all are read: none is left on the connection for the next command)."""
+    connection.send_packed_command([packed])
+    answers: list[Any] = []
+    for _ in range(replies):
+        try:
+            answers.append(connection.read_response())
+        except redis.ResponseError as error:
+            answers.append(error)
+    if errors := [answer for answer in answers if isinstance(answer, redis.ResponseError)]:
+        raise errors[0]
+    return answers

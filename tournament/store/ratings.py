@@ -8,9 +8,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import redis
-
-from tournament.store.base import StoreBase
+from tournament.store.base import Command, StoreBase
 from tournament.store.codec import dumps, loads
 from tournament.store.keys import (
     RatingsPart,
@@ -22,6 +20,7 @@ from tournament.store.keys import (
     tournament_events_channel,
     tournament_key,
 )
+from tournament.store.steps import Argument
 
 Result = dict[str, Any]
 # The live Elo of the bots of a rated result after it, from their Elo before it (a new bot
@@ -69,24 +68,21 @@ class Ratings(StoreBase):
 
         skill_keys = (skill_key(game), skill_key(game, players))
 
-        def apply(pipe: redis.client.Pipeline) -> bool:
-            counted, before, skills = _read_before(pipe, game, counted_key, match_id, bots,
-                                                   skill_keys)
+        def writes(replies: list[Any]) -> list[Command] | None:
+            counted, before, skills = _before(replies, bots, skill_keys)
             if counted:
-                return False
-            pipe.multi()
-            pipe.sadd(counted_key, match_id)
+                return None
+            commands: list[Command] = [("SADD", counted_key, match_id)]
             if result is not None and updates is not None:
-                _rate(pipe, game, result, before, updates.elo, _versions(match))
-                for key, skill in skills.items():
-                    pipe.hset(key, mapping={bot: dumps(value) for bot, value in
-                                            sorted(updates.skill(skill).items())})
+                commands += _rate(game, result, before, updates.elo, _versions(match))
+                commands += [("HSET", key, *_pairs(updates.skill(skill)))
+                             for key, skill in skills.items()]
             if match.get("tournament_id"):
-                _tally(pipe, match["tournament_id"], match_id, result)
-            _announce(pipe, match, rated)
-            return True
+                commands += _tally(match["tournament_id"], match_id, result)
+            return commands + _announce(match, rated)
 
-        return self.transaction(apply, counted_key)
+        return self.optimistic(counted_key, _reads_before(game, counted_key, match_id, bots,
+                                                          skill_keys), writes)
 
     def leaderboard_ratings(self, game: str) -> LeaderboardData:
         """Every bot's live Elo, rated matches, latest tournament interval and skills
@@ -150,18 +146,22 @@ class Ratings(StoreBase):
         return [loads(point) for point in points], total
 
 
-def _read_before(pipe: redis.client.Pipeline, game: str, counted_key: str, match_id: str,
-                 bots: list[str], skill_keys: tuple[str, ...]
-                 ) -> tuple[bool, dict[str, tuple[float, int]], dict[str, dict[str, list[float]]]]:
-    """(whether the match is counted, each bot's live Elo and rated matches so far, its
-    skills under each of `skill_keys`), read on the watched connection in one round trip
-    (a bot absent: a new one; `_rate` writes Elo and matches together)."""
-    commands: list[tuple[str, ...]] = [("SISMEMBER", counted_key, match_id)]
-    if bots:
-        commands += [("HMGET", key, *bots) for key in (
-            ratings_key(game, RatingsPart.ELO), ratings_key(game, RatingsPart.GAMES),
-            *skill_keys)]
-    counted, *replies = _at_once(pipe, commands)
+def _reads_before(game: str, counted_key: str, match_id: str, bots: list[str],
+                  skill_keys: tuple[str, ...]) -> list[Command]:
+    """What a count reads first: whether the match is counted, then (rated) each bot's
+    live Elo, rated matches and skills under each of `skill_keys`."""
+    return [("SISMEMBER", counted_key, match_id)] + [
+        ("HMGET", key, *bots) for key in (ratings_key(game, RatingsPart.ELO),
+                                          ratings_key(game, RatingsPart.GAMES), *skill_keys)
+        if bots]
+
+
+def _before(replies: list[Any], bots: list[str], skill_keys: tuple[str, ...]
+            ) -> tuple[bool, dict[str, tuple[float, int]], dict[str, dict[str, list[float]]]]:
+    """The replies of `_reads_before`: (whether the match is counted, each bot's live Elo
+    and rated matches so far, its skills under each of `skill_keys`); a bot absent is a
+    new one (`_rate` writes Elo and matches together)."""
+    counted, *replies = replies
     if not bots:
         return bool(counted), {}, {key: {} for key in skill_keys}
     elos, games, *skills = replies
@@ -173,22 +173,9 @@ def _read_before(pipe: redis.client.Pipeline, game: str, counted_key: str, match
         for key, values in zip(skill_keys, skills, strict=True)}
 
 
-def _at_once(pipe: redis.client.Pipeline, commands: list[tuple[str, ...]]) -> list[Any]:
-    """The replies of reads sent together on a pipeline's watched connection (redis-py
-    sends each on its own between WATCH and MULTI); an error reply raises."""
-    connection = pipe.connection
-    if connection is None:
-        raise redis.ConnectionError("the pipeline watches nothing: no connection to read on")
-    connection.send_packed_command(connection.pack_commands(commands))
-    replies: list[Any] = []
-    for _ in commands:  # every reply read, an error one too: none is left for the next
-        try:
-            replies.append(connection.read_response())
-        except redis.ResponseError as error:
-            replies.append(error)
-    if errors := [reply for reply in replies if isinstance(reply, redis.ResponseError)]:
-        raise errors[0]
-    return replies
+def _pairs(values: dict[str, list[float]]) -> list[Argument]:
+    """HSET's field and value arguments for `values`, by field, each value as JSON."""
+    return [part for field, value in sorted(values.items()) for part in (field, dumps(value))]
 
 
 def _versions(match: dict) -> dict[str, int]:
@@ -197,33 +184,36 @@ def _versions(match: dict) -> dict[str, int]:
             if seat.get("bot_id")}
 
 
-def _rate(pipe: redis.client.Pipeline, game: str, result: Result,
-          before: dict[str, tuple[float, int]], update_elo: EloUpdate,
-          versions: dict[str, int]) -> None:
+def _rate(game: str, result: Result, before: dict[str, tuple[float, int]],
+          update_elo: EloUpdate, versions: dict[str, int]) -> list[Command]:
     """The new live Elo of every bot of the result, and a point `[n, Elo, version]` of
     each one's history (a new version keeps the bot's Elo)."""
     after = update_elo({bot: elo for bot, (elo, _) in before.items()})
+    commands: list[Command] = []
     for bot, rating in sorted(after.items()):
         played = before.get(bot, (0.0, 0))[1] + 1
-        pipe.hset(ratings_key(game, RatingsPart.ELO), bot, dumps(rating))
-        pipe.hset(ratings_key(game, RatingsPart.GAMES), bot, played)
-        pipe.rpush(history_key(game, bot), dumps([played, rating, versions.get(bot, 1)]))
-    pipe.rpush(ratings_key(game, RatingsPart.RESULTS), dumps(result))
+        commands += [("HSET", ratings_key(game, RatingsPart.ELO), bot, dumps(rating)),
+                     ("HSET", ratings_key(game, RatingsPart.GAMES), bot, played),
+                     ("RPUSH", history_key(game, bot),
+                      dumps([played, rating, versions.get(bot, 1)]))]
+    return [*commands, ("RPUSH", ratings_key(game, RatingsPart.RESULTS), dumps(result))]
 
 
-def _tally(pipe: redis.client.Pipeline, tournament_id: str, match_id: str,
-           result: Result | None) -> None:
+def _tally(tournament_id: str, match_id: str, result: Result | None) -> list[Command]:
     if result is None:
-        pipe.sadd(tournament_key(tournament_id, TournamentPart.FAILED), match_id)
-        return
-    pipe.hset(tournament_key(tournament_id, TournamentPart.RESULTS), match_id, dumps(result))
-    pipe.sadd(tournament_key(tournament_id, TournamentPart.DONE), match_id)
+        return [("SADD", tournament_key(tournament_id, TournamentPart.FAILED), match_id)]
+    return [("HSET", tournament_key(tournament_id, TournamentPart.RESULTS), match_id,
+             dumps(result)),
+            ("SADD", tournament_key(tournament_id, TournamentPart.DONE), match_id)]
 
 
-def _announce(pipe: redis.client.Pipeline, match: dict, rated: bool) -> None:
+def _announce(match: dict, rated: bool) -> list[Command]:
     """Tell the followers of its tournament and of its game's leaderboard (the event
     streams) that the match was counted, in the counting transaction."""
+    commands: list[Command] = []
     if match.get("tournament_id"):
-        pipe.publish(tournament_events_channel(match["tournament_id"]), match["id"])
+        commands.append(("PUBLISH", tournament_events_channel(match["tournament_id"]),
+                         match["id"]))
     if rated:
-        pipe.publish(ratings_events_channel(match["game"]), match["id"])
+        commands.append(("PUBLISH", ratings_events_channel(match["game"]), match["id"]))
+    return commands

@@ -398,8 +398,11 @@ class MatchWorker(BaseWorker):
 
     async def _tend_ladders(self) -> None:
         """Count and refill the ladders, send their notices, and start running the entry
-        checks queued (in a task of their own: a slow bot's check holds up nothing)."""
+        checks queued (in a task of their own: a slow bot's check holds up nothing); when
+        Redis holds none of these, nothing more."""
         context = self.driving
+        if not await context.persist(context.progress.ladder_work):
+            return
         await context.in_thread(ladder_upkeep.tend, context.store)
         await ladder_upkeep.send_notices(context.store, context.config, context.in_thread)
         if self.checking is None or self.checking.done():

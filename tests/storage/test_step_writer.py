@@ -197,6 +197,44 @@ def test_a_timer_is_seen_due_on_the_loop_once_its_time_has_come_by_redis_clock(r
         store.redis.delete(timers_key())
 
 
+
+def test_the_ladders_upkeep_is_looked_for_on_the_loop_wherever_its_work_waits(redis_url):
+    """`Progress.ladder_work`, the worker's look before its ladders' upkeep takes threads:
+    false on a Redis without ladders, true while a ladder, a notice, a queued entry check or
+    a claimed one (its worker may have died: the upkeep queues it again) is there."""
+    from tournament.store import Store
+    from tournament.store.keys import ladders_key
+
+    store = Store.from_url(redis_url)
+    store.redis.flushdb()
+
+    async def look() -> bool:
+        client = aioredis.Redis.from_url(redis_url)
+        answer = await Progress(client).ladder_work()
+        await client.aclose()
+        return answer
+
+    def each_alone() -> list[bool]:
+        seen = []
+        for write in (lambda pipe: pipe.zadd(ladders_key(), {"l-1": 1}),
+                      lambda pipe: store.queue_notice(pipe, {"bot_id": "b-1"}),
+                      lambda pipe: store.queue_check(pipe, {"bot": "b-1"})):
+            with store.writes() as pipe:
+                write(pipe)
+            seen.append(run(look()))
+            store.redis.flushdb()
+        with store.writes() as pipe:
+            store.queue_check(pipe, {"bot": "b-1"})
+        assert store.take_check() == {"bot": "b-1"}  # claimed, no longer queued
+        seen.append(run(look()))
+        return seen
+
+    try:
+        assert run(look()) is False
+        assert each_alone() == [True, True, True, True]
+    finally:
+        store.redis.flushdb()
+
 def test_the_drivers_read_of_bots_is_the_stores(redis_url):
     """`Progress.get_bots` (on the loop, a match's start) reads what `Store.get_bots` reads:
     each record in the order asked, None for an id not registered."""

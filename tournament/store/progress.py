@@ -35,6 +35,8 @@ from tournament.store.keys import (
     claim_key,
     events_channel,
     inbox_key,
+    ladder_notices_key,
+    ladders_key,
     lease_key,
     lease_key_pattern,
     log_ids_key,
@@ -44,6 +46,7 @@ from tournament.store.keys import (
     running_key,
     timers_key,
 )
+from tournament.store.ladders import CHECKS
 from tournament.store.matches import match_fields
 from tournament.store.metrics import decision_increments, status_increment
 from tournament.store.pull import SIGNAL_TTL_S
@@ -106,6 +109,14 @@ class Progress:
         """Whether a timer is due now, by Redis' clock (`Store.fire_due_timers` fires
         them): a look on the loop, without a thread, several times a second."""
         return bool(await self._run(self.scripts.due_timers, [timers_key()], [1]))
+
+    async def ladder_work(self) -> bool:
+        """Whether the ladders' upkeep has anything to look at (`tournament.ladder_upkeep`): a
+        ladder, a notice, an entry check queued or claimed. A look on the loop, without a
+        thread, every second: a worker of a Redis without ladders skips the upkeep's three
+        thread hops."""
+        return bool(await self.steps.call(resp(["EXISTS", ladders_key(), ladder_notices_key(),
+                                                CHECKS.queued, CHECKS.claimed])))
 
     async def release_lease(self, match_id: str, holder: str) -> None:
         await self._run(self.scripts.release_lease, [lease_key(match_id), running_key()],

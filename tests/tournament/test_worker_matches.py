@@ -231,15 +231,22 @@ def redis_contents(connection: redis.Redis) -> dict:
     return contents
 
 
-def contents_after_a_match_job(config, redis_url: str, lean: bool) -> dict:
-    """Redis after a worker ran a match job and ended it (its match is not there: the
-    job's end is all that is compared) with its own `_finalize_success` or rq's."""
+def a_dequeued_match_job(config, redis_url: str) -> tuple:
+    """(a connection to an emptied Redis, a worker "w1", the job of match m1 it dequeued,
+    its queue)."""
     connection = redis.Redis.from_url(redis_url)
     connection.flushdb()
     worker = MatchWorker([MATCH_QUEUE], connection, config, config.sealer(), name="w1")
     worker.register_birth()
     wakeups.wake(Store(connection), "m1", "")
     job, queue = worker.dequeue_job_and_maintain_ttl(1)
+    return connection, worker, job, queue
+
+
+def contents_after_a_match_job(config, redis_url: str, lean: bool) -> dict:
+    """Redis after a worker ran a match job and ended it (its match is not there: the
+    job's end is all that is compared) with its own `_finalize_success` or rq's."""
+    connection, worker, job, queue = a_dequeued_match_job(config, redis_url)
     execution = worker.prepare_execution(job)
     worker.prepare_job_execution(job, remove_from_intermediate_queue=True)
     job.started_at = job.last_heartbeat
@@ -262,17 +269,11 @@ def test_a_match_jobs_success_leaves_redis_as_rqs_own_handling_does(config, redi
     assert "rq:worker:w1" in lean and not any(key.startswith("rq:job:") for key in lean), lean
 
 
-
 def contents_after_a_job_start(config, redis_url: str, lean: bool) -> str:
     """Redis after a worker dequeued a match job and registered it as started, with
     `start_job` or rq's own two steps: every key, its members and whether it expires
     (the execution's random id written as EXECUTION)."""
-    connection = redis.Redis.from_url(redis_url)
-    connection.flushdb()
-    worker = MatchWorker([MATCH_QUEUE], connection, config, config.sealer(), name="w1")
-    worker.register_birth()
-    wakeups.wake(Store(connection), "m1", "")
-    job, queue = worker.dequeue_job_and_maintain_ttl(1)
+    connection, worker, job, queue = a_dequeued_match_job(config, redis_url)
     if lean:
         execution = start_job(worker, job, remove_from_intermediate_queue=True)
     else:
@@ -338,7 +339,6 @@ def test_an_idle_worker_fails_a_dead_workers_abandoned_job_within_its_maintenanc
     wait_for(lambda: job.id in queue.failed_job_registry, timeout=4 * MAINTENANCE_S)
     assert job.get_status() == JobStatus.FAILED
     connection.close()
-
 
 
 def test_a_worker_counts_its_matches_one_at_a_time_unless_each_waits_for_replicas(

@@ -33,7 +33,7 @@ MAX_CONNECTIONS = 1000
 LOCK_TTL_S = 10
 T = TypeVar("T")
 Command = Sequence[Argument]
-WATCH, UNWATCH = "WATCH", resp(["UNWATCH"])
+UNWATCH = resp(["UNWATCH"])
 log = logging.getLogger(__name__)
 
 
@@ -91,8 +91,8 @@ class StoreBase:
         hiredis: WATCH `watch` with the `reads`, then MULTI, the commands
         `writes(their replies)` answers, EXEC; again from the WATCH while `watch` changes
         in between. True once written; False when `writes` answers None (nothing to
-        write). What `redis.Redis.transaction` does in three round trips, each command
-        encoded by redis-py in Python (~half of a match's count: docs/performance.md
+        write). What `redis.Redis.transaction` does in three round trips, each argument
+        encoded by redis-py in Python (~40% of a match's count: docs/performance.md
         §10). An error reply raises; a lost connection is tried again as the client's
         retries say (a round that was written finds what it wrote)."""
         pool = self.redis.connection_pool
@@ -160,7 +160,7 @@ def _optimistic_round(connection: redis.connection.AbstractConnection, watch: st
     """One round of `StoreBase.optimistic`: True or False as it answers, None when the
     watched key changed before EXEC."""
     _, *replies = _exchange(connection, b"".join(resp(command) for command in
-                                                 [(WATCH, watch), *reads]), len(reads) + 1)
+                                                 [("WATCH", watch), *reads]), len(reads) + 1)
     commands = writes(replies)
     if commands is None:
         _exchange(connection, UNWATCH, 1)

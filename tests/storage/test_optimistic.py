@@ -6,6 +6,8 @@ happened."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import redis
 
@@ -13,7 +15,7 @@ from tournament.store import Store
 
 
 @pytest.fixture
-def plain(redis_url: str) -> Store:
+def plain(redis_url: str) -> Iterator[Store]:
     client = redis.Redis.from_url(redis_url)
     client.flushdb()
     yield Store(client)

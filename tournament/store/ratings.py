@@ -150,10 +150,12 @@ def _reads_before(game: str, counted_key: str, match_id: str, bots: list[str],
                   skill_keys: tuple[str, ...]) -> list[Command]:
     """What a count reads first: whether the match is counted, then (rated) each bot's
     live Elo, rated matches and skills under each of `skill_keys`."""
-    return [("SISMEMBER", counted_key, match_id)] + [
-        ("HMGET", key, *bots) for key in (ratings_key(game, RatingsPart.ELO),
-                                          ratings_key(game, RatingsPart.GAMES), *skill_keys)
-        if bots]
+    reads: list[Command] = [("SISMEMBER", counted_key, match_id)]
+    if bots:
+        reads += [("HMGET", key, *bots) for key in (ratings_key(game, RatingsPart.ELO),
+                                                    ratings_key(game, RatingsPart.GAMES),
+                                                    *skill_keys)]
+    return reads
 
 
 def _before(replies: list[Any], bots: list[str], skill_keys: tuple[str, ...]

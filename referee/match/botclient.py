@@ -180,6 +180,11 @@ class _Answer:
             raise _Refused(f"no final headers within the answer's first {MAX_HEAD_WIRE_BYTES} "
                            "bytes")
 
+    def release(self) -> None:
+        """Drop the parser: it holds this answer's callbacks, so the two would stay a
+        reference cycle for the garbage collector to find (one per decision)."""
+        del self.parser
+
     def take(self, data: bytes, arrived_ns: int) -> None:
         """One chunk read (b"": the bot closed the connection) and when it arrived."""
         self.arrived_ns = arrived_ns
@@ -659,6 +664,8 @@ class BotClient:
                     raise
         except TimeoutError:
             raise _TimedOut(max((time.monotonic_ns() - sent) / 1e6, deadline_ms)) from None
+        finally:
+            answer.release()
         connection.answered()
         if not answer.keep_alive:
             self._drop()

@@ -129,3 +129,39 @@ def test_a_new_primary_has_every_script_from_the_first_connection_to_it(sentinel
     assert client.ping()
     assert all(primary.script_exists(*shas))
     client.close()
+
+
+def test_the_drivers_writer_takes_a_demoted_primarys_readonly_for_a_lost_connection(sentinels):
+    """The drivers' pipelined connection (`StepWriter`) to a primary since demoted, which
+    kept its clients: READONLY is no answer of the command's own (that would fail the
+    match) but a lost connection, as redis-py's own Sentinel connection has it; the call
+    made again (`driver.Context.persist`) goes to the primary the Sentinels name."""
+    import asyncio
+
+    from tournament.store.connection import connect_async
+    from tournament.store.steps import StepWriter, resp
+
+    primary = sentinels.primary()
+    (replica,) = [node.address for node in sentinels.nodes if node.address != primary]
+
+    async def write_on_the_replica_then_again() -> tuple[BaseException | None, int, tuple]:
+        client = connect_async(sentinels.url)
+        pool = client.connection_pool
+        stale = await pool.get_connection()  # the pool's next connection, on the replica
+        await stale.disconnect()
+        await stale.connect_to(replica)
+        await pool.release(stale)
+        writer = StepWriter(client)
+        lost = None
+        try:
+            await writer.call(resp(["INCR", "writer:demoted"]))
+        except redis.asyncio.ConnectionError as error:
+            lost = error
+        answer = await writer.call(resp(["INCR", "writer:demoted"]))
+        again = writer.link.connection if writer.link else None
+        await client.aclose()
+        return lost, answer, (again.host, again.port) if again else ()
+
+    lost, answer, again = asyncio.run(write_on_the_replica_then_again())
+    assert isinstance(lost, redis.ConnectionError) and "now a slave" in str(lost)
+    assert again == primary and answer == int(redis.Redis(*primary).get("writer:demoted"))

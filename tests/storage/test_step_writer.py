@@ -197,7 +197,6 @@ def test_a_timer_is_seen_due_on_the_loop_once_its_time_has_come_by_redis_clock(r
         store.redis.delete(timers_key())
 
 
-
 def test_the_ladders_upkeep_is_looked_for_on_the_loop_wherever_its_work_waits(redis_url):
     """`Progress.ladder_work`, the worker's look before its ladders' upkeep takes threads:
     false on a Redis without ladders, true while a ladder, a notice, a queued entry check or
@@ -234,6 +233,7 @@ def test_the_ladders_upkeep_is_looked_for_on_the_loop_wherever_its_work_waits(re
         assert each_alone() == [True, True, True, True]
     finally:
         store.redis.flushdb()
+
 
 def test_the_drivers_read_of_bots_is_the_stores(redis_url):
     """`Progress.get_bots` (on the loop, a match's start) reads what `Store.get_bots` reads:

@@ -5,9 +5,10 @@ match's load, lease, start, bot slots and end are a few more. Sent through redis
 client, each costs the worker ~0.2 ms of CPU (a connection taken from the pool and
 checked, the command encoded in Python, retries and metrics hooks around it), several times
 the round trip itself. The writer keeps one connection of the client's pool for every match
-the process drives, writes each call packed by hiredis (`resp`), and sends the calls of
-every match made in the same turn of the event loop in one write, reading their answers in
-order; a call's commands (a MULTI/EXEC, a lease renewed per match) go out together.
+the process drives, writes each call at once, packed by hiredis (`resp`), while the calls
+before it still wait for their replies, and hands out the replies in order from the event
+loop's read callback (`_Link`); a call's commands (a MULTI/EXEC, a lease renewed per match)
+go out together.
 
 What the client's connections promise holds for this one: it is one of the pool's (with
 Sentinel, connected to the primary the Sentinels name; READONLY from a demoted primary is
@@ -20,14 +21,18 @@ the pool) and fails every call in flight with that error, which the caller retri
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
 import hiredis
 import redis.asyncio as aioredis
+from redis._parsers import BaseParser
 from redis.asyncio.connection import AbstractConnection
+from redis.asyncio.sentinel import SentinelManagedConnection
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
+from redis.exceptions import InvalidResponse, ReadOnlyError, ResponseError
+from redis.sentinel import DEMOTED_MASTER_UNBLOCKED_ERROR
 
 Argument = bytes | str | int
 
@@ -48,16 +53,11 @@ class StepWriter:
 
     def __init__(self, client: aioredis.Redis):
         self.pool = client.connection_pool
-        self.connection: AbstractConnection | None = None
-        # each call: its packed commands, how many replies it answers as a list (None: it
-        # answers its one reply), its answer
-        self.waiting: list[tuple[bytes, int | None, asyncio.Future[Any]]] = []
-        self.sending = False  # a batch is being written or its replies read
+        self.link: _Link | None = None
+        self.connecting = asyncio.Lock()
 
     async def call(self, command: bytes) -> Any:
-        """Send a packed command (`resp`) and answer its reply; an error reply raises. The
-        caller that finds the connection idle sends what waits itself (no task for a match
-        alone); calls made meanwhile are sent next, by a task."""
+        """Send a packed command (`resp`) and answer its reply; an error reply raises."""
         return await self._call(command, None)
 
     async def call_each(self, commands: Sequence[bytes]) -> list[Any]:
@@ -76,71 +76,143 @@ class StepWriter:
         return list(replies)
 
     async def _call(self, commands: bytes, replies: int | None) -> Any:
+        link = self.link
+        if link is None or link.broken is not None:
+            link = await self._connect()
+        return await link.send(commands, replies)
+
+    async def _connect(self) -> _Link:
+        """The live link, made on a connection of the pool (a broken one handed back)."""
+        async with self.connecting:
+            if self.link is not None and self.link.broken is not None:
+                connection, self.link = self.link.connection, None
+                await connection.disconnect()
+                await self.pool.release(connection)
+            if self.link is None:
+                self.link = _Link(await self.pool.get_connection())
+            return self.link
+
+
+class _Link(asyncio.Protocol):
+    """A connection of the pool, its replies read by this protocol while the writer holds
+    it: each chunk the event loop reads is parsed by hiredis at once and its replies handed
+    to the calls waiting, in the order sent (no task, no stream reader, no redis-py parser
+    in between: ~20 µs of CPU a call, docs/performance.md §10). The connection's own
+    protocol still learns when the connection is lost, so redis-py closes it as its own.
+
+    Any error of the connection breaks the link: every call in flight fails with it (the
+    caller retries, `driver.Context.persist`) and the next call is sent on a new
+    connection. As redis-py's Sentinel connection does, a primary demoted to a replica
+    (READONLY, or the unblocking error of a failover) is a ConnectionError."""
+
+    def __init__(self, connection: AbstractConnection):
+        self.connection = connection
+        self.transport = _transport_of(connection)
+        self.stream_protocol = self.transport.get_protocol()
+        self.reader = hiredis.Reader(**_reader_options(connection))
+        self.demotion_fails = (isinstance(connection, SentinelManagedConnection)
+                               and connection.connection_pool.is_master)
+        self.calls: deque[_Call] = deque()
+        self.broken: Exception | None = None
+        self.transport.set_protocol(self)
+
+    def send(self, commands: bytes, replies: int | None) -> asyncio.Future[Any]:
+        """Write the commands at once; the future of their reply (or list of replies)."""
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.waiting.append((commands, replies, answer))
-        if not self.sending:
-            try:
-                await self._send_waiting()
-            except BaseException:  # cancelled: the call fails with the others in the batch
-                answer.exception()
-                raise
-            finally:
-                if self.waiting:
-                    self.sending = True
-                    asyncio.ensure_future(self._pump())
-        return await answer
+        if self.broken is not None:
+            answer.set_exception(self.broken)
+            return answer
+        self.calls.append(_Call(answer, replies))
+        self.transport.write(commands)
+        return answer
 
-    async def _pump(self) -> None:
-        """Send what waits until nothing does (a failed batch has failed its own calls)."""
-        while self.waiting:
-            await self._send_waiting()
-
-    async def _send_waiting(self) -> None:
-        """Send what waits, in one write, and hand out the replies (or the error that broke
-        the connection to every call of the batch)."""
-        batch, self.waiting, self.sending = self.waiting, [], True
+    def data_received(self, data: bytes) -> None:
+        self.reader.feed(data)
         try:
-            connection = await self._connection()
-            await connection.send_packed_command(b"".join(c for c, _, _ in batch),
-                                                 check_health=False)
-            for _, count, answer in batch:
-                if count is None:
-                    reply = await self._reply(connection)
-                    if not answer.done():
-                        _settle(answer, reply)
-                else:
-                    replies = [await self._reply(connection) for _ in range(count)]
-                    if not answer.done():
-                        answer.set_result(replies)
-        except BaseException as error:
-            failure = error if isinstance(error, Exception) else RedisConnectionError(
-                "the step writer was stopped")
-            for _, _, answer in batch:
-                if not answer.done():
-                    answer.set_exception(failure)
-            await self._drop()
-            if not isinstance(error, Exception):
-                raise
-        finally:
-            self.sending = False
+            while self.broken is None and (reply := self.reader.gets()) is not _MORE:
+                self._hand_out(reply)
+        except InvalidResponse as error:
+            self._break(RedisConnectionError(f"not the Redis protocol: {error}"))
 
-    @staticmethod
-    async def _reply(connection: AbstractConnection) -> Any:
-        try:
-            return await connection.read_response()
-        except ResponseError as error:  # this command's error reply; the others follow
-            return error
+    def eof_received(self) -> None:
+        self._break(RedisConnectionError("Connection closed by server."))
 
-    async def _connection(self) -> AbstractConnection:
-        if self.connection is None:
-            self.connection = await self.pool.get_connection()
-        return self.connection
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._break(RedisConnectionError(f"the connection to Redis was lost: {exc}"
+                                         if exc else "Connection closed by server."))
+        self.stream_protocol.connection_lost(exc)
 
-    async def _drop(self) -> None:
-        connection, self.connection = self.connection, None
-        if connection is not None:
-            await connection.disconnect()
-            await self.pool.release(connection)
+    def _hand_out(self, reply: Any) -> None:
+        if not self.calls:
+            self._break(RedisConnectionError("a reply to no command"))
+        elif self.demotion_fails and _demoted(reply):
+            self._break(RedisConnectionError("The previous master is now a slave"))
+        else:
+            call = self.calls[0]
+            if call.take(reply):
+                self.calls.popleft()
+
+    def _break(self, error: Exception) -> None:
+        """Fail every call in flight, once; the transport closed."""
+        if self.broken is None:
+            self.broken = error
+            while self.calls:
+                self.calls.popleft().fail(error)
+        self.transport.close()
+
+
+class _Call:
+    """A call in flight: its answer, and its replies so far when it answers a list."""
+
+    __slots__ = ("answer", "count", "replies")
+
+    def __init__(self, answer: asyncio.Future[Any], count: int | None):
+        self.answer, self.count = answer, count
+        self.replies: list[Any] = []
+
+    def take(self, reply: Any) -> bool:
+        """Take the next reply; True once the call is answered (a cancelled caller's
+        replies are read and dropped)."""
+        if self.count is None:
+            if not self.answer.done():
+                _settle(self.answer, reply)
+            return True
+        self.replies.append(reply)
+        if len(self.replies) < self.count:
+            return False
+        if not self.answer.done():
+            self.answer.set_result(self.replies)
+        return True
+
+    def fail(self, error: Exception) -> None:
+        if not self.answer.done():
+            self.answer.set_exception(error)
+
+
+_MORE = object()  # hiredis' answer while a reply is not whole yet
+
+
+def _transport_of(connection: AbstractConnection) -> asyncio.WriteTransport:
+    """The connection's transport (redis-py keeps its streams private)."""
+    writer = connection._writer
+    assert writer is not None, "the pool hands out connected connections"
+    return writer.transport
+
+
+def _reader_options(connection: AbstractConnection) -> dict[str, Any]:
+    """hiredis' reader as redis-py sets it up for the connection (`_AsyncHiredisParser`)."""
+    options: dict[str, Any] = {"protocolError": InvalidResponse,
+                               "replyError": BaseParser.parse_error, "notEnoughData": _MORE}
+    if connection.encoder.decode_responses:
+        options |= {"encoding": connection.encoder.encoding,
+                    "errors": connection.encoder.encoding_errors}
+    return options
+
+
+def _demoted(reply: Any) -> bool:
+    return isinstance(reply, ReadOnlyError) or (
+        isinstance(reply, ResponseError)
+        and str(reply).startswith(DEMOTED_MASTER_UNBLOCKED_ERROR))
 
 
 def _settle(answer: asyncio.Future[Any], reply: Any) -> None:

@@ -12,9 +12,9 @@ go out together.
 
 What the client's connections promise holds for this one: it is one of the pool's (with
 Sentinel, connected to the primary the Sentinels name; READONLY from a demoted primary is
-a ConnectionError), and any error of the connection drops it (closed and handed back to
-the pool) and fails every call in flight with that error, which the caller retries
-(`driver.Context.persist`) on a new one; a script Redis does not have answers
+a ConnectionError), and any error of the connection drops it (closed at once, handed back
+to the pool by the next call) and fails every call in flight with that error, which the
+caller retries (`driver.Context.persist`) on a new one; a script Redis does not have answers
 `NoScriptError` to its caller alone.
 """
 

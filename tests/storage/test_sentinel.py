@@ -2,11 +2,13 @@
 REDIS_MASTER), and what the store does with one (a real primary, a replica and three
 redis-sentinel processes): a write that must not be lost waits for the replica and is
 written again when the primary changed under it; a new primary gets every Lua script from
-the first connection made to it. The failovers during a tournament are
+the first connection made to it; the drivers' pipelined connection takes a demoted
+primary's READONLY for a lost connection. The failovers during a tournament are
 tests/tournament/test_failover.py's."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from collections.abc import Iterator
@@ -18,7 +20,8 @@ from referee.config import Config, ConfigError, RedisTarget, redis_target
 from referee.redis_server import SentinelSet
 from tests.support.failover import sentinel_set, wait_new_primary
 from tournament.store import Store
-from tournament.store.connection import connect, script_sources
+from tournament.store.connection import connect, connect_async, script_sources
+from tournament.store.steps import StepWriter, resp
 
 
 @pytest.fixture(scope="module")
@@ -136,11 +139,6 @@ def test_the_drivers_writer_takes_a_demoted_primarys_readonly_for_a_lost_connect
     kept its clients: READONLY is no answer of the command's own (that would fail the
     match) but a lost connection, as redis-py's own Sentinel connection has it; the call
     made again (`driver.Context.persist`) goes to the primary the Sentinels name."""
-    import asyncio
-
-    from tournament.store.connection import connect_async
-    from tournament.store.steps import StepWriter, resp
-
     primary = sentinels.primary()
     (replica,) = [node.address for node in sentinels.nodes if node.address != primary]
 
@@ -155,7 +153,7 @@ def test_the_drivers_writer_takes_a_demoted_primarys_readonly_for_a_lost_connect
         lost = None
         try:
             await writer.call(resp(["INCR", "writer:demoted"]))
-        except redis.asyncio.ConnectionError as error:
+        except redis.ConnectionError as error:
             lost = error
         answer = await writer.call(resp(["INCR", "writer:demoted"]))
         again = writer.link.connection if writer.link else None

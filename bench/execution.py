@@ -15,14 +15,17 @@ same requests. The figures, one line each:
 
 1. referee CPU per decision: 2 workers, a round-robin against bots taking 20 ms; CPU
    seconds of the worker processes (their work horses included) / decisions;
-2. decision time under a worker / bare `requests.post` of the same payloads to the same
+2. figure 1 / the time of a bare decision (3's bare `requests.post`, in ms): the same
+   figure with the machine's speed taken out, which moves figure 1 by a third from one
+   hour to the next (docs/performance.md §10);
+3. decision time under a worker / bare `requests.post` of the same payloads to the same
    instant bot (one match at a time, one worker);
-3. matches at once in one worker process, against bots that think 100 ms;
-4. 200 matches against 100 ms bots on 2 worker processes: most at once, and the workers'
+4. matches at once in one worker process, against bots that think 100 ms;
+5. 200 matches against 100 ms bots on 2 worker processes: most at once, and the workers'
    total RSS (work horses included) at its peak;
-5. the delay 4 idle pull matches (nobody moves; pull deadline 15 s) cause a 6-match
+6. the delay 4 idle pull matches (nobody moves; pull deadline 15 s) cause a 6-match
    tournament on 2 workers;
-6. a worker killed with -9 mid-match: the decisions the bots are asked again.
+7. a worker killed with -9 mid-match: the decisions the bots are asked again.
 """
 
 from __future__ import annotations
@@ -145,7 +148,8 @@ class Stack:
 
 
 # ----- the figures --------------------------------------------------------------------------
-def cpu_per_decision(stack: Stack, bots: list[str], rounds: int) -> str:
+def cpu_per_decision(stack: Stack, bots: list[str], rounds: int) -> tuple[str, float]:
+    """The figure, and the CPU ms a decision."""
     workers = stack.start_workers(2)
     before = [_support.cpu_seconds(w.pid) for w in workers]
     seconds, view = stack.tournament(bots, rounds, timeout=300)
@@ -154,11 +158,13 @@ def cpu_per_decision(stack: Stack, bots: list[str], rounds: int) -> str:
     stack.stop_workers()
     # three decimals, for a goal of 0.5: the kernel's CPU times are in ticks (10 ms), so
     # the last digit is within ±0.01 ms for ~1,600 decisions
-    return (f"{used / decisions * 1000:.3f} CPU ms/decision ({decisions} decisions, "
-            f"{len(view['matches']) / seconds:.2f} matches/s)")
+    cpu_ms = used / decisions * 1000
+    return (f"{cpu_ms:.3f} CPU ms/decision ({decisions} decisions, "
+            f"{len(view['matches']) / seconds:.2f} matches/s)"), cpu_ms
 
 
-def overhead(stack: Stack, url: str, matches: int) -> str:
+def overhead(stack: Stack, url: str, matches: int) -> tuple[str, float]:
+    """The figure, and a bare decision's ms."""
     stack.start_workers(1)
     (bot,) = stack.bots([url])
     match_s = bare_s = 0.0
@@ -173,7 +179,14 @@ def overhead(stack: Stack, url: str, matches: int) -> str:
         decisions += len(record["steps"])
     stack.stop_workers()
     return (f"ratio {match_s / bare_s:.3f} ({match_s / decisions * 1e6:.0f} us a decision "
-            f"under a worker, {bare_s / decisions * 1e6:.0f} us bare)")
+            f"under a worker, {bare_s / decisions * 1e6:.0f} us bare)"), bare_s / decisions * 1000
+
+
+def against_the_machine(cpu_ms: float, bare_ms: float) -> str:
+    """The CPU a decision over a bare decision's time in the same run: the machine's speed
+    (which moves the CPU figure by a third from one hour to the next) taken out."""
+    return (f"{cpu_ms / bare_ms:.3f} ({cpu_ms:.3f} ms of CPU a decision, a bare "
+            f"requests.post decision {bare_ms * 1000:.0f} us)")
 
 
 def bare_posts(url: str, record: dict) -> float:
@@ -279,9 +292,12 @@ def measure(label: str, root: Path, quick: bool, bots: dict[str, str], log: Path
         stack = Stack(label, root, server)
         try:
             slow = stack.bots([bots["20ms"]] * 4)
+            cpu, cpu_ms = cpu_per_decision(stack, slow, rounds=1 if quick else 4)
+            ratio, bare_ms = overhead(stack, bots["instant"], matches=2 if quick else 20)
             figures = [
-                cpu_per_decision(stack, slow, rounds=1 if quick else 4),
-                overhead(stack, bots["instant"], matches=2 if quick else 20),
+                cpu,
+                against_the_machine(cpu_ms, bare_ms),
+                ratio,
                 at_once(stack, bots["100ms"], 10 if quick else 120, 1, 8 if quick else 30),
                 "(not in a quick run)" if quick else
                 at_once(stack, bots["100ms"], 200, 2, 30),
@@ -303,7 +319,8 @@ def main() -> None:
                     "CPU <= 0.5 ms/decision; ratio <= 1.15; >= 100 matches at once per "
                     "process; 200 matches on 2 processes in <= 600 MB; no delay from idle "
                     "pull matches; nothing asked again after a dead worker")
-    labels = ["CPU ms/decision", "decision time ratio", "matches at once, 1 process",
+    labels = ["CPU ms/decision", "CPU a decision / a bare decision's time",
+              "decision time ratio", "matches at once, 1 process",
               "200 matches, 2 processes", "idle pull matches", "re-asked after kill -9"]
     with tempfile.TemporaryDirectory(prefix="bench-execution-") as scratch:
         log = Path(scratch) / "asked.log"

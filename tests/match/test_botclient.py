@@ -4,7 +4,7 @@ import asyncio
 import contextlib
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -52,7 +52,7 @@ def test_connections_are_reused_between_decisions(bot_server):
     assert len(set(bot_server.client_ports[start:])) == 1
 
 
-def test_a_decision_leaves_no_garbage_for_the_collector(bot_server, answers_found_by_gc):
+def test_a_decision_leaves_no_garbage_for_the_collector(bot_server):
     """A worker makes ~1,000 decisions a second: an answer held in a reference cycle (its
     parser holds its callbacks) waits for the collector, whose passes then cost ~2% of
     the worker's CPU (docs/performance.md §10, session 26)."""
@@ -68,23 +68,19 @@ def test_a_decision_leaves_no_garbage_for_the_collector(bot_server, answers_foun
     assert found == []
 
 
-@pytest.fixture
-def answers_found_by_gc():
+@contextlib.contextmanager
+def answers_found_by_gc() -> Iterator[list[str]]:
     """A context in which the collector keeps what it finds; the `_Answer`s among it."""
-    @contextlib.contextmanager
-    def found():
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    answers: list[str] = []
+    try:
+        yield answers
         gc.collect()
-        gc.set_debug(gc.DEBUG_SAVEALL)
-        answers: list[str] = []
-        try:
-            yield answers
-            gc.collect()
-            answers += [type(o).__name__ for o in gc.garbage if isinstance(o, botclient._Answer)]
-        finally:
-            gc.set_debug(0)
-            gc.garbage.clear()
-
-    return found
+        answers += [type(o).__name__ for o in gc.garbage if isinstance(o, botclient._Answer)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
 
 
 def test_a_slow_bot_times_out_at_the_deadline(bot_server):

@@ -21,6 +21,7 @@ SCRIPTS = {
     "engines_speed.py": ["decisions/s", "games/s"],
     "referee_overhead.py": ["in-process overall:", "referee worker overall:", "ratio"],
     "concurrency_models.py": ["asyncio + httptools", "threads + requests", "us/dec"],
+    "cpu_ab.py": ["mean CPU ms/decision", "difference:", "inv"],
     "decision_cost.py": ["warm, in-process", "step (advance)", "idle 20 ms before each",
                          "40 in flight"],
     "execution.py": ["CPU ms/decision", "a bare decision's time", "matches at once",

@@ -29,6 +29,8 @@ from execution import Stack
 
 from referee.processes import stop_all
 
+THIS = "this tree"  # no commit is named so: a space
+
 
 def switches(pids: list[int]) -> tuple[int, int]:
     """Voluntary and involuntary context switches of the processes' threads so far."""
@@ -82,12 +84,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4, help="rounds a tournament")
     parser.add_argument("--quick", action="store_true", help="one short turn each (smoke test)")
     args = parser.parse_args()
+    if min(args.pairs, args.tournaments, args.rounds) < 1:
+        parser.error("--pairs, --tournaments and --rounds must be at least 1")
     if args.quick:
         args.pairs, args.tournaments, args.rounds = 1, 1, 1
     _support.header(f"worker CPU a decision, this tree against {args.against}, alternating",
                     "CPU <= 0.5 ms/decision (issue 31); a change is judged by the "
                     "difference of the means, against the spread of each")
-    figures: dict[str, list[float]] = {"now": [], args.against: []}
+    figures: dict[str, list[float]] = {THIS: [], args.against: []}
     bot_url, bot = _support.start_slow_bot(20.0)
     try:
         with tempfile.TemporaryDirectory(prefix="bench-cpu-ab-") as scratch:
@@ -101,7 +105,7 @@ def main() -> None:
             try:
                 for index in range(args.pairs):
                     print(f"turn {index + 1}", flush=True)
-                    for label, root in (("now", _support.ROOT), (args.against, other)):
+                    for label, root in ((THIS, _support.ROOT), (args.against, other)):
                         figures[label] += turn(label, root, bot_url, args.tournaments,
                                                args.rounds)
             finally:
@@ -113,8 +117,8 @@ def main() -> None:
     for label, values in figures.items():
         print(f"  {label:>12}: {statistics.fmean(values):.3f} ({len(values)} tournaments, "
               f"{min(values):.3f}–{max(values):.3f})")
-    now, then = (statistics.fmean(values) for values in figures.values())
-    print(f"difference: {(now / then - 1) * 100:+.1f}% (now against {args.against})")
+    this, then = (statistics.fmean(values) for values in figures.values())
+    print(f"difference: {(this / then - 1) * 100:+.1f}% ({THIS} against {args.against})")
 
 
 if __name__ == "__main__":

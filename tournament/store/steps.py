@@ -86,8 +86,10 @@ class StepWriter:
         async with self.connecting:
             if self.link is not None and self.link.broken is not None:
                 connection, self.link = self.link.connection, None
-                await connection.disconnect()
-                await self.pool.release(connection)
+                try:
+                    await connection.disconnect()
+                finally:  # a close timed out or cancelled still leaves the pool's count right
+                    await self.pool.release(connection)
             if self.link is None:
                 self.link = _Link(await self.pool.get_connection())
             return self.link

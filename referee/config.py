@@ -47,6 +47,9 @@ prints it as one line (`referee: error: ...`) and exits with status 2.
   as it starts (and its session's autogroup, when it leads its session; at 19 it also joins
   an idle cgroup when it may), so an API on the same machine answers first; 0 leaves it as
   started (`--nice` overrides)
+- `REFEREE_WORKER_BATCH` (default 1): a `referee worker` schedules itself as a batch job
+  (Linux's `SCHED_BATCH`): woken by a bot's answer, it does not preempt what runs, so it
+  is preempted less and reads more answers a wake-up (0: the usual policy)
 - `REFEREE_PUBLIC_URL` (default `http://127.0.0.1:8000`): the API's address as bots reach
   it, for the `replay_url` of the result notice sent to bots after each match
 - `REFEREE_SIGNUP` (default `closed`): who may create an account (`POST /accounts`):
@@ -152,6 +155,7 @@ class Config:
     public_url: str = DEFAULT_PUBLIC_URL
     worker_concurrency: int = DEFAULT_CONCURRENCY
     worker_nice: int = DEFAULT_WORKER_NICE
+    worker_batch: bool = True
     archive_dir: str = ""
     keep_decisions_s: int = 0
     hosted_dir: str = ""
@@ -184,6 +188,7 @@ class Config:
             worker_concurrency=_setting(env, "REFEREE_WORKER_CONCURRENCY", positive_int,
                                         DEFAULT_CONCURRENCY),
             worker_nice=_setting(env, "REFEREE_WORKER_NICE", niceness, DEFAULT_WORKER_NICE),
+            worker_batch=_setting(env, "REFEREE_WORKER_BATCH", parse_flag, True),
             archive_dir=env.get("REFEREE_ARCHIVE_DIR", "").strip(),
             keep_decisions_s=_setting(env, "REFEREE_KEEP_DECISIONS_S", natural, 0),
             hosted_dir=env.get("REFEREE_HOSTED_DIR", "").strip(),

@@ -4,6 +4,7 @@ and the benchmarks themselves, and a process's own CPU share."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import signal
@@ -144,6 +145,21 @@ def lower_own_priority(nice: int) -> str:
     if nice >= MAX_NICE:
         done.append(cgroups.join_idle())
     return ", ".join(done)
+
+
+def schedule_as_batch() -> str:
+    """Schedule this process as a batch job (`SCHED_BATCH`), each of its threads (numpy's
+    start at import) and those it starts from now on: a thread of it that wakes does not
+    preempt the one running, it waits for that one to block or to use up its time slice. A
+    worker woken by each bot's answer so runs fewer, longer turns and is preempted less
+    (docs/performance.md §10). Returns what was done, for the start-up line."""
+    try:
+        for thread in Path("/proc/self/task").iterdir():
+            with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+                os.sched_setscheduler(int(thread.name), os.SCHED_BATCH, os.sched_param(0))
+    except (AttributeError, OSError) as error:  # not Linux, or refused
+        return f"not a batch job ({error})"
+    return "scheduled as a batch job"
 
 
 def _set_autogroup(nice: int) -> bool:

@@ -24,7 +24,7 @@ from referee.config import (
     redacted_url,
 )
 from referee.match import sandbox
-from referee.processes import lower_own_priority
+from referee.processes import lower_own_priority, schedule_as_batch
 from tournament import build_cache
 from tournament.store import HOSTED_QUEUE, MATCH_QUEUE
 from tournament.store.connection import connect
@@ -63,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
     engines.names()  # load every engine before the first match
     concurrency = args.concurrency or config.worker_concurrency
     priority = lower_own_priority(config.worker_nice if args.nice is None else args.nice)
+    if config.worker_batch:  # before any thread starts: they inherit it
+        priority += f", {schedule_as_batch()}"
     limits = _sandbox_limits(config) if args.hosted else None
     queues = [HOSTED_QUEUE, MATCH_QUEUE] if args.hosted else [MATCH_QUEUE]
     connection = connect(config.redis_url)  # rq sets its socket timeout

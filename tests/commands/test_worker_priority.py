@@ -1,13 +1,15 @@
 """`referee worker` yields the CPU to an API on its machine by default (issue 31, "The API
 first, by default"): it gives itself nice 19, and its session's autogroup when it leads its
 session, and at 19 it joins an idle cgroup (`cpu.idle`); `REFEREE_WORKER_NICE` and
-`--nice` choose another value."""
+`--nice` choose another value. It also schedules itself as a batch job (`SCHED_BATCH`,
+`REFEREE_WORKER_BATCH`), every thread of it."""
 
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -18,10 +20,10 @@ from tests.support.apitest import ROOT, worker_command, worker_env
 from tests.support.procfs import stat_fields
 
 
-def started_worker(redis_url: str, *args: str, nice: str | None,
-                   own_session: bool = True) -> tuple[subprocess.Popen, str]:
+def started_worker(redis_url: str, *args: str, nice: str | None, own_session: bool = True,
+                   **env_vars: str) -> tuple[subprocess.Popen, str]:
     """A worker (not in burst mode) and the start-up line it printed."""
-    env = worker_env(redis_url)
+    env = {**worker_env(redis_url), **env_vars}
     env.pop("REFEREE_WORKER_NICE")  # the tests' own setting (tests/conftest.py)
     if nice is not None:
         env["REFEREE_WORKER_NICE"] = nice
@@ -140,3 +142,37 @@ def test_a_bad_niceness_stops_the_worker_with_one_line_and_exit_2(redis_url):
                           text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "REFEREE_WORKER_NICE" in done.stderr
+
+
+def thread_policies(pid: int, threads: int) -> set[int]:
+    """The scheduling policies of the process's threads, once it runs at least `threads`
+    (a worker starts its event loop's and rq's threads after its start-up line)."""
+    deadline = time.monotonic() + 60
+    while len(tasks := list(Path(f"/proc/{pid}/task").iterdir())) < threads:
+        assert time.monotonic() < deadline, f"{len(tasks)} threads after 60 s"
+        time.sleep(0.05)
+    return {os.sched_getscheduler(int(task.name)) for task in tasks}
+
+
+def test_a_worker_schedules_all_its_threads_as_a_batch_job_by_default(redis_url):
+    proc, line = started_worker(redis_url, nice=None)
+    try:
+        assert "scheduled as a batch job" in line, line
+        assert thread_policies(proc.pid, threads=3) == {os.SCHED_BATCH}
+    finally:
+        stop(proc)
+
+
+def test_the_variable_turns_the_batch_policy_off(redis_url):
+    proc, line = started_worker(redis_url, nice="0", REFEREE_WORKER_BATCH="0")
+    try:
+        assert "batch" not in line, line
+        assert thread_policies(proc.pid, threads=3) == {os.SCHED_OTHER}
+    finally:
+        stop(proc)
+
+
+@pytest.mark.parametrize("value", ["2", "batch", "-1"])
+def test_a_bad_batch_setting_names_its_variable(value):
+    with pytest.raises(ConfigError, match="REFEREE_WORKER_BATCH"):
+        Config.from_env({"REFEREE_WORKER_BATCH": value})

@@ -217,7 +217,7 @@ class _Connection:
         self.sock = sock
         self.closed = False
         self.stamped = _enable_timestamps(sock)
-        self.loop = asyncio.get_running_loop()
+        self.loop = asyncio.get_running_loop()  # asked once: Python 3.11 asks getpid() each time
         self.chunks: deque[tuple[bytes, int] | OSError] = deque()  # read, not taken yet
         self.waiter: asyncio.Future[None] | None = None
         self.expecting = False  # a request was written: what arrives is its answer
@@ -315,6 +315,7 @@ class _TlsConnection:
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         self.reader, self.writer = reader, writer
+        self.loop = asyncio.get_running_loop()
 
     def usable(self) -> bool:
         return not self.writer.is_closing() and not self.reader.at_eof()
@@ -649,7 +650,7 @@ class BotClient:
         except TimeoutError:
             raise _TimedOut(float(deadline_ms)) from None
         sent = time.monotonic_ns()
-        until = asyncio.get_running_loop().time() + deadline_ms / 1000
+        until = connection.loop.time() + deadline_ms / 1000
         late_ns = sent + round(deadline_ms * 1_000_000)
         answer = _Answer()
         try:

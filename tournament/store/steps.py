@@ -116,11 +116,12 @@ class _Link(asyncio.Protocol):
                                and connection.connection_pool.is_master)
         self.calls: deque[_Call] = deque()
         self.broken: Exception | None = None
+        self.loop = asyncio.get_running_loop()  # asked once: Python 3.11 asks getpid() each time
         self.transport.set_protocol(self)
 
     def send(self, commands: bytes, replies: int | None) -> asyncio.Future[Any]:
         """Write the commands at once; the future of their reply (or list of replies)."""
-        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[Any] = self.loop.create_future()
         if self.broken is not None:
             answer.set_exception(self.broken)
             return answer

@@ -4,10 +4,12 @@ drifts by 10–20% from one batch of runs to the next, more than most changes mo
 figure; alternating the versions on the same bots spreads that drift over both.
 
     python3 bench/cpu_ab.py [--against HEAD] [--pairs 3] [--tournaments 3] [--rounds 4]
+                            [--sdk-bot]
 
 The figure is `bench/execution.py`'s first: 2 worker processes, a round-robin of 4 bots
-taking 20 ms (the same `bench/slow_bot.py` process for both versions), CPU seconds of the
-worker processes / decisions. Each turn starts one version whole (its own redis-server,
+taking 20 ms (the same `bench/slow_bot.py --lean` process for both versions; `--sdk-bot`:
+the SDK's threaded server instead, execution.py's second line), CPU seconds of the worker
+processes / decisions. Each turn starts one version whole (its own redis-server,
 `referee serve` and 2 `referee worker`s from its own source tree; the other commit's
 checked out with `git worktree`) and plays `--tournaments` round-robins in a row on the
 same workers (the first one warms them up). Each line also gives the workers' voluntary
@@ -82,6 +84,8 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=3, help="turns of each version")
     parser.add_argument("--tournaments", type=int, default=3, help="tournaments a turn")
     parser.add_argument("--rounds", type=int, default=4, help="rounds a tournament")
+    parser.add_argument("--sdk-bot", action="store_true",
+                        help="the SDK's threaded bot server instead of the lean one")
     parser.add_argument("--quick", action="store_true", help="one short turn each (smoke test)")
     args = parser.parse_args()
     if min(args.pairs, args.tournaments, args.rounds) < 1:
@@ -92,7 +96,7 @@ def main() -> None:
                     "CPU <= 0.5 ms/decision (issue 31); a change is judged by the "
                     "difference of the means, against the spread of each")
     figures: dict[str, list[float]] = {THIS: [], args.against: []}
-    bot_url, bot = _support.start_slow_bot(20.0)
+    bot_url, bot = _support.start_slow_bot(20.0, *([] if args.sdk_bot else ["--lean"]))
     try:
         with tempfile.TemporaryDirectory(prefix="bench-cpu-ab-") as scratch:
             other = Path(scratch) / "other"

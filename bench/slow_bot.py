@@ -1,20 +1,31 @@
-"""A random push bot that takes a fixed time per move, for the throughput benchmark.
+"""A random push bot that takes a fixed time per move, for the benchmarks.
 
-    python3 bench/slow_bot.py --port 8001 --delay-ms 20 [--log FILE]
+    python3 bench/slow_bot.py --port 8001 --delay-ms 20 [--log FILE | --lean]
 
 The SDK's random bot behind a sleep, served by the SDK's threaded server, so it serves many
 concurrent decisions. `--log FILE` appends `match_id step` to FILE for every decision it is
 asked, as it arrives (to count decisions asked twice).
+
+`--lean` serves the same choices on one asyncio thread instead (a protocol a connection,
+`httptools` and `orjson`, each answer a timer), for a benchmark of the referee's own CPU:
+the threaded server spends ~0.5 ms of CPU a decision (a thread a connection, http.server's
+parsing), as much as the worker it answers, and on a 2-core machine that competes with the
+workers measured, where real bots would run on machines of their own; lean, ~0.17 ms
+(docs/performance.md §10).
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import sys
 import threading
 import time
 from pathlib import Path
+
+import httptools
+import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -52,12 +63,69 @@ def logging(handler: type, log: Path) -> type:
     return Logging
 
 
+class LeanBot(asyncio.Protocol):
+    """One connection of the lean server: each decision answered `delay_s` after it is
+    whole, anything else (a result, an update, a notice) at once with `{}`."""
+
+    def __init__(self, choose: Choose, delay_s: float):
+        self.choose, self.delay_s = choose, delay_s
+        self.parser = httptools.HttpRequestParser(self)
+        self.body: list[bytes] = []
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError:
+            self._reply(b'{"error": "not HTTP/1.1"}', status=b"400 Bad Request")
+
+    def on_body(self, body: bytes) -> None:
+        self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        body, self.body = b"".join(self.body), []
+        try:
+            message = orjson.loads(body)
+            if message.get("type", "decision") != "decision":
+                self._reply(b"{}")
+                return
+            answer = orjson.dumps({"action": self.choose(message["observation"],
+                                                         message["legal_actions"])})
+        except (orjson.JSONDecodeError, AttributeError, KeyError, IndexError, TypeError):
+            self._reply(b'{"error": "not a decision"}', status=b"400 Bad Request")
+            return
+        asyncio.get_running_loop().call_later(self.delay_s, self._reply, answer)
+
+    def _reply(self, body: bytes, status: bytes = b"200 OK") -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(b"HTTP/1.1 %s\r\nContent-Type: application/json\r\n"
+                                 b"Content-Length: %d\r\n\r\n%s" % (status, len(body), body))
+
+
+async def serve_lean(host: str, port: int, choose: Choose, delay_ms: float) -> None:
+    server = await asyncio.get_running_loop().create_server(
+        lambda: LeanBot(choose, delay_ms / 1000), host, port, backlog=1024)
+    await server.serve_forever()
+
+
 def main() -> None:
     parser = bot_arguments(__doc__.split("\n")[0])
     parser.add_argument("--delay-ms", type=float, default=20.0)
     parser.add_argument("--log", type=Path, help="append `match_id step` per decision here")
+    parser.add_argument("--lean", action="store_true",
+                        help="serve on one asyncio thread (a benchmark of the referee's CPU)")
     parser.set_defaults(seed=0)
     args = parser.parse_args()
+    if args.lean:
+        if args.log:
+            parser.error("--log is the threaded server's: not with --lean")
+        asyncio.run(serve_lean(args.host, args.port, random_bot.make_choose(args.seed),
+                               args.delay_ms))
+        return
     handler = handler_for(slow(random_bot.make_choose(args.seed), args.delay_ms),
                           args.verbose, "", None)
     if args.log:

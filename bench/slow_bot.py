@@ -80,8 +80,10 @@ class LeanBot(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         try:
             self.parser.feed_data(data)
-        except httptools.HttpParserError:
+        except httptools.HttpParserError:  # the parser is spent: so is the connection
             self._reply(b'{"error": "not HTTP/1.1"}', status=b"400 Bad Request")
+            if self.transport is not None:
+                self.transport.close()
 
     def on_body(self, body: bytes) -> None:
         self.body.append(body)

@@ -48,8 +48,8 @@ prints it as one line (`referee: error: ...`) and exits with status 2.
   an idle cgroup when it may), so an API on the same machine answers first; 0 leaves it as
   started (`--nice` overrides)
 - `REFEREE_WORKER_BATCH` (default 1): a `referee worker` schedules itself as a batch job
-  (Linux's `SCHED_BATCH`): woken by a bot's answer, it does not preempt what runs, so it
-  is preempted less and reads more answers a wake-up (0: the usual policy)
+  (Linux's `SCHED_BATCH`): woken by a bot's answer, it does not preempt what runs (the
+  other workers among them), and reads more answers a wake-up (0: the usual policy)
 - `REFEREE_PUBLIC_URL` (default `http://127.0.0.1:8000`): the API's address as bots reach
   it, for the `replay_url` of the result notice sent to bots after each match
 - `REFEREE_SIGNUP` (default `closed`): who may create an account (`POST /accounts`):

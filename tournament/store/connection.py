@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import socket
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import redis
 import redis.asyncio as aioredis
@@ -123,8 +124,8 @@ def connect(url: str, *, max_connections: int | None = None, pool_wait_s: float 
     target = redis_target(url)
     options: dict[str, Any] = {
         "socket_timeout": socket_timeout, "socket_connect_timeout": CONNECT_TIMEOUT_S,
-        "socket_keepalive": True, "socket_keepalive_options": KEEPALIVE,
-        "redis_connect_func": _load_scripts, "retry": retry or Retry(ExponentialBackoff(), 0)}
+        **_keepalive(target), "redis_connect_func": _load_scripts,
+        "retry": retry or Retry(ExponentialBackoff(), 0)}
     if max_connections is not None:
         options |= {"max_connections": max_connections, "timeout": pool_wait_s}
     if not target.sentinels:
@@ -149,8 +150,8 @@ def connect_async(url: str, *, retry: AsyncRetry | None = None) -> AsyncClient:
     target = redis_target(url)
     options: dict[str, Any] = {
         "socket_timeout": None,  # redis-py's default is 5 s: a task and a timer per write
-        "socket_connect_timeout": CONNECT_TIMEOUT_S, "socket_keepalive": True,
-        "socket_keepalive_options": KEEPALIVE, "redis_connect_func": _load_scripts_async,
+        "socket_connect_timeout": CONNECT_TIMEOUT_S, **_keepalive(target),
+        "redis_connect_func": _load_scripts_async,
         "retry": retry or AsyncRetry(ExponentialBackoff(), 0)}
     if not target.sentinels:
         return cast(AsyncClient, AsyncClient.from_pool(
@@ -179,6 +180,14 @@ def ask_sentinels(client: redis.Redis) -> bool:
         return False
     pool.get_master_address()
     return True
+
+
+def _keepalive(target: RedisTarget) -> dict[str, Any]:
+    """TCP keepalive for a connection over TCP; none for a unix socket (`unix://`), whose
+    peer is on this machine: a Redis that dies closes it at once."""
+    if not target.sentinels and urlsplit(target.url).scheme == "unix":
+        return {}
+    return {"socket_keepalive": True, "socket_keepalive_options": KEEPALIVE}
 
 
 def _sentinel_options() -> dict[str, Any]:

@@ -7,55 +7,16 @@ a match through it."""
 from __future__ import annotations
 
 import asyncio
-import datetime
-import ipaddress
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import redis
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from referee.redis_server import RedisServer, free_port
+from tests.support.tls import tls_files
 from tournament.store.connection import connect, connect_async, script_sources
 from tournament.store.steps import StepWriter, resp
-
-
-def _certificate(name: str, key: ec.EllipticCurvePrivateKey, issuer: x509.Name,
-                 signer: ec.EllipticCurvePrivateKey, ca: bool) -> x509.Certificate:
-    now = datetime.datetime.now(datetime.UTC)
-    builder = (x509.CertificateBuilder()
-               .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
-               .issuer_name(issuer).public_key(key.public_key())
-               .serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(hours=1))
-               .not_valid_after(now + datetime.timedelta(days=1))
-               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
-    if not ca:
-        builder = builder.add_extension(x509.SubjectAlternativeName(
-            [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-    return builder.sign(signer, hashes.SHA256())
-
-
-def tls_files(directory: Path) -> dict[str, Path]:
-    """A throw-away CA and a certificate it signs for 127.0.0.1, as PEM files."""
-    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(
-        ec.SECP256R1())
-    ca = _certificate("test CA", ca_key, x509.Name([x509.NameAttribute(
-        NameOID.COMMON_NAME, "test CA")]), ca_key, ca=True)
-    files = {"ca": directory / "ca.pem", "cert": directory / "redis.pem",
-             "key": directory / "redis.key"}
-    files["ca"].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    files["cert"].write_bytes(_certificate("127.0.0.1", key, ca.subject, ca_key, ca=False)
-                              .public_bytes(serialization.Encoding.PEM))
-    files["key"].write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                               serialization.PrivateFormat.PKCS8,
-                                               serialization.NoEncryption()))
-    return files
-
 
 Setup = Callable[[Path, int], tuple[dict, str]]
 """(RedisServer's arguments, the URL) of a Redis set up in a directory, on a free port."""

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from referee.match.botclient import BotClient, BotReply
+from tests.support.apitest import a_worker_plays
 from tests.support.botserver import SLOW_S, BotServer
 from tests.support.tls import server_context, tls_files
 
@@ -94,11 +95,6 @@ def test_faults_over_tls(tls_bot, trusted, path, fault):
 
 
 def test_a_worker_plays_a_match_against_https_bots(api, tls_bot, trusted, run_worker):
-    bot = api.register_bot(tls_bot.url("/random"), name="https random")
-    match = api.create_match("aladino", [{"kind": "bot", "bot_id": bot}] * 2, seed=8)
-    run_worker(60)
-    status = api.get(f"/matches/{match['id']}").get_json()
-    assert status["status"] == "finished" and status["step"] > 0, status
-    record = api.get(f"/matches/{match['id']}/replay").get_json()
+    record = a_worker_plays(api, run_worker, tls_bot.url("/random"), seed=8)
     assert record["forfeit"] is None
-    assert all(step.get("fault") is None for step in record["steps"])
+    assert all(step["fault"] is None for step in record["steps"])

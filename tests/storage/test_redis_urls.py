@@ -14,6 +14,7 @@ import pytest
 import redis
 
 from referee.redis_server import RedisServer, free_port
+from tests.support.apitest import a_worker_plays
 from tests.support.tls import tls_files
 from tournament.store.connection import connect, connect_async, script_sources
 from tournament.store.steps import StepWriter, resp
@@ -98,10 +99,4 @@ def test_the_drivers_pipelined_writer_connects(redis_url):
 
 
 def test_a_worker_plays_a_match(api, bot_server, run_worker):
-    bot = api.register_bot(bot_server.url("/random"), name="random")
-    match = api.create_match("aladino", [{"kind": "bot", "bot_id": bot}] * 2, seed=5)
-    run_worker(60)
-    status = api.get(f"/matches/{match['id']}").get_json()
-    assert status["status"] == "finished" and status["step"] > 0, status
-    record = api.get(f"/matches/{match['id']}/replay").get_json()
-    assert len(record["steps"]) == status["step"]
+    assert a_worker_plays(api, run_worker, bot_server.url("/random"), seed=5)["result"]

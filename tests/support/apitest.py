@@ -14,6 +14,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -202,6 +203,21 @@ def worker_command(*extra: str) -> list[str]:
 def worker_env(redis_url: str) -> dict:
     return {**os.environ, "REDIS_URL": redis_url, "REFEREE_SECRET": SECRET,
             "PYTHONPATH": str(ROOT)}
+
+
+def a_worker_plays(api: ApiClient, run_worker: Callable[..., str], bot_url: str,
+                   seed: int) -> dict:
+    """A two-seat Aladino match of the bot at `bot_url` against itself, played to its end by
+    `referee worker --burst` (the `run_worker` fixture); its replay, once the match is
+    finished with as many steps as the replay holds."""
+    bot = api.register_bot(bot_url, name=f"bot {seed}")
+    match = api.create_match("aladino", [{"kind": "bot", "bot_id": bot}] * 2, seed=seed)
+    run_worker(60)
+    status = api.get(f"/matches/{match['id']}").get_json()
+    assert status["status"] == "finished" and status["step"] > 0, status
+    record = api.get(f"/matches/{match['id']}/replay").get_json()
+    assert len(record["steps"]) == status["step"]
+    return record
 
 
 def wait_finished(api: ApiClient, tournament_id: str, timeout: float = 60) -> dict:

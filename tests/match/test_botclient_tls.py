@@ -84,13 +84,14 @@ def test_https_to_a_plain_http_bot_is_a_crash(bot_server, trusted):
     assert reply.fault == "crash" and "connection error" in reply.detail
 
 
-@pytest.mark.parametrize("path, fault", [("/slow", "timeout"), ("/garbage", "malformed"),
-                                         ("/huge", "malformed"), ("/close", "crash"),
-                                         ("/error", "crash")])
+@pytest.mark.parametrize("path, fault", [("/slow", "timeout"), ("/trickle", "timeout"),
+                                         ("/garbage", "malformed"), ("/huge", "malformed"),
+                                         ("/close", "crash"), ("/error", "crash")])
 def test_faults_over_tls(tls_bot, trusted, path, fault):
-    [reply] = decide(tls_bot.url(path), deadline_ms=300 if path == "/slow" else 3000)
+    timed = path in ("/slow", "/trickle")
+    [reply] = decide(tls_bot.url(path), deadline_ms=300 if timed else 3000)
     assert reply.fault == fault, reply.detail
-    if path == "/slow":
+    if timed:  # cut off at its deadline, not when the bot is done
         assert reply.elapsed_ms < SLOW_S * 1000
 
 

@@ -10,7 +10,8 @@ import os
 import signal
 import subprocess
 import time
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -21,9 +22,10 @@ from tests.support.apitest import ROOT, worker_command, worker_env
 from tests.support.procfs import stat_fields
 
 
-def started_worker(redis_url: str, *args: str, nice: str | None, own_session: bool = True,
-                   **env_vars: str) -> tuple[subprocess.Popen, str]:
-    """A worker (not in burst mode) and the start-up line it printed."""
+@contextmanager
+def running_worker(redis_url: str, *args: str, nice: str | None, own_session: bool = True,
+                   **env_vars: str) -> Iterator[tuple[subprocess.Popen, str]]:
+    """A worker (not in burst mode) and the start-up line it printed; stopped after."""
     env = {**worker_env(redis_url), **env_vars}
     env.pop("REFEREE_WORKER_NICE")  # the tests' own setting (tests/conftest.py)
     if nice is not None:
@@ -31,11 +33,13 @@ def started_worker(redis_url: str, *args: str, nice: str | None, own_session: bo
     proc = subprocess.Popen(worker_command(*args), env=env, cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=own_session)
-    for line in proc.stdout:
-        if "on queues" in line:
-            return proc, line
-    stop(proc)
-    raise AssertionError("the worker stopped before its start-up line")
+    try:
+        assert proc.stdout is not None
+        line = next((line for line in proc.stdout if "on queues" in line), None)
+        assert line is not None, "the worker stopped before its start-up line"
+        yield proc, line
+    finally:
+        stop(proc)
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -58,8 +62,7 @@ def autogroup_nice(pid: int) -> int | None:
 
 
 def test_a_worker_gives_itself_nice_19_and_its_sessions_autogroup_by_default(redis_url):
-    proc, line = started_worker(redis_url, nice=None)
-    try:
+    with running_worker(redis_url, nice=None) as (proc, line):
         assert "nice 19" in line, line
         assert niceness_of(proc.pid) == max(19, os.getpriority(os.PRIO_PROCESS, 0))
         if autogroup_nice(proc.pid) is not None:  # a kernel with autogroup scheduling
@@ -67,8 +70,6 @@ def test_a_worker_gives_itself_nice_19_and_its_sessions_autogroup_by_default(red
             assert "autogroup" in line
         else:
             assert "autogroup" not in line
-    finally:
-        stop(proc)
 
 
 def cpu_cgroup_of(pid: int) -> Path:
@@ -85,50 +86,35 @@ def test_a_worker_at_nice_19_runs_in_an_idle_cgroup(redis_url):
     """Nice 19 alone let a waking API wait up to 60 ms behind the workers (another session's
     autogroup); in a cgroup whose cpu.idle is 1 they run only on what the rest leaves. The
     tests run as root, where the worker may make it."""
-    proc, line = started_worker(redis_url, nice=None)
-    try:
+    with running_worker(redis_url, nice=None) as (proc, line):
         folder = cpu_cgroup_of(proc.pid)
         assert folder.name == "referee-idle", (folder, line)
         assert (folder / "cpu.idle").read_text().strip() == "1"
         assert f"in the idle cgroup {folder}" in line
-    finally:
-        stop(proc)
 
 
 def test_a_worker_below_nice_19_stays_in_its_cgroup(redis_url):
-    proc, line = started_worker(redis_url, nice="18")
-    try:
+    with running_worker(redis_url, nice="18") as (proc, line):
         assert cpu_cgroup_of(proc.pid) == cpu_cgroup_of(os.getpid())
         assert "idle cgroup" not in line and "nice 18" in line
-    finally:
-        stop(proc)
 
 
 def test_the_variable_and_the_option_choose_the_niceness(redis_url):
-    proc, line = started_worker(redis_url, nice="3")
-    try:
+    with running_worker(redis_url, nice="3") as (proc, line):
         assert niceness_of(proc.pid) == 3 and "nice 3" in line
-    finally:
-        stop(proc)
-    proc, line = started_worker(redis_url, "--nice", "0", nice="3")
-    try:
+    with running_worker(redis_url, "--nice", "0", nice="3") as (proc, line):
         assert niceness_of(proc.pid) == os.getpriority(os.PRIO_PROCESS, 0)
         assert "priority unchanged" in line
-    finally:
-        stop(proc)
 
 
 def test_a_worker_in_anothers_session_leaves_that_sessions_autogroup_alone(redis_url):
     """The autogroup is the whole session's: a worker started from a shell would lower the
     shell's other jobs (an API among them) with it."""
     before = autogroup_nice(os.getpid())
-    proc, line = started_worker(redis_url, nice=None, own_session=False)
-    try:
+    with running_worker(redis_url, nice=None, own_session=False) as (proc, line):
         assert niceness_of(proc.pid) == max(19, os.getpriority(os.PRIO_PROCESS, 0))
         assert autogroup_nice(os.getpid()) == before
         assert "autogroup" not in line
-    finally:
-        stop(proc)
 
 
 @pytest.mark.parametrize("value", ["20", "-1", "high"])
@@ -160,21 +146,15 @@ def thread_policies(pid: int, threads: int) -> set[int]:
 
 
 def test_a_worker_schedules_all_its_threads_as_a_batch_job_by_default(redis_url):
-    proc, line = started_worker(redis_url, nice=None)
-    try:
+    with running_worker(redis_url, nice=None) as (proc, line):
         assert "scheduled as a batch job" in line, line
         assert thread_policies(proc.pid, threads=3) == {os.SCHED_BATCH}
-    finally:
-        stop(proc)
 
 
 def test_the_variable_turns_the_batch_policy_off(redis_url):
-    proc, line = started_worker(redis_url, nice="0", REFEREE_WORKER_BATCH="0")
-    try:
+    with running_worker(redis_url, nice="0", REFEREE_WORKER_BATCH="0") as (proc, line):
         assert "batch" not in line, line
         assert thread_policies(proc.pid, threads=3) == {os.SCHED_OTHER}
-    finally:
-        stop(proc)
 
 
 @pytest.mark.parametrize("value", ["2", "batch", "-1"])
